@@ -1,0 +1,157 @@
+"""The ``pinet`` command: manage the virtual lab and run the suite.
+
+Every error a user can cause (not root, missing tool, bad file) ends as one line on stderr
+and exit status 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from .errors import PinetError
+from .virtlab import lab
+from .virtlab.topology import LabSpec
+
+
+def _spec(args: argparse.Namespace) -> LabSpec:
+    try:
+        return LabSpec(name=args.lab)
+    except ValueError as exc:
+        raise PinetError(str(exc)) from None
+
+
+def cmd_lab_up(args: argparse.Namespace) -> int:
+    spec = _spec(args)
+    started = time.monotonic()
+    env_file = lab.up(spec, replace=args.replace)
+    print(f"virtual lab {spec.name} up in {time.monotonic() - started:.1f} s; env file {env_file}")
+    _print_status(lab.status(spec), as_json=False)
+    return 0
+
+
+def cmd_lab_down(args: argparse.Namespace) -> int:
+    names = sorted({ns.split("-", 1)[0] for ns in lab.namespaces("pinet")}) if args.all else [args.lab]
+    if args.all:
+        names = sorted(set(names) | {p.name for p in LabSpec().state_root.glob("pinet*") if p.is_dir()})
+    for name in names or [args.lab]:
+        report = lab.down(LabSpec(name=name))
+        if report.nothing:
+            print(f"virtual lab {name}: nothing to remove")
+        else:
+            print(
+                f"virtual lab {name} down: removed {len(report.namespaces)} namespaces, "
+                f"{len(report.links)} links, {report.processes} processes"
+                + (f", {report.state_dir}" if report.state_dir else "")
+            )
+    return 0
+
+
+def cmd_lab_status(args: argparse.Namespace) -> int:
+    data = lab.status(_spec(args))
+    _print_status(data, as_json=args.json)
+    return 0 if data["up"] else 1
+
+
+def _print_status(data: dict[str, object], *, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(data, indent=2))
+        return
+    print(f"lab {data['lab']}: {'up' if data['up'] else 'down'}  env file: {data['env_file'] or '-'}")
+    for host in data["hosts"]:  # type: ignore[attr-defined]
+        state = "present" if host["present"] else "absent"
+        sshd = "sshd running" if host["sshd_running"] else "sshd stopped"
+        print(f"  host {host['name']:4} ({host['role']}) netns {host['netns']} {state}, {sshd}, ssh {host['mgmt_address']}")
+        for line in host["interfaces"]:
+            print(f"      {line}")
+    for link in data["links"]:  # type: ignore[attr-defined]
+        print(f"  link {link['name']}: {link['board']} <-> {link['peer']}  {link['speed_mbps']} Mbit/s MTU {link['mtu']}")
+        for side in ("board", "peer"):
+            if f"{side}_qdisc" in link:
+                print(f"      {side} egress: {link[f'{side}_qdisc']}")
+
+
+def cmd_lab_power(args: argparse.Namespace) -> int:
+    spec = _spec(args)
+    try:
+        spec.host(args.host)
+    except KeyError:
+        raise PinetError(f"no host {args.host!r} in lab {spec.name}; hosts: {[h.name for h in spec.hosts]}") from None
+    if args.state == "cycle":
+        lab.power(spec, args.host, "off")
+        time.sleep(args.delay)
+        lab.power(spec, args.host, "on")
+    else:
+        lab.power(spec, args.host, args.state)
+    print(f"{spec.name}/{args.host}: power {args.state}")
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """The main job: the network suite against the lab, ending with the summary."""
+    suite = Path(args.suite)
+    if not suite.exists():
+        raise PinetError(f"suite {suite} not found: run `pinet run` from a clone of pytest-pinet or pass --suite")
+    argv = [sys.executable, "-m", "pytest", str(suite), "-p", "no:cacheprovider", *args.pytest_args]
+    print("+ " + " ".join(argv), flush=True)
+    return subprocess.call(argv)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="pinet", description="network regression testing of boards")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    lab_parser = sub.add_parser("lab", help="the virtual lab (network namespaces)")
+    lab_sub = lab_parser.add_subparsers(dest="lab_command", required=True)
+
+    def lab_option(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--lab", default="pinet", help="lab name: pinet, pinet1, ... (default pinet)")
+
+    up = lab_sub.add_parser("up", help="build the lab: hosts, GbE link, sshd, labgrid env file")
+    lab_option(up)
+    up.add_argument("--replace", action="store_true", help="rebuild even if the lab is up")
+    up.set_defaults(func=cmd_lab_up)
+
+    down = lab_sub.add_parser("down", help="remove everything the lab made (idempotent)")
+    lab_option(down)
+    down.add_argument("--all", action="store_true", help="every pinet lab on this machine")
+    down.set_defaults(func=cmd_lab_down)
+
+    status = lab_sub.add_parser("status", help="hosts, addresses, links and shaping")
+    lab_option(status)
+    status.add_argument("--json", action="store_true")
+    status.set_defaults(func=cmd_lab_status)
+
+    power = lab_sub.add_parser("power", help="switch a virtual host off, on, or cycle it")
+    lab_option(power)
+    power.add_argument("host")
+    power.add_argument("state", choices=["on", "off", "cycle"])
+    power.add_argument("--delay", type=float, default=1.0, help="seconds off during a cycle")
+    power.set_defaults(func=cmd_lab_power)
+
+    run = sub.add_parser("run", help="run the network suite (default: against the virtual lab)")
+    run.add_argument("--suite", default="tests/network", help="suite directory (default tests/network)")
+    run.add_argument("pytest_args", nargs=argparse.REMAINDER, help="further pytest arguments")
+    run.set_defaults(func=cmd_run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except PinetError as exc:
+        print(f"pinet: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("pinet: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

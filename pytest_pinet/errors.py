@@ -1,0 +1,44 @@
+"""Error types shared by the core packages.
+
+Two families matter to a lab: a *configuration* error (the user's files are wrong: stop and say
+which file, which key and what to do) and a *lab fault* (a host, link or tool misbehaved: not a
+regression of the thing under test, so it must never be reported as one).
+"""
+
+from __future__ import annotations
+
+
+class PinetError(Exception):
+    """Base of every error pytest-pinet raises on purpose."""
+
+
+class ConfigError(PinetError):
+    """A user-supplied file or option is invalid.
+
+    The message always names the source (file and key) so the fix is obvious without a
+    traceback.
+    """
+
+    def __init__(self, source: str, message: str, fix: str | None = None) -> None:
+        self.source = source
+        self.detail = message
+        self.fix = fix
+        text = f"{source}: {message}"
+        if fix:
+            text += f" ({fix})"
+        super().__init__(text)
+
+
+class LabFault(PinetError):
+    """The lab, not the device under test, failed: unreachable host, dead tool, busy server.
+
+    ``category`` is a short stable word used by reports to group faults.
+    """
+
+    def __init__(self, category: str, message: str) -> None:
+        self.category = category
+        super().__init__(f"lab fault ({category}): {message}")
+
+
+class MissingToolError(PinetError):
+    """A program the lab needs is not installed; the message says how to get it."""

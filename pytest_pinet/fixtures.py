@@ -1,0 +1,168 @@
+"""Fixtures that give tests the lab: inventory, hosts, links, and measuring and judging.
+
+The expensive parts are session-scoped (the lab, one SSH connection per host); what a test
+calls is cheap.  A lab that cannot be reached skips the tests that need it with the reason,
+instead of failing every one of them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from .errors import ConfigError, PinetError
+from .judge.linerate import tcp_goodput_limit
+from .judge.thresholds import Thresholds, load_thresholds
+from .lab.inventory import HostEntry, Inventory, LinkEntry, load_inventory
+from .lab.remote import RemoteHost
+from .measurement import Measurement, TrafficContext
+from .settings import PinetSettings
+from .traffic.iperf3_runner import Iperf3Options, run_iperf3
+
+DIRECTIONS = ("board->peer", "peer->board")
+
+
+def _run(config: pytest.Config) -> Any:
+    from .plugin import PINET_RUN
+
+    return config.stash[PINET_RUN]
+
+
+@pytest.fixture(scope="session")
+def pinet_settings(pytestconfig: pytest.Config) -> PinetSettings:
+    """The effective pinet settings of this run."""
+    settings: PinetSettings = _run(pytestconfig).settings
+    return settings
+
+
+@pytest.fixture(scope="session")
+def pinet_inventory(pytestconfig: pytest.Config, pinet_settings: PinetSettings) -> Inventory:
+    """The lab inventory; the virtual lab is built here on first need."""
+    if pinet_settings.virtual and os.geteuid() != 0:
+        pytest.skip("the virtual lab needs root (network namespaces): run as root, "
+                    "or point --pinet-lab at a labgrid env file of a real lab")
+    try:
+        env_file = _run(pytestconfig).env_file()
+        return load_inventory(env_file)
+    except ConfigError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    except PinetError as exc:
+        pytest.skip(f"lab not available: {exc}")
+
+
+@pytest.fixture(scope="session")
+def pinet_hosts(pinet_inventory: Inventory) -> Iterator[dict[str, RemoteHost]]:
+    """One reusable SSH connection per host of the lab."""
+    hosts = {name: RemoteHost(entry.endpoint) for name, entry in pinet_inventory.hosts.items()}
+    yield hosts
+    for host in hosts.values():
+        host.close()
+
+
+@pytest.fixture(scope="session")
+def board_entry(pinet_inventory: Inventory) -> HostEntry:
+    """The first board of the lab."""
+    if not pinet_inventory.boards:
+        pytest.skip(f"{pinet_inventory.source}: the lab declares no board")
+    return pinet_inventory.boards[0]
+
+
+@pytest.fixture(scope="session")
+def ethernet_link(pinet_inventory: Inventory, board_entry: HostEntry) -> LinkEntry:
+    """The board's first link to a peer."""
+    for link in pinet_inventory.links:
+        if link.board == board_entry.name:
+            return link
+    pytest.skip(f"{pinet_inventory.source}: board {board_entry.name} has no link to a peer")
+
+
+@pytest.fixture(scope="session")
+def pinet_thresholds(pinet_settings: PinetSettings) -> Thresholds:
+    """The thresholds file, validated."""
+    try:
+        return load_thresholds(pinet_settings.thresholds)
+    except ConfigError as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
+@pytest.fixture(scope="session")
+def iperf3_options(pinet_settings: PinetSettings) -> Iperf3Options:
+    """iperf3 options from the settings (streams, duration, omit)."""
+    return Iperf3Options(
+        streams=pinet_settings.streams, duration=pinet_settings.duration, omit=pinet_settings.omit
+    )
+
+
+MeasureTcp = Callable[..., Measurement]
+
+
+@pytest.fixture
+def measure_tcp(
+    request: pytest.FixtureRequest,
+    pinet_inventory: Inventory,
+    pinet_hosts: dict[str, RemoteHost],
+    ethernet_link: LinkEntry,
+    iperf3_options: Iperf3Options,
+) -> MeasureTcp:
+    """Measure TCP goodput over ``ethernet_link`` in one direction and record it at once."""
+    run = _run(request.config)
+
+    def measure(direction: str, scenario: str = "ethernet", duplex: str = "half") -> Measurement:
+        if direction not in DIRECTIONS:
+            raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
+        link = ethernet_link
+        board, peer = pinet_hosts[link.board], pinet_hosts[link.peer]
+        if direction == "board->peer":
+            sender, receiver, address = board, peer, link.peer_address
+        else:
+            sender, receiver, address = peer, board, link.board_address
+        context = TrafficContext(
+            lab=pinet_inventory.lab, scenario=scenario, board=link.board, peer=link.peer,
+            link=link.name, adapter=link.adapter, direction=direction, duplex=duplex,
+            streams=iperf3_options.streams, duration_s=iperf3_options.duration,
+            omit_s=iperf3_options.omit, link_speed_mbps=link.speed_mbps, mtu=link.mtu,
+        )
+        iperf3_run = run_iperf3(sender, receiver, address, iperf3_options)
+        limit = tcp_goodput_limit(link.speed_mbps, link.mtu)
+        measurement = Measurement.from_iperf3(request.node.nodeid, context, iperf3_run, limit)
+        raw_dir = run.results.record(measurement)
+        _attach(measurement, str(raw_dir))
+        return measurement
+
+    return measure
+
+
+def _attach(measurement: Measurement, raw_dir: str) -> None:
+    """Attach the evidence to the Allure result when allure-pytest is active."""
+    try:
+        import allure
+    except ImportError:  # allure-pytest is a dependency, but the core must not need it
+        return
+    allure.attach(json.dumps(measurement.summary(), indent=2), "measurement",
+                  allure.attachment_type.JSON)
+    allure.attach(measurement.raw.get("client", ""), "iperf3 client -J", allure.attachment_type.JSON)
+    allure.attach(raw_dir, "raw outputs directory", allure.attachment_type.TEXT)
+
+
+@pytest.fixture
+def judge_goodput(pinet_thresholds: Thresholds) -> Callable[[Measurement], None]:
+    """Assert a measurement against its threshold rule; the message says all three figures."""
+
+    def judge(measurement: Measurement) -> None:
+        context = measurement.context.as_match()
+        verdict = pinet_thresholds.judge(context, measurement.goodput_mbps, measurement.limit_mbps)
+        if verdict is None:
+            pytest.fail(f"no rule in {pinet_thresholds.source} matches {context}: add one", pytrace=False)
+        if not verdict.passed:
+            retr = measurement.retransmits
+            pytest.fail(
+                f"{measurement.context.direction} goodput {verdict.explain()}; "
+                f"retransmits {retr if retr is not None else 'n/a'}",
+                pytrace=False,
+            )
+
+    return judge

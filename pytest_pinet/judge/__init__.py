@@ -1,0 +1,1 @@
+"""Verdicts: what a measurement should have been (line-rate physics, thresholds)."""

@@ -1,0 +1,1 @@
+"""Lab access: the inventory read from a labgrid env, hosts reached through fabric."""

@@ -1,0 +1,235 @@
+"""The lab inventory: boards, peers and the links between them, read from a labgrid env.
+
+labgrid owns the hosts (targets, ``NetworkService``, power drivers); what labgrid has no
+words for (which target is the board, which interfaces are cabled to which, how fast a link
+is, which known_hosts pins the keys) lives in a ``pinet:`` section of the same file, so one
+file describes a lab completely.  See docs/inventory.md for the format.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..errors import ConfigError
+from .remote import SshEndpoint
+
+ROLES = ("board", "peer")
+INTERFACE_NAME = re.compile(r"^[A-Za-z0-9_.:@-]{1,15}$")
+PINET_KEYS = frozenset({"lab", "kind", "ssh", "hosts", "links"})
+LINK_KEYS = frozenset(
+    {
+        "name", "board", "board_interface", "board_address", "peer", "peer_interface",
+        "peer_address", "adapter", "speed_mbps", "mtu",
+    }
+)
+LINK_REQUIRED = ("name", "board", "board_interface", "board_address", "peer", "peer_interface", "peer_address")
+
+
+@dataclass(frozen=True)
+class HostEntry:
+    """A host of the lab and how to reach it."""
+
+    name: str
+    role: str
+    endpoint: SshEndpoint
+
+
+@dataclass(frozen=True)
+class LinkEntry:
+    """A cable between a board interface and a peer interface, with its nominal speed."""
+
+    name: str
+    board: str
+    board_interface: str
+    board_address: str
+    peer: str
+    peer_interface: str
+    peer_address: str
+    adapter: str
+    speed_mbps: int
+    mtu: int
+
+
+@dataclass(frozen=True)
+class Inventory:
+    """Everything pinet knows about one lab (one labgrid env file)."""
+
+    source: Path
+    lab: str
+    kind: str
+    hosts: Mapping[str, HostEntry]
+    links: tuple[LinkEntry, ...]
+
+    @property
+    def boards(self) -> list[HostEntry]:
+        """Hosts under test."""
+        return [h for h in self.hosts.values() if h.role == "board"]
+
+    @property
+    def peers(self) -> list[HostEntry]:
+        """Hosts the boards talk to."""
+        return [h for h in self.hosts.values() if h.role == "peer"]
+
+    def link(self, name: str) -> LinkEntry:
+        """The link called ``name``."""
+        for link in self.links:
+            if link.name == name:
+                return link
+        raise ConfigError(str(self.source), f"no link named {name!r}", f"links: {[x.name for x in self.links]}")
+
+
+def load_inventory(path: str | Path) -> Inventory:
+    """Read a labgrid env file and its ``pinet:`` section; errors name file, key and fix."""
+    source = Path(path)
+    where = str(source)
+    try:
+        text = source.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(where, f"cannot read lab env file: {exc.strerror}", "check --pinet-lab") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f" at line {mark.line + 1}" if mark is not None else ""
+        raise ConfigError(where, f"malformed YAML{line}", "fix the syntax") from None
+    return inventory_from_data(data, source)
+
+
+def inventory_from_data(data: Any, source: Path) -> Inventory:
+    """Validate decoded env data and build the inventory."""
+    where = str(source)
+    if not isinstance(data, Mapping):
+        raise ConfigError(where, "expected a mapping with 'targets' and 'pinet'")
+    targets = data.get("targets")
+    if not isinstance(targets, Mapping) or not targets:
+        raise ConfigError(where, "'targets' is missing or empty", "declare one labgrid target per host")
+    pinet = data.get("pinet")
+    if not isinstance(pinet, Mapping):
+        raise ConfigError(where, "'pinet' section is missing", "add pinet: {hosts: ..., links: ...}; see docs/inventory.md")
+    unknown = set(pinet) - PINET_KEYS
+    if unknown:
+        raise ConfigError(where, f"unknown keys in pinet: {sorted(unknown)}", f"allowed: {sorted(PINET_KEYS)}")
+
+    ssh = pinet.get("ssh", {})
+    if not isinstance(ssh, Mapping):
+        raise ConfigError(where, "pinet.ssh must be a mapping")
+    known_hosts = _path(ssh.get("known_hosts"), source, "pinet.ssh.known_hosts", required=True)
+    identity = _path(ssh.get("identity"), source, "pinet.ssh.identity", required=False)
+    assert known_hosts is not None
+
+    roles = pinet.get("hosts")
+    if not isinstance(roles, Mapping) or not roles:
+        raise ConfigError(where, "pinet.hosts is missing", "map each target name to {role: board|peer}")
+    hosts: dict[str, HostEntry] = {}
+    for name, entry in roles.items():
+        key = f"pinet.hosts.{name}"
+        if name not in targets:
+            raise ConfigError(where, f"{key}: no labgrid target named {name!r}", f"targets: {sorted(targets)}")
+        role = entry.get("role") if isinstance(entry, Mapping) else None
+        if role not in ROLES:
+            raise ConfigError(where, f"{key}.role is {role!r}", f"use one of {list(ROLES)}")
+        endpoint = _endpoint(name, targets[name], where, identity, known_hosts)
+        hosts[name] = HostEntry(name, role, endpoint)
+
+    links_raw = pinet.get("links", [])
+    if not isinstance(links_raw, list):
+        raise ConfigError(where, "pinet.links must be a list")
+    links = tuple(_link(raw, f"pinet.links[{n}]", where, hosts) for n, raw in enumerate(links_raw))
+    names = [link.name for link in links]
+    if len(set(names)) != len(names):
+        raise ConfigError(where, "pinet.links: link names must be unique")
+    return Inventory(source, str(pinet.get("lab", source.stem)), str(pinet.get("kind", "hardware")), hosts, links)
+
+
+def _endpoint(name: str, target: Any, where: str, identity: Path | None, known_hosts: Path) -> SshEndpoint:
+    key = f"targets.{name}.resources.NetworkService"
+    resources = target.get("resources") if isinstance(target, Mapping) else None
+    service = None
+    if isinstance(resources, Mapping):
+        service = resources.get("NetworkService")
+    elif isinstance(resources, list):  # labgrid also accepts a list of single-key mappings
+        for item in resources:
+            if isinstance(item, Mapping) and "NetworkService" in item:
+                service = item["NetworkService"]
+    if not isinstance(service, Mapping):
+        raise ConfigError(where, f"{key} is missing", "pinet reaches hosts over SSH: add a NetworkService")
+    address = service.get("address")
+    if not isinstance(address, str) or not address:
+        raise ConfigError(where, f"{key}.address is missing")
+    try:
+        ipaddress.ip_address(address)
+    except ValueError:
+        if not re.fullmatch(r"[A-Za-z0-9.-]{1,253}", address):
+            raise ConfigError(where, f"{key}.address {address!r} is neither an IP address nor a host name") from None
+    username = service.get("username")
+    if not isinstance(username, str) or not re.fullmatch(r"[a-z_][a-z0-9_.-]{0,31}", username):
+        raise ConfigError(where, f"{key}.username {username!r} is not a valid user name")
+    port = service.get("port", 22)
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536:
+        raise ConfigError(where, f"{key}.port must be 1..65535, got {port!r}")
+    password = service.get("password") or None
+    return SshEndpoint(name, address, username, port, identity, known_hosts, str(password) if password else None)
+
+
+def _link(raw: Any, key: str, where: str, hosts: Mapping[str, HostEntry]) -> LinkEntry:
+    if not isinstance(raw, Mapping):
+        raise ConfigError(where, f"{key} must be a mapping")
+    unknown = set(raw) - LINK_KEYS
+    if unknown:
+        raise ConfigError(where, f"{key}: unknown keys {sorted(unknown)}", f"allowed: {sorted(LINK_KEYS)}")
+    missing = [k for k in LINK_REQUIRED if k not in raw]
+    if missing:
+        raise ConfigError(where, f"{key}: missing {missing}")
+    for side, role in (("board", "board"), ("peer", "peer")):
+        host = raw[side]
+        if host not in hosts or hosts[host].role != role:
+            raise ConfigError(where, f"{key}.{side}: {host!r} is not a {role} in pinet.hosts")
+        interface = raw[f"{side}_interface"]
+        if not isinstance(interface, str) or not INTERFACE_NAME.match(interface):
+            raise ConfigError(
+                where, f"{key}.{side}_interface {interface!r} is not a valid interface name",
+                "1-15 characters of letters, digits and _.:@-",
+            )
+        try:
+            ipaddress.ip_address(str(raw[f"{side}_address"]))
+        except ValueError:
+            raise ConfigError(where, f"{key}.{side}_address {raw[f'{side}_address']!r} is not an IP address") from None
+    speed = raw.get("speed_mbps", 1000)
+    mtu = raw.get("mtu", 1500)
+    for field_name, value, low, high in (("speed_mbps", speed, 1, 400_000), ("mtu", mtu, 68, 65535)):
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise ConfigError(where, f"{key}.{field_name} must be an integer {low}..{high}, got {value!r}")
+    return LinkEntry(
+        name=str(raw["name"]),
+        board=str(raw["board"]),
+        board_interface=str(raw["board_interface"]),
+        board_address=str(raw["board_address"]),
+        peer=str(raw["peer"]),
+        peer_interface=str(raw["peer_interface"]),
+        peer_address=str(raw["peer_address"]),
+        adapter=str(raw.get("adapter", "unknown")),
+        speed_mbps=speed,
+        mtu=mtu,
+    )
+
+
+def _path(value: Any, source: Path, key: str, *, required: bool) -> Path | None:
+    if value is None:
+        if required:
+            raise ConfigError(str(source), f"{key} is missing", "pinet pins host keys: give a known_hosts file")
+        return None
+    if not isinstance(value, str) or not value:
+        raise ConfigError(str(source), f"{key} must be a path")
+    path = Path(value)
+    if not path.is_absolute():
+        path = source.parent / path
+    if not path.is_file():
+        raise ConfigError(str(source), f"{key}: {path} does not exist")
+    return path

@@ -1,0 +1,162 @@
+"""Run commands on lab hosts over SSH (fabric), with the host key pinned.
+
+labgrid's own SSHDriver disables host key checking; a lab that flashes and reboots boards
+all night needs the opposite: a host answering with another key is a different (or
+compromised) host, and talking to it would make every figure meaningless.  Every command is
+built from an argument list and quoted with ``shlex.join``: interface names or arguments with
+shell metacharacters reach the remote program as literal text.
+"""
+
+from __future__ import annotations
+
+import logging
+import shlex
+import socket
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import LabFault
+
+log = logging.getLogger(__name__)
+
+# paramiko narrates every connection at INFO; a test log should show our lines, not those.
+logging.getLogger("paramiko").setLevel(logging.WARNING)
+
+
+@dataclass(frozen=True)
+class SshEndpoint:
+    """How to reach a host: what a labgrid NetworkService plus the pinet section say."""
+
+    name: str
+    address: str
+    username: str
+    port: int
+    identity: Path | None
+    known_hosts: Path
+    password: str | None = None
+
+    def __repr__(self) -> str:
+        # Never let a password reach a log or a report through a repr.
+        secret = ", password=***" if self.password else ""
+        return f"SshEndpoint({self.name}: {self.username}@{self.address}:{self.port}{secret})"
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    """What a remote command did."""
+
+    command: str
+    exit_code: int
+    stdout: str
+    stderr: str
+
+    @property
+    def ok(self) -> bool:
+        """True for exit status 0."""
+        return self.exit_code == 0
+
+
+def quote(argv: Sequence[str | int | float]) -> str:
+    """A shell command line that passes each element as one literal argument."""
+    return shlex.join(str(part) for part in argv)
+
+
+class RemoteHost:
+    """One SSH connection to one host, opened on first use and reused afterwards."""
+
+    def __init__(self, endpoint: SshEndpoint, connect_timeout: float = 10.0) -> None:
+        self.endpoint = endpoint
+        self.connect_timeout = connect_timeout
+        self._connection: Any = None
+
+    @property
+    def name(self) -> str:
+        """The host's name in the inventory."""
+        return self.endpoint.name
+
+    def _connect(self) -> Any:
+        from fabric import Connection
+        from paramiko import RejectPolicy
+
+        ep = self.endpoint
+        connect_kwargs: dict[str, Any] = {
+            "look_for_keys": False,
+            "allow_agent": False,
+            "banner_timeout": self.connect_timeout,
+            "auth_timeout": self.connect_timeout,
+        }
+        if ep.identity is not None:
+            connect_kwargs["key_filename"] = str(ep.identity)
+        if ep.password:
+            connect_kwargs["password"] = ep.password
+        connection = Connection(
+            ep.address,
+            user=ep.username,
+            port=ep.port,
+            connect_timeout=self.connect_timeout,
+            connect_kwargs=connect_kwargs,
+        )
+        client = connection.client
+        # Trust exactly the lab's known_hosts: nothing from ~/.ssh, nothing added silently.
+        client._system_host_keys.clear()
+        client.load_host_keys(str(ep.known_hosts))
+        client.set_missing_host_key_policy(RejectPolicy())
+        try:
+            connection.open()
+        except (OSError, EOFError) as exc:
+            raise LabFault("unreachable", f"cannot reach {ep!r}: {exc}") from None
+        except Exception as exc:  # paramiko's SSHException family and BadHostKeyException
+            raise LabFault("ssh", f"SSH to {ep!r} failed: {type(exc).__name__}: {exc}") from None
+        return connection
+
+    @property
+    def connection(self) -> Any:
+        """The open fabric Connection, reconnecting if the transport dropped."""
+        if self._connection is None or not self._connection.is_connected:
+            self.close()
+            self._connection = self._connect()
+        return self._connection
+
+    def run(self, argv: Sequence[str | int | float], *, timeout: float = 60.0) -> CommandResult:
+        """Run ``argv`` on the host; never raises for a non-zero exit status."""
+        return self.run_shell(quote(argv), timeout=timeout)
+
+    def run_shell(self, command: str, *, timeout: float = 60.0) -> CommandResult:
+        """Run a command line the caller built with :func:`quote` (for pipes and ``&&``)."""
+        from invoke.exceptions import CommandTimedOut
+
+        log.debug("%s$ %s", self.name, command)
+        try:
+            result = self.connection.run(command, hide=True, warn=True, timeout=timeout, in_stream=False)
+        except CommandTimedOut:
+            raise LabFault("timeout", f"{self.name}: `{command}` still running after {timeout:.0f} s") from None
+        except (OSError, EOFError, socket.timeout) as exc:
+            self.close()
+            raise LabFault("ssh-dropped", f"{self.name}: connection lost during `{command}`: {exc}") from None
+        except Exception as exc:  # paramiko SSHException: channel or transport died
+            if type(exc).__module__.startswith("paramiko"):
+                self.close()
+                raise LabFault("ssh-dropped", f"{self.name}: `{command}`: {exc}") from None
+            raise
+        return CommandResult(command, int(result.exited), str(result.stdout), str(result.stderr))
+
+    def check(self, argv: Sequence[str | int | float], *, timeout: float = 60.0) -> str:
+        """Run ``argv`` and return stdout; a non-zero exit is a lab fault with stderr."""
+        result = self.run(argv, timeout=timeout)
+        if not result.ok:
+            raise LabFault(
+                "command",
+                f"{self.name}: `{result.command}` exited {result.exit_code}: {result.stderr.strip()[:500]}",
+            )
+        return result.stdout
+
+    def close(self) -> None:
+        """Close the connection (it is reopened on next use)."""
+        if self._connection is not None:
+            try:
+                self._connection.close()
+            except Exception:  # noqa: BLE001,S110 - closing a dead transport may raise anything
+                pass
+            self._connection = None

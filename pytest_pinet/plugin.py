@@ -1,0 +1,203 @@
+"""pytest entry point of pytest-pinet: options, markers, header, lab lifecycle, summary.
+
+The plugin is thin: it turns options into :class:`PinetSettings`, keeps one
+:class:`PinetRun` in ``config.stash`` and leaves the work to the core packages.  Fixtures
+live in :mod:`pytest_pinet.fixtures`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .errors import ConfigError, LabFault, PinetError
+from .record.results_dir import ResultsDir, new_run_id
+from .settings import VIRTUAL, PinetSettings, layered, non_negative_int, positive_int
+from .virtlab import lifecycle
+from .virtlab.topology import LabSpec
+
+MARKERS = {
+    "ethernet": "built-in or adapter Ethernet throughput between a board and a peer",
+    "half_duplex": "one end sends, the other receives",
+    "full_duplex": "both ends send at once",
+    "routing": "traffic routed through the board between two peers",
+    "usb_adapter": "USB Ethernet adapters of the board",
+    "udp": "UDP packet rates",
+    "storage": "USB disk throughput",
+}
+
+pytest_plugins = ["pytest_pinet.fixtures"]
+
+
+class PinetRun:
+    """State of one pytest run shared by hooks and fixtures."""
+
+    def __init__(self, settings: PinetSettings, run_id: str, is_worker: bool) -> None:
+        self.settings = settings
+        self.run_id = run_id
+        self.is_worker = is_worker
+        self.results = ResultsDir(settings.results, run_id)
+        self.spec = LabSpec()
+        self.lab_error: str | None = None
+
+    def env_file(self) -> Path:
+        """The labgrid env file to use, building the virtual lab on first need."""
+        if not self.settings.virtual:
+            return Path(self.settings.lab)
+        return lifecycle.ensure_up(self.spec, self.run_id)
+
+    def release_lab(self) -> None:
+        """Tear the virtual lab down if this run built it and it is not to be kept."""
+        if self.settings.virtual and not self.settings.keep_lab and os.geteuid() == 0:
+            lifecycle.release(self.spec, self.run_id)
+
+
+PINET_RUN = pytest.StashKey[PinetRun]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """Register the ``pinet`` option group and its ini keys."""
+    group = parser.getgroup("pinet", "network regression testing of boards (pytest-pinet)")
+    group.addoption("--pinet-lab", default=None, metavar="ENV|virtual",
+                    help="labgrid env file of the lab, or 'virtual' for the namespace lab (default)")
+    group.addoption("--pinet-results", default=None, metavar="DIR",
+                    help="directory for measurements and raw outputs (default: results)")
+    group.addoption("--pinet-thresholds", default=None, metavar="FILE",
+                    help="thresholds file (default: lab/thresholds.yaml under the rootdir)")
+    group.addoption("--pinet-duration", default=None, metavar="S",
+                    help="seconds of measured traffic per run (default 10; the seed used 60)")
+    group.addoption("--pinet-omit", default=None, metavar="S",
+                    help="warm-up seconds left out of the figures (default 2; the seed used 5)")
+    group.addoption("--pinet-streams", default=None, metavar="N",
+                    help="parallel TCP streams (default 10)")
+    group.addoption("--pinet-keep-lab", action="store_true", default=False,
+                    help="leave a virtual lab this run built running afterwards")
+    for name, text in (
+        ("pinet_lab", "default for --pinet-lab"),
+        ("pinet_results", "default for --pinet-results"),
+        ("pinet_thresholds", "default for --pinet-thresholds"),
+        ("pinet_duration", "default for --pinet-duration"),
+        ("pinet_omit", "default for --pinet-omit"),
+        ("pinet_streams", "default for --pinet-streams"),
+    ):
+        parser.addini(name, text, default="")
+
+
+def _settings(config: pytest.Config) -> PinetSettings:
+    root = Path(str(config.rootpath))
+
+    def ini(name: str) -> str | None:
+        value = config.getini(f"pinet_{name}")
+        return str(value) if value else None
+
+    def opt(name: str) -> str | None:
+        value = config.getoption(f"--pinet-{name}")
+        return str(value) if value is not None else None
+
+    def lab_value(value: str, source: str) -> str:
+        if value == VIRTUAL:
+            return value
+        path = Path(value)
+        if not path.is_file():
+            raise ConfigError(source, f"lab env file {value!r} does not exist", "give a labgrid env file or 'virtual'")
+        return str(path.resolve())
+
+    def path_value(value: str, source: str) -> Path:
+        path = Path(value)
+        return path if path.is_absolute() else root / path
+
+    return PinetSettings(
+        lab=layered("lab", opt("lab"), ini("lab"), VIRTUAL, lab_value),
+        results=layered("results", opt("results"), ini("results"), "results", path_value),
+        thresholds=layered("thresholds", opt("thresholds"), ini("thresholds"), "lab/thresholds.yaml", path_value),
+        duration=layered("duration", opt("duration"), ini("duration"), "10", positive_int),
+        omit=layered("omit", opt("omit"), ini("omit"), "2", non_negative_int),
+        streams=layered("streams", opt("streams"), ini("streams"), "10", positive_int),
+        keep_lab=bool(config.getoption("--pinet-keep-lab")),
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Register markers, validate settings and create the run state."""
+    for name, text in MARKERS.items():
+        config.addinivalue_line("markers", f"{name}: {text}")
+    try:
+        settings = _settings(config)
+    except ConfigError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    workerinput = getattr(config, "workerinput", None)
+    run_id = workerinput["pinet_run_id"] if workerinput else new_run_id()
+    config.stash[PINET_RUN] = PinetRun(settings, run_id, workerinput is not None)
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(_XdistBridge(run_id), "pinet-xdist-bridge")
+
+
+class _XdistBridge:
+    """Hands the controller's run id to every xdist worker (one lab owner per run)."""
+
+    def __init__(self, run_id: str) -> None:
+        self.run_id = run_id
+
+    def pytest_configure_node(self, node: Any) -> None:
+        node.workerinput["pinet_run_id"] = self.run_id
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    """Say which lab, thresholds and results directory this run uses."""
+    run = config.stash[PINET_RUN]
+    s = run.settings
+    lab = "virtual (namespace lab, built on demand)" if s.virtual else s.lab
+    return [
+        f"pinet: lab {lab}",
+        f"pinet: thresholds {s.thresholds}{'' if s.thresholds.is_file() else ' (missing!)'}",
+        f"pinet: results {run.results.path}; iperf3 -P {s.streams} -t {s.duration} -O {s.omit}",
+    ]
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The controller (or a plain run) tears down the virtual lab it built."""
+    run = session.config.stash.get(PINET_RUN, None)
+    if run is not None and not run.is_worker:
+        try:
+            run.release_lab()
+        except PinetError as exc:  # never hide the test results behind a teardown error
+            session.config.stash[PINET_RUN].lab_error = str(exc)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, None]:
+    """Show a lab fault as one line with its category, not as a product traceback."""
+    outcome = yield
+    report = outcome.get_result()
+    if call.excinfo is not None and isinstance(call.excinfo.value, LabFault):
+        fault = call.excinfo.value
+        report.longrepr = f"{fault} [not a regression: the lab failed, see the evidence above]"
+        report.user_properties.append(("pinet_lab_fault", fault.category))
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """Print every measurement of the run: direction, goodput, expectation, limit."""
+    run = config.stash.get(PINET_RUN, None)
+    if run is None or run.is_worker:
+        return
+    rows = run.results.load()
+    if rows:
+        terminalreporter.section("pinet measurements")
+        header = f"{'test':58} {'direction':12} {'Mbit/s':>8} {'limit':>7} {'retr':>7}"
+        terminalreporter.write_line(header)
+        for row in rows:
+            context = row.get("context", {})
+            assert isinstance(context, dict)
+            retr = row.get("retransmits")
+            terminalreporter.write_line(
+                f"{str(row['test_id'])[-58:]:58} {context.get('direction', ''):12} "
+                f"{float(str(row['goodput_mbps'])):8.1f} {float(str(row['limit_mbps'])):7.1f} "
+                f"{'-' if retr is None else retr:>7}"
+            )
+        terminalreporter.write_line(f"results: {run.results.measurements_file}")
+    if run.lab_error:
+        terminalreporter.write_line(f"pinet: virtual lab teardown failed: {run.lab_error}", red=True)

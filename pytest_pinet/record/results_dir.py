@@ -1,0 +1,67 @@
+"""Write each measurement to disk the moment it exists.
+
+A nightly run can die at any point (power cut, killed CI job, hung board).  Every
+measurement is therefore appended to ``measurements.jsonl`` and fsynced before the test that
+took it is judged, and the raw iperf3 outputs are kept beside it: what was measured survives
+whatever happens next.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import re
+import time
+from pathlib import Path
+
+from ..measurement import Measurement
+
+SAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+def new_run_id() -> str:
+    """A sortable, unique-enough id for one pytest run (one per xdist controller)."""
+    return time.strftime("%Y%m%dT%H%M%S", time.gmtime()) + f"-{os.getpid()}"
+
+
+class ResultsDir:
+    """``<root>/<run_id>/``: measurements.jsonl plus raw outputs per test."""
+
+    def __init__(self, root: Path, run_id: str) -> None:
+        self.root = root
+        self.run_id = run_id
+        self.path = root / run_id
+
+    @property
+    def measurements_file(self) -> Path:
+        """The append-only JSON-lines file of this run."""
+        return self.path / "measurements.jsonl"
+
+    def record(self, measurement: Measurement) -> Path:
+        """Append ``measurement`` durably; write its raw outputs; return the raw directory."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        line = json.dumps({"run_id": self.run_id, **measurement.summary()}, sort_keys=True)
+        with open(self.measurements_file, "a", encoding="utf-8") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)  # xdist workers share the file
+            try:
+                handle.write(line + "\n")
+                handle.flush()
+                os.fsync(handle.fileno())
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+        raw_dir = self.path / "raw" / SAFE_NAME.sub("_", measurement.test_id)[:150]
+        raw_dir.mkdir(parents=True, exist_ok=True)
+        for name, text in measurement.raw.items():
+            (raw_dir / f"iperf3-{name}.json").write_text(text, encoding="utf-8")
+        return raw_dir
+
+    def load(self) -> list[dict[str, object]]:
+        """Every measurement recorded so far in this run (all xdist workers)."""
+        if not self.measurements_file.exists():
+            return []
+        rows = []
+        for line in self.measurements_file.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                rows.append(json.loads(line))
+        return rows

@@ -1,0 +1,77 @@
+"""pinet's settings, layered: command-line option > environment variable > ini > default.
+
+Each value is validated by a function that names where a bad value came from, so
+``PINET_DURATION=ten`` fails with "PINET_DURATION: ..." and not deep inside a test.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+from .errors import ConfigError
+
+T = TypeVar("T")
+
+VIRTUAL = "virtual"
+
+
+@dataclass(frozen=True)
+class PinetSettings:
+    """Effective settings of one run."""
+
+    lab: str  # "virtual" or a path to a labgrid env file
+    results: Path
+    thresholds: Path
+    duration: int
+    omit: int
+    streams: int
+    keep_lab: bool
+
+    @property
+    def virtual(self) -> bool:
+        """True when the run uses the built-in namespace lab."""
+        return self.lab == VIRTUAL
+
+
+def positive_int(value: str, source: str) -> int:
+    """Parse a positive integer or fail naming ``source``."""
+    try:
+        number = int(value)
+    except ValueError:
+        raise ConfigError(source, f"expected a whole number, got {value!r}") from None
+    if number < 1:
+        raise ConfigError(source, f"must be at least 1, got {number}")
+    return number
+
+
+def non_negative_int(value: str, source: str) -> int:
+    """Parse a whole number >= 0 or fail naming ``source``."""
+    try:
+        number = int(value)
+    except ValueError:
+        raise ConfigError(source, f"expected a whole number, got {value!r}") from None
+    if number < 0:
+        raise ConfigError(source, f"must not be negative, got {number}")
+    return number
+
+
+def layered(
+    name: str,
+    option: str | None,
+    ini: str | None,
+    default: str,
+    parse: Callable[[str, str], T],
+) -> T:
+    """Pick the first given of option, ``PINET_<NAME>``, ini, default; parse naming its origin."""
+    env_name = f"PINET_{name.upper()}"
+    if option is not None:
+        return parse(option, f"--pinet-{name.replace('_', '-')}")
+    if os.environ.get(env_name):
+        return parse(os.environ[env_name], env_name)
+    if ini:
+        return parse(ini, f"ini option pinet_{name}")
+    return parse(default, f"default of pinet_{name}")

@@ -1,0 +1,1 @@
+"""Traffic generators and what they report: iperf3 today, UDP and disk sweeps later."""

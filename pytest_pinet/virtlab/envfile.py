@@ -1,0 +1,85 @@
+"""Write the labgrid environment file that describes a virtual lab.
+
+The file is an ordinary labgrid env: one target per host with a ``NetworkService`` (how to
+reach it) and an ``ExternalPowerDriver`` (how to switch it off and on), plus a ``pinet:``
+section with what labgrid has no words for: roles, links, the pinned known_hosts.  The same
+reader then serves the virtual lab and a real one.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .topology import LabSpec
+
+
+def power_command(spec: LabSpec, host: str, state: str) -> str:
+    """The command line labgrid runs to switch ``host`` on or off."""
+    argv = [sys.executable, "-m", "pytest_pinet.cli", "lab", "power", "--lab", spec.name, host, state]
+    return shlex.join(argv)
+
+
+def env_data(spec: LabSpec) -> dict[str, Any]:
+    """The env file's content as data."""
+    targets: dict[str, Any] = {}
+    for host in spec.hosts:
+        targets[host.name] = {
+            "resources": {
+                "NetworkService": {
+                    "address": spec.mgmt_address(host.name),
+                    "username": "root",
+                    "port": 22,
+                }
+            },
+            "drivers": {
+                "ExternalPowerDriver": {
+                    "cmd_on": power_command(spec, host.name, "on"),
+                    "cmd_off": power_command(spec, host.name, "off"),
+                    "delay": 1.0,
+                }
+            },
+        }
+    links = [
+        {
+            "name": link.name,
+            "board": link.board,
+            "board_interface": link.board_interface,
+            "board_address": spec.link_address(link, "board"),
+            "peer": link.peer,
+            "peer_interface": link.peer_interface,
+            "peer_address": spec.link_address(link, "peer"),
+            "adapter": link.adapter,
+            "speed_mbps": link.speed_mbps,
+            "mtu": link.mtu,
+        }
+        for link in spec.links
+    ]
+    return {
+        "targets": targets,
+        "pinet": {
+            "lab": spec.name,
+            "kind": "virtual",
+            "ssh": {
+                "identity": str(spec.state_dir / "id_ed25519"),
+                "known_hosts": str(spec.state_dir / "known_hosts"),
+            },
+            "hosts": {host.name: {"role": host.role} for host in spec.hosts},
+            "links": links,
+        },
+    }
+
+
+def write_env_file(spec: LabSpec) -> Path:
+    """Write ``env.yaml`` into the lab's state directory; return its path."""
+    header = (
+        f"# labgrid environment of virtual lab {spec.name}, written by `pinet lab up`.\n"
+        "# Removed by `pinet lab down`; pass it to pytest with --pinet-lab.\n"
+    )
+    text = header + yaml.safe_dump(env_data(spec), sort_keys=False)
+    spec.env_file.write_text(text, encoding="utf-8")
+    return spec.env_file

@@ -1,0 +1,295 @@
+"""Build, inspect, power and tear down a virtual lab.
+
+``down`` never trusts a record of what ``up`` made: a killed ``up`` may not have written it.
+It finds everything by the lab's name prefix (namespaces, root-side links, processes inside
+the namespaces, the state directory), so it is idempotent and also cleans after a crash.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import PinetError
+from . import envfile, shaping, sshd, system
+from .topology import LabSpec, LinkSpec
+
+REQUIRED_TOOLS = ("ip", "tc", "ethtool", "sshd", "ssh-keygen", "iperf3")
+
+
+def _ip(*args: str, netns: str | None = None, check: bool = True) -> str:
+    argv = [system.find_tool("ip")]
+    if netns is not None:
+        argv += ["-n", netns]
+    return system.run([*argv, *args], check=check).stdout
+
+
+def namespaces(prefix: str) -> list[str]:
+    """Existing network namespaces whose name starts with ``prefix``."""
+    out = _ip("netns", "list", check=False)
+    names = [line.split()[0] for line in out.splitlines() if line.strip()]
+    return sorted(name for name in names if name.startswith(prefix))
+
+
+def root_links(prefix: str) -> list[str]:
+    """Root-namespace interfaces whose name starts with ``prefix``."""
+    out = _ip("-o", "link", "show", check=False)
+    found = []
+    for line in out.splitlines():
+        parts = line.split(":", 2)
+        if len(parts) >= 2:
+            name = parts[1].strip().split("@")[0]
+            if name.startswith(prefix):
+                found.append(name)
+    return sorted(found)
+
+
+def netns_pids(netns: str) -> list[int]:
+    """Processes running inside ``netns``."""
+    out = _ip("netns", "pids", netns, check=False)
+    return [int(p) for p in out.split() if p.isdigit()]
+
+
+def kill_netns_processes(netns: str, grace: float = 2.0) -> int:
+    """SIGTERM then SIGKILL every process in ``netns``; return how many there were."""
+    pids = netns_pids(netns)
+    for pid in pids:
+        _signal(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline and netns_pids(netns):
+        time.sleep(0.05)
+    for pid in netns_pids(netns):
+        _signal(pid, signal.SIGKILL)
+    return len(pids)
+
+
+def _signal(pid: int, sig: int) -> None:
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        pass
+
+
+@dataclass
+class DownReport:
+    """What ``down`` removed, so the CLI can say it and tests can check it."""
+
+    namespaces: list[str] = field(default_factory=list)
+    links: list[str] = field(default_factory=list)
+    processes: int = 0
+    state_dir: str | None = None
+
+    @property
+    def nothing(self) -> bool:
+        """True when there was nothing left to remove."""
+        return not (self.namespaces or self.links or self.processes or self.state_dir)
+
+
+def down(spec: LabSpec) -> DownReport:
+    """Remove every namespace, process, link and file of the lab.  Safe to repeat."""
+    system.require_root("pinet lab down")
+    report = DownReport()
+    for netns in namespaces(spec.netns_prefix):
+        report.processes += kill_netns_processes(netns)
+        _ip("netns", "delete", netns, check=False)
+        report.namespaces.append(netns)
+    for link in root_links(f"{spec.name}-"):
+        _ip("link", "delete", link, check=False)
+        report.links.append(link)
+    if spec.state_dir.exists():
+        shutil.rmtree(spec.state_dir, ignore_errors=True)
+        report.state_dir = str(spec.state_dir)
+    leftover = namespaces(spec.netns_prefix) + root_links(f"{spec.name}-")
+    if leftover:
+        raise PinetError(f"pinet lab down: could not remove {', '.join(leftover)}")
+    return report
+
+
+def is_up(spec: LabSpec) -> bool:
+    """True when every host namespace exists and the env file has been written."""
+    present = set(namespaces(spec.netns_prefix))
+    wanted = {spec.netns(h.name) for h in spec.hosts}
+    return wanted <= present and spec.env_file.exists()
+
+
+def up(spec: LabSpec, *, replace: bool = False) -> Path:
+    """Build the lab and return its labgrid env file.
+
+    An already complete lab is kept (idempotent); a partial one (crashed ``up``) is removed
+    first.  Any failure part-way removes what was built, so no half lab is left behind.
+    """
+    system.require_root("pinet lab up")
+    system.require_tools(REQUIRED_TOOLS)
+    if is_up(spec) and not replace:
+        return spec.env_file
+    down(spec)
+    _check_address_plan(spec)
+    try:
+        _build(spec)
+    except BaseException:
+        down(spec)
+        raise
+    return spec.env_file
+
+
+def _check_address_plan(spec: LabSpec) -> None:
+    """Refuse to shadow a network this machine already routes."""
+    routes = _ip("-4", "route", "show", check=False)
+    for prefix in [f"10.203.{spec.index}."] + [
+        f"10.{204 + n}.{spec.index}." for n in range(len(spec.links))
+    ]:
+        if prefix in routes:
+            raise PinetError(
+                f"pinet lab up: {prefix}0/24 is already routed on this machine; "
+                f"choose another lab with --lab pinetN"
+            )
+
+
+def _build(spec: LabSpec) -> None:
+    spec.state_dir.mkdir(parents=True, exist_ok=True)
+    os.chmod(spec.state_dir, 0o700)
+    (spec.state_dir / "lab.json").write_text(json.dumps({"lab": spec.name, "state": "building"}), encoding="utf-8")
+
+    _ip("link", "add", spec.bridge, "type", "bridge")
+    _ip("addr", "add", f"{spec.mgmt_gateway}/24", "dev", spec.bridge)
+    _ip("link", "set", spec.bridge, "up")
+
+    client_key = spec.state_dir / "id_ed25519"
+    sshd.generate_key(client_key, f"pinet-client@{spec.name}")
+    authorized = spec.state_dir / "authorized_keys"
+    shutil.copyfile(client_key.with_suffix(".pub"), authorized)
+
+    for host in spec.hosts:
+        _make_host(spec, host.name)
+    for link in spec.links:
+        _make_link(spec, link)
+
+    known_hosts = []
+    for host in spec.hosts:
+        host_dir = spec.host_dir(host.name)
+        address = spec.mgmt_address(host.name)
+        sshd.write_config(host_dir, host.name, address, authorized)
+        sshd.start(spec.netns(host.name), host_dir, address)
+        public = (host_dir / "ssh_host_ed25519_key.pub").read_text(encoding="utf-8").split()
+        known_hosts.append(f"{address} {public[0]} {public[1]}")
+    (spec.state_dir / "known_hosts").write_text("\n".join(known_hosts) + "\n", encoding="utf-8")
+    envfile.write_env_file(spec)
+    (spec.state_dir / "lab.json").write_text(json.dumps({"lab": spec.name, "state": "up"}), encoding="utf-8")
+
+
+def _make_host(spec: LabSpec, host: str) -> None:
+    netns = spec.netns(host)
+    _ip("netns", "add", netns)
+    _ip("link", "set", "lo", "up", netns=netns)
+    veth = spec.mgmt_veth(host)
+    _ip("link", "add", veth, "type", "veth", "peer", "name", "mgmt0", "netns", netns)
+    _ip("link", "set", veth, "master", spec.bridge)
+    _ip("link", "set", veth, "up")
+    _ip("addr", "add", f"{spec.mgmt_address(host)}/24", "dev", "mgmt0", netns=netns)
+    _ip("link", "set", "mgmt0", "up", netns=netns)
+    host_dir = spec.host_dir(host)
+    host_dir.mkdir(mode=0o700, exist_ok=True)
+    sshd.generate_key(host_dir / "ssh_host_ed25519_key", f"{host}@{spec.name}")
+
+
+def _make_link(spec: LabSpec, link: LinkSpec) -> None:
+    board_ns, peer_ns = spec.netns(link.board), spec.netns(link.peer)
+    _ip(
+        "link", "add", link.board_interface, "netns", board_ns, "type", "veth",
+        "peer", "name", link.peer_interface, "netns", peer_ns,
+    )
+    for netns, device, side in (
+        (board_ns, link.board_interface, "board"),
+        (peer_ns, link.peer_interface, "peer"),
+    ):
+        _ip("link", "set", device, "mtu", str(link.mtu), netns=netns)
+        shaping.disable_offloads(netns, device)
+        shaping.apply(netns, device, shaping.Shaping(link.speed_mbps))
+        _ip("addr", "add", f"{spec.link_address(link, side)}/24", "dev", device, netns=netns)
+        _ip("link", "set", device, "up", netns=netns)
+
+
+def power(spec: LabSpec, host: str, state: str) -> None:
+    """Switch a virtual host off (every process killed, links down) or on (links up, sshd).
+
+    This is what the labgrid ExternalPowerDriver of the env file calls, so a power-cycle in
+    a test really takes the host away and brings it back.
+    """
+    system.require_root("pinet lab power")
+    spec.host(host)  # KeyError for an unknown host, turned into a message by the CLI
+    netns = spec.netns(host)
+    if netns not in namespaces(spec.netns_prefix):
+        raise PinetError(f"virtual lab {spec.name} is not up: run `pinet lab up` first")
+    devices = [name for name in _netns_links(netns) if name != "lo"]
+    if state == "off":
+        kill_netns_processes(netns)
+        for device in devices:
+            _ip("link", "set", device, "down", netns=netns)
+    elif state == "on":
+        for device in devices:
+            _ip("link", "set", device, "up", netns=netns)
+        if sshd.read_pid(spec.host_dir(host)) == 0 or not netns_pids(netns):
+            sshd.start(netns, spec.host_dir(host), spec.mgmt_address(host))
+    else:
+        raise PinetError(f"power state must be 'on' or 'off', got {state!r}")
+
+
+def _netns_links(netns: str) -> list[str]:
+    out = _ip("-o", "link", "show", netns=netns, check=False)
+    return [line.split(":", 2)[1].strip().split("@")[0] for line in out.splitlines() if ":" in line]
+
+
+@dataclass
+class HostStatus:
+    """One host as ``pinet lab status`` shows it."""
+
+    name: str
+    role: str
+    netns: str
+    present: bool
+    mgmt_address: str
+    sshd_running: bool
+    interfaces: list[str]
+
+
+def status(spec: LabSpec) -> dict[str, object]:
+    """Hosts, addresses, links and shaping of the lab, as data for display or JSON."""
+    present = set(namespaces(spec.netns_prefix))
+    hosts = []
+    for host in spec.hosts:
+        netns = spec.netns(host.name)
+        here = netns in present
+        interfaces = []
+        if here:
+            out = _ip("-br", "addr", "show", netns=netns, check=False)
+            interfaces = [" ".join(line.split()) for line in out.splitlines() if line.strip()]
+        pid = sshd.read_pid(spec.host_dir(host.name))
+        hosts.append(
+            HostStatus(host.name, host.role, netns, here, spec.mgmt_address(host.name),
+                       here and pid > 0 and pid in netns_pids(netns), interfaces).__dict__
+        )
+    links = []
+    for link in spec.links:
+        entry: dict[str, object] = {
+            "name": link.name,
+            "board": f"{link.board}:{link.board_interface} {spec.link_address(link, 'board')}",
+            "peer": f"{link.peer}:{link.peer_interface} {spec.link_address(link, 'peer')}",
+            "speed_mbps": link.speed_mbps,
+            "mtu": link.mtu,
+        }
+        for side, host, device in (("board", link.board, link.board_interface), ("peer", link.peer, link.peer_interface)):
+            if spec.netns(host) in present:
+                entry[f"{side}_qdisc"] = shaping.describe(spec.netns(host), device)
+        links.append(entry)
+    return {
+        "lab": spec.name,
+        "up": is_up(spec),
+        "env_file": str(spec.env_file) if spec.env_file.exists() else None,
+        "hosts": hosts,
+        "links": links,
+    }

@@ -1,0 +1,110 @@
+"""Per-host sshd for the virtual lab, each with its own host key.
+
+Giving every namespace its own sshd and host key makes the virtual lab behave like real
+hosts: pinet reaches them through the same fabric path, with the host key pinned from a
+known_hosts file the lab writes, so a wrong or swapped host is refused, not trusted.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import time
+from pathlib import Path
+
+from ..errors import LabFault
+from . import system
+
+SSHD_CONFIG = """\
+# Written by pinet lab up for host {host}; removed by pinet lab down.
+ListenAddress {address}
+Port 22
+HostKey {host_key}
+PidFile {pid_file}
+AuthorizedKeysFile {authorized_keys}
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PubkeyAuthentication yes
+StrictModes no
+UsePAM no
+UseDNS no
+PrintMotd no
+X11Forwarding no
+AllowTcpForwarding no
+MaxStartups 50:30:100
+MaxSessions 50
+LogLevel ERROR
+Subsystem sftp internal-sftp
+"""
+
+
+def generate_key(path: Path, comment: str) -> str:
+    """Create an ed25519 key pair at ``path`` (no passphrase); return the public key line."""
+    if not path.exists():
+        system.run([system.find_tool("ssh-keygen"), "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", str(path)])
+    os.chmod(path, 0o600)
+    return path.with_suffix(".pub").read_text(encoding="utf-8").strip()
+
+
+def write_config(host_dir: Path, host: str, address: str, authorized_keys: Path) -> Path:
+    """Write the sshd_config of ``host``; return its path."""
+    config = host_dir / "sshd_config"
+    config.write_text(
+        SSHD_CONFIG.format(
+            host=host,
+            address=address,
+            host_key=host_dir / "ssh_host_ed25519_key",
+            pid_file=host_dir / "sshd.pid",
+            authorized_keys=authorized_keys,
+        ),
+        encoding="utf-8",
+    )
+    return config
+
+
+def start(netns: str, host_dir: Path, address: str, timeout: float = 10.0) -> int:
+    """Start sshd inside ``netns`` and wait until it accepts connections; return its pid."""
+    Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # privilege-separation directory
+    sshd = system.find_tool("sshd")
+    config = host_dir / "sshd_config"
+    system.run([sshd, "-t", "-f", str(config)])  # reject a broken config with sshd's reason
+    system.run([sshd, "-f", str(config), "-E", str(host_dir / "sshd.log")], netns=netns)
+    wait_for_port(address, 22, timeout)
+    return read_pid(host_dir)
+
+
+def read_pid(host_dir: Path) -> int:
+    """The running sshd's pid from its pid file (0 if none)."""
+    try:
+        return int((host_dir / "sshd.pid").read_text(encoding="utf-8").strip())
+    except (OSError, ValueError):
+        return 0
+
+
+def stop(host_dir: Path) -> None:
+    """Stop the sshd whose pid file is in ``host_dir``, if it runs."""
+    pid = read_pid(host_dir)
+    if pid > 0:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+
+
+def wait_for_port(address: str, port: int, timeout: float) -> None:
+    """Block until ``address:port`` accepts a TCP connection or ``timeout`` passes."""
+    deadline = time.monotonic() + timeout
+    last_error = "no attempt"
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection((address, port), timeout=1.0) as connection:
+                banner = connection.recv(64)
+                if banner.startswith(b"SSH-"):
+                    return
+                last_error = f"unexpected banner {banner[:20]!r}"
+        except OSError as exc:
+            last_error = exc.strerror or str(exc)
+        time.sleep(0.05)
+    raise LabFault("unreachable", f"sshd on {address}:{port} not ready after {timeout:.0f} s ({last_error})")

@@ -1,0 +1,116 @@
+"""The virtual lab's shape as plain data: hosts, links, names and addresses.
+
+Keeping the plan separate from the commands that build it lets ``up``, ``down``, ``status``
+and the labgrid env writer agree on every name without sharing state, and lets ``down``
+find what a crashed ``up`` left behind from the names alone.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+LAB_NAME = re.compile(r"^pinet[0-9]{0,2}$")
+DEFAULT_LAB = "pinet"
+STATE_ROOT_ENV = "PINET_STATE_DIR"
+DEFAULT_STATE_ROOT = "/run/pinet"
+
+
+@dataclass(frozen=True)
+class HostSpec:
+    """A host of the lab: the board under test or a peer it talks to."""
+
+    name: str
+    role: str  # "board" or "peer"
+
+
+@dataclass(frozen=True)
+class LinkSpec:
+    """A cable between a board interface and a peer interface."""
+
+    name: str
+    board: str
+    board_interface: str
+    peer: str
+    peer_interface: str
+    speed_mbps: int = 1000
+    mtu: int = 1500
+    adapter: str = "builtin"
+
+
+@dataclass(frozen=True)
+class LabSpec:
+    """Everything needed to name and address one virtual lab (one place)."""
+
+    name: str = DEFAULT_LAB
+    hosts: tuple[HostSpec, ...] = (HostSpec("pi", "board"), HostSpec("pc", "peer"))
+    links: tuple[LinkSpec, ...] = (LinkSpec("eth", "pi", "eth0", "pc", "eth0"),)
+    state_root: Path = field(default_factory=lambda: Path(os.environ.get(STATE_ROOT_ENV, DEFAULT_STATE_ROOT)))
+
+    def __post_init__(self) -> None:
+        if not LAB_NAME.match(self.name):
+            raise ValueError(f"lab name {self.name!r} must be 'pinet' optionally followed by 1-2 digits")
+
+    @property
+    def index(self) -> int:
+        """Lab number, used to keep the address plans of several labs apart."""
+        digits = self.name[len(DEFAULT_LAB) :]
+        return int(digits) if digits else 0
+
+    @property
+    def state_dir(self) -> Path:
+        """Where keys, known_hosts, the env file and sshd state of this lab live."""
+        return self.state_root / self.name
+
+    @property
+    def env_file(self) -> Path:
+        """The labgrid environment file describing this lab."""
+        return self.state_dir / "env.yaml"
+
+    def netns(self, host: str) -> str:
+        """Network namespace of ``host``."""
+        return f"{self.name}-{host}"
+
+    @property
+    def netns_prefix(self) -> str:
+        """Every namespace of this lab starts with this; ``down`` relies on it."""
+        return f"{self.name}-"
+
+    @property
+    def bridge(self) -> str:
+        """Root-namespace bridge of the management network (SSH from the test runner)."""
+        return f"{self.name}-br"
+
+    def mgmt_veth(self, host: str) -> str:
+        """Root-namespace end of ``host``'s management cable."""
+        return f"{self.name}-m-{host}"
+
+    @property
+    def mgmt_gateway(self) -> str:
+        """Management address of the machine running pytest."""
+        return f"10.203.{self.index}.1"
+
+    def mgmt_address(self, host: str) -> str:
+        """Management (SSH) address of ``host``."""
+        return f"10.203.{self.index}.{10 + self._host_index(host)}"
+
+    def link_address(self, link: LinkSpec, side: str) -> str:
+        """Address of the board (``.1``) or peer (``.2``) end of ``link``."""
+        octet = 1 if side == "board" else 2
+        return f"10.{204 + self.links.index(link)}.{self.index}.{octet}"
+
+    def _host_index(self, host: str) -> int:
+        for number, spec in enumerate(self.hosts):
+            if spec.name == host:
+                return number
+        raise KeyError(f"no host {host!r} in lab {self.name}")
+
+    def host(self, name: str) -> HostSpec:
+        """The host called ``name``."""
+        return self.hosts[self._host_index(name)]
+
+    def host_dir(self, host: str) -> Path:
+        """Per-host state: sshd config, host key, pid and log."""
+        return self.state_dir / host
