@@ -21,6 +21,8 @@ from .virtlab.topology import LabSpec
 
 def _spec(args: argparse.Namespace) -> LabSpec:
     try:
+        if args.state_root:
+            return LabSpec(name=args.lab, state_root=Path(args.state_root))
         return LabSpec(name=args.lab)
     except ValueError as exc:
         raise PinetError(str(exc)) from None
@@ -40,7 +42,8 @@ def cmd_lab_down(args: argparse.Namespace) -> int:
     if args.all:
         names = sorted(set(names) | {p.name for p in LabSpec().state_root.glob("pinet*") if p.is_dir()})
     for name in names or [args.lab]:
-        report = lab.down(LabSpec(name=name))
+        args.lab = name
+        report = lab.down(_spec(args))
         if report.nothing:
             print(f"virtual lab {name}: nothing to remove")
         else:
@@ -66,11 +69,17 @@ def _print_status(data: dict[str, object], *, as_json: bool) -> None:
     for host in data["hosts"]:  # type: ignore[attr-defined]
         state = "present" if host["present"] else "absent"
         sshd = "sshd running" if host["sshd_running"] else "sshd stopped"
-        print(f"  host {host['name']:4} ({host['role']}) netns {host['netns']} {state}, {sshd}, ssh {host['mgmt_address']}")
+        print(
+            f"  host {host['name']:4} ({host['role']}) netns {host['netns']} {state}, {sshd}, "
+            f"ssh {host['mgmt_address']}"
+        )
         for line in host["interfaces"]:
             print(f"      {line}")
     for link in data["links"]:  # type: ignore[attr-defined]
-        print(f"  link {link['name']}: {link['board']} <-> {link['peer']}  {link['speed_mbps']} Mbit/s MTU {link['mtu']}")
+        print(
+            f"  link {link['name']}: {link['board']} <-> {link['peer']}  "
+            f"{link['speed_mbps']} Mbit/s MTU {link['mtu']}"
+        )
         for side in ("board", "peer"):
             if f"{side}_qdisc" in link:
                 print(f"      {side} egress: {link[f'{side}_qdisc']}")
@@ -81,7 +90,9 @@ def cmd_lab_power(args: argparse.Namespace) -> int:
     try:
         spec.host(args.host)
     except KeyError:
-        raise PinetError(f"no host {args.host!r} in lab {spec.name}; hosts: {[h.name for h in spec.hosts]}") from None
+        raise PinetError(
+            f"no host {args.host!r} in lab {spec.name}; hosts: {[h.name for h in spec.hosts]}"
+        ) from None
     if args.state == "cycle":
         lab.power(spec, args.host, "off")
         time.sleep(args.delay)
@@ -96,7 +107,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     """The main job: the network suite against the lab, ending with the summary."""
     suite = Path(args.suite)
     if not suite.exists():
-        raise PinetError(f"suite {suite} not found: run `pinet run` from a clone of pytest-pinet or pass --suite")
+        raise PinetError(
+            f"suite {suite} not found: run `pinet run` from a clone of pytest-pinet or pass --suite"
+        )
     argv = [sys.executable, "-m", "pytest", str(suite), "-p", "no:cacheprovider", *args.pytest_args]
     print("+ " + " ".join(argv), flush=True)
     return subprocess.call(argv)
@@ -111,6 +124,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     def lab_option(p: argparse.ArgumentParser) -> None:
         p.add_argument("--lab", default="pinet", help="lab name: pinet, pinet1, ... (default pinet)")
+        p.add_argument(
+            "--state-root",
+            default=None,
+            help="where lab state lives (default $PINET_STATE_DIR or /run/pinet)",
+        )
 
     up = lab_sub.add_parser("up", help="build the lab: hosts, GbE link, sshd, labgrid env file")
     lab_option(up)

@@ -43,13 +43,15 @@ def pinet_settings(pytestconfig: pytest.Config) -> PinetSettings:
 def pinet_inventory(pytestconfig: pytest.Config, pinet_settings: PinetSettings) -> Inventory:
     """The lab inventory; the virtual lab is built here on first need."""
     if pinet_settings.virtual and os.geteuid() != 0:
-        pytest.skip("the virtual lab needs root (network namespaces): run as root, "
-                    "or point --pinet-lab at a labgrid env file of a real lab")
+        pytest.skip(
+            "the virtual lab needs root (network namespaces): run as root, "
+            "or point --pinet-lab at a labgrid env file of a real lab"
+        )
     try:
         env_file = _run(pytestconfig).env_file()
         return load_inventory(env_file)
     except ConfigError as exc:
-        raise pytest.UsageError(str(exc)) from None
+        pytest.fail(str(exc), pytrace=False)
     except PinetError as exc:
         pytest.skip(f"lab not available: {exc}")
 
@@ -86,7 +88,7 @@ def pinet_thresholds(pinet_settings: PinetSettings) -> Thresholds:
     try:
         return load_thresholds(pinet_settings.thresholds)
     except ConfigError as exc:
-        raise pytest.UsageError(str(exc)) from None
+        pytest.fail(str(exc), pytrace=False)
 
 
 @pytest.fixture(scope="session")
@@ -121,10 +123,19 @@ def measure_tcp(
         else:
             sender, receiver, address = peer, board, link.board_address
         context = TrafficContext(
-            lab=pinet_inventory.lab, scenario=scenario, board=link.board, peer=link.peer,
-            link=link.name, adapter=link.adapter, direction=direction, duplex=duplex,
-            streams=iperf3_options.streams, duration_s=iperf3_options.duration,
-            omit_s=iperf3_options.omit, link_speed_mbps=link.speed_mbps, mtu=link.mtu,
+            lab=pinet_inventory.lab,
+            scenario=scenario,
+            board=link.board,
+            peer=link.peer,
+            link=link.name,
+            adapter=link.adapter,
+            direction=direction,
+            duplex=duplex,
+            streams=iperf3_options.streams,
+            duration_s=iperf3_options.duration,
+            omit_s=iperf3_options.omit,
+            link_speed_mbps=link.speed_mbps,
+            mtu=link.mtu,
         )
         iperf3_run = run_iperf3(sender, receiver, address, iperf3_options)
         limit = tcp_goodput_limit(link.speed_mbps, link.mtu)
@@ -142,8 +153,7 @@ def _attach(measurement: Measurement, raw_dir: str) -> None:
         import allure
     except ImportError:  # allure-pytest is a dependency, but the core must not need it
         return
-    allure.attach(json.dumps(measurement.summary(), indent=2), "measurement",
-                  allure.attachment_type.JSON)
+    allure.attach(json.dumps(measurement.summary(), indent=2), "measurement", allure.attachment_type.JSON)
     allure.attach(measurement.raw.get("client", ""), "iperf3 client -J", allure.attachment_type.JSON)
     allure.attach(raw_dir, "raw outputs directory", allure.attachment_type.TEXT)
 

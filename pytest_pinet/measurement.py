@@ -60,7 +60,9 @@ class Measurement:
     raw: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def from_iperf3(cls, test_id: str, context: TrafficContext, run: Iperf3Run, limit_mbps: float) -> Measurement:
+    def from_iperf3(
+        cls, test_id: str, context: TrafficContext, run: Iperf3Run, limit_mbps: float
+    ) -> Measurement:
         """Build from a finished iperf3 run (client = sender)."""
         result = run.result
         goodput = result.goodput_mbps

@@ -62,20 +62,43 @@ PINET_RUN = pytest.StashKey[PinetRun]()
 def pytest_addoption(parser: pytest.Parser) -> None:
     """Register the ``pinet`` option group and its ini keys."""
     group = parser.getgroup("pinet", "network regression testing of boards (pytest-pinet)")
-    group.addoption("--pinet-lab", default=None, metavar="ENV|virtual",
-                    help="labgrid env file of the lab, or 'virtual' for the namespace lab (default)")
-    group.addoption("--pinet-results", default=None, metavar="DIR",
-                    help="directory for measurements and raw outputs (default: results)")
-    group.addoption("--pinet-thresholds", default=None, metavar="FILE",
-                    help="thresholds file (default: lab/thresholds.yaml under the rootdir)")
-    group.addoption("--pinet-duration", default=None, metavar="S",
-                    help="seconds of measured traffic per run (default 10; the seed used 60)")
-    group.addoption("--pinet-omit", default=None, metavar="S",
-                    help="warm-up seconds left out of the figures (default 2; the seed used 5)")
-    group.addoption("--pinet-streams", default=None, metavar="N",
-                    help="parallel TCP streams (default 10)")
-    group.addoption("--pinet-keep-lab", action="store_true", default=False,
-                    help="leave a virtual lab this run built running afterwards")
+    group.addoption(
+        "--pinet-lab",
+        default=None,
+        metavar="ENV|virtual",
+        help="labgrid env file of the lab, or 'virtual' for the namespace lab (default)",
+    )
+    group.addoption(
+        "--pinet-results",
+        default=None,
+        metavar="DIR",
+        help="directory for measurements and raw outputs (default: results)",
+    )
+    group.addoption(
+        "--pinet-thresholds",
+        default=None,
+        metavar="FILE",
+        help="thresholds file (default: lab/thresholds.yaml under the rootdir)",
+    )
+    group.addoption(
+        "--pinet-duration",
+        default=None,
+        metavar="S",
+        help="seconds of measured traffic per run (default 10; the seed used 60)",
+    )
+    group.addoption(
+        "--pinet-omit",
+        default=None,
+        metavar="S",
+        help="warm-up seconds left out of the figures (default 2; the seed used 5)",
+    )
+    group.addoption("--pinet-streams", default=None, metavar="N", help="parallel TCP streams (default 10)")
+    group.addoption(
+        "--pinet-keep-lab",
+        action="store_true",
+        default=False,
+        help="leave a virtual lab this run built running afterwards",
+    )
     for name, text in (
         ("pinet_lab", "default for --pinet-lab"),
         ("pinet_results", "default for --pinet-results"),
@@ -103,7 +126,9 @@ def _settings(config: pytest.Config) -> PinetSettings:
             return value
         path = Path(value)
         if not path.is_file():
-            raise ConfigError(source, f"lab env file {value!r} does not exist", "give a labgrid env file or 'virtual'")
+            raise ConfigError(
+                source, f"lab env file {value!r} does not exist", "give a labgrid env file or 'virtual'"
+            )
         return str(path.resolve())
 
     def path_value(value: str, source: str) -> Path:
@@ -113,7 +138,9 @@ def _settings(config: pytest.Config) -> PinetSettings:
     return PinetSettings(
         lab=layered("lab", opt("lab"), ini("lab"), VIRTUAL, lab_value),
         results=layered("results", opt("results"), ini("results"), "results", path_value),
-        thresholds=layered("thresholds", opt("thresholds"), ini("thresholds"), "lab/thresholds.yaml", path_value),
+        thresholds=layered(
+            "thresholds", opt("thresholds"), ini("thresholds"), "lab/thresholds.yaml", path_value
+        ),
         duration=layered("duration", opt("duration"), ini("duration"), "10", positive_int),
         omit=layered("omit", opt("omit"), ini("omit"), "2", non_negative_int),
         streams=layered("streams", opt("streams"), ini("streams"), "10", positive_int),
@@ -129,6 +156,14 @@ def pytest_configure(config: pytest.Config) -> None:
         settings = _settings(config)
     except ConfigError as exc:
         raise pytest.UsageError(str(exc)) from None
+    if not settings.virtual:
+        # A broken env file of a real lab is the user's to fix before anything runs.
+        from .lab.inventory import load_inventory
+
+        try:
+            load_inventory(settings.lab)
+        except ConfigError as exc:
+            raise pytest.UsageError(str(exc)) from None
     workerinput = getattr(config, "workerinput", None)
     run_id = workerinput["pinet_run_id"] if workerinput else new_run_id()
     config.stash[PINET_RUN] = PinetRun(settings, run_id, workerinput is not None)

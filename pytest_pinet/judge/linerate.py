@@ -55,8 +55,7 @@ class LinkModel:
             raise ValueError(f"IP version must be 4 or 6, got {self.ip_version}")
         if not MIN_MTU[self.ip_version] <= self.mtu <= MAX_MTU:
             raise ValueError(
-                f"MTU {self.mtu} outside {MIN_MTU[self.ip_version]}..{MAX_MTU} "
-                f"for IPv{self.ip_version}"
+                f"MTU {self.mtu} outside {MIN_MTU[self.ip_version]}..{MAX_MTU} for IPv{self.ip_version}"
             )
         if self.tcp_options < 0 or self.tcp_options > 40 or self.tcp_options % 4:
             raise ValueError(f"TCP options must be 0..40 in steps of 4, got {self.tcp_options}")

@@ -189,7 +189,9 @@ def _rule(raw: Any, where: str) -> Rule:
                 f"{where} ({rule_id})", f"unknown match key {key!r}", f"allowed: {sorted(MATCH_KEYS)}"
             )
         values = value if isinstance(value, list) else [value]
-        if not values or not all(isinstance(v, str | int | float) and not isinstance(v, bool) for v in values):
+        if not values or not all(
+            isinstance(v, str | int | float) and not isinstance(v, bool) for v in values
+        ):
             raise ConfigError(f"{where} ({rule_id})", f"match.{key} must be a scalar or a list of scalars")
         match[key] = tuple(values)
     min_mbps = _positive(raw.get("min_mbps"), f"{where} ({rule_id}) min_mbps")

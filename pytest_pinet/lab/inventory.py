@@ -25,11 +25,27 @@ INTERFACE_NAME = re.compile(r"^[A-Za-z0-9_.:@-]{1,15}$")
 PINET_KEYS = frozenset({"lab", "kind", "ssh", "hosts", "links"})
 LINK_KEYS = frozenset(
     {
-        "name", "board", "board_interface", "board_address", "peer", "peer_interface",
-        "peer_address", "adapter", "speed_mbps", "mtu",
+        "name",
+        "board",
+        "board_interface",
+        "board_address",
+        "peer",
+        "peer_interface",
+        "peer_address",
+        "adapter",
+        "speed_mbps",
+        "mtu",
     }
 )
-LINK_REQUIRED = ("name", "board", "board_interface", "board_address", "peer", "peer_interface", "peer_address")
+LINK_REQUIRED = (
+    "name",
+    "board",
+    "board_interface",
+    "board_address",
+    "peer",
+    "peer_interface",
+    "peer_address",
+)
 
 
 @dataclass(frozen=True)
@@ -82,7 +98,9 @@ class Inventory:
         for link in self.links:
             if link.name == name:
                 return link
-        raise ConfigError(str(self.source), f"no link named {name!r}", f"links: {[x.name for x in self.links]}")
+        raise ConfigError(
+            str(self.source), f"no link named {name!r}", f"links: {[x.name for x in self.links]}"
+        )
 
 
 def load_inventory(path: str | Path) -> Inventory:
@@ -112,10 +130,14 @@ def inventory_from_data(data: Any, source: Path) -> Inventory:
         raise ConfigError(where, "'targets' is missing or empty", "declare one labgrid target per host")
     pinet = data.get("pinet")
     if not isinstance(pinet, Mapping):
-        raise ConfigError(where, "'pinet' section is missing", "add pinet: {hosts: ..., links: ...}; see docs/inventory.md")
+        raise ConfigError(
+            where, "'pinet' section is missing", "add pinet: {hosts: ..., links: ...}; see docs/inventory.md"
+        )
     unknown = set(pinet) - PINET_KEYS
     if unknown:
-        raise ConfigError(where, f"unknown keys in pinet: {sorted(unknown)}", f"allowed: {sorted(PINET_KEYS)}")
+        raise ConfigError(
+            where, f"unknown keys in pinet: {sorted(unknown)}", f"allowed: {sorted(PINET_KEYS)}"
+        )
 
     ssh = pinet.get("ssh", {})
     if not isinstance(ssh, Mapping):
@@ -131,7 +153,9 @@ def inventory_from_data(data: Any, source: Path) -> Inventory:
     for name, entry in roles.items():
         key = f"pinet.hosts.{name}"
         if name not in targets:
-            raise ConfigError(where, f"{key}: no labgrid target named {name!r}", f"targets: {sorted(targets)}")
+            raise ConfigError(
+                where, f"{key}: no labgrid target named {name!r}", f"targets: {sorted(targets)}"
+            )
         role = entry.get("role") if isinstance(entry, Mapping) else None
         if role not in ROLES:
             raise ConfigError(where, f"{key}.role is {role!r}", f"use one of {list(ROLES)}")
@@ -145,7 +169,9 @@ def inventory_from_data(data: Any, source: Path) -> Inventory:
     names = [link.name for link in links]
     if len(set(names)) != len(names):
         raise ConfigError(where, "pinet.links: link names must be unique")
-    return Inventory(source, str(pinet.get("lab", source.stem)), str(pinet.get("kind", "hardware")), hosts, links)
+    return Inventory(
+        source, str(pinet.get("lab", source.stem)), str(pinet.get("kind", "hardware")), hosts, links
+    )
 
 
 def _endpoint(name: str, target: Any, where: str, identity: Path | None, known_hosts: Path) -> SshEndpoint:
@@ -167,7 +193,9 @@ def _endpoint(name: str, target: Any, where: str, identity: Path | None, known_h
         ipaddress.ip_address(address)
     except ValueError:
         if not re.fullmatch(r"[A-Za-z0-9.-]{1,253}", address):
-            raise ConfigError(where, f"{key}.address {address!r} is neither an IP address nor a host name") from None
+            raise ConfigError(
+                where, f"{key}.address {address!r} is neither an IP address nor a host name"
+            ) from None
     username = service.get("username")
     if not isinstance(username, str) or not re.fullmatch(r"[a-z_][a-z0-9_.-]{0,31}", username):
         raise ConfigError(where, f"{key}.username {username!r} is not a valid user name")
@@ -175,7 +203,9 @@ def _endpoint(name: str, target: Any, where: str, identity: Path | None, known_h
     if isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536:
         raise ConfigError(where, f"{key}.port must be 1..65535, got {port!r}")
     password = service.get("password") or None
-    return SshEndpoint(name, address, username, port, identity, known_hosts, str(password) if password else None)
+    return SshEndpoint(
+        name, address, username, port, identity, known_hosts, str(password) if password else None
+    )
 
 
 def _link(raw: Any, key: str, where: str, hosts: Mapping[str, HostEntry]) -> LinkEntry:
@@ -194,13 +224,16 @@ def _link(raw: Any, key: str, where: str, hosts: Mapping[str, HostEntry]) -> Lin
         interface = raw[f"{side}_interface"]
         if not isinstance(interface, str) or not INTERFACE_NAME.match(interface):
             raise ConfigError(
-                where, f"{key}.{side}_interface {interface!r} is not a valid interface name",
+                where,
+                f"{key}.{side}_interface {interface!r} is not a valid interface name",
                 "1-15 characters of letters, digits and _.:@-",
             )
         try:
             ipaddress.ip_address(str(raw[f"{side}_address"]))
         except ValueError:
-            raise ConfigError(where, f"{key}.{side}_address {raw[f'{side}_address']!r} is not an IP address") from None
+            raise ConfigError(
+                where, f"{key}.{side}_address {raw[f'{side}_address']!r} is not an IP address"
+            ) from None
     speed = raw.get("speed_mbps", 1000)
     mtu = raw.get("mtu", 1500)
     for field_name, value, low, high in (("speed_mbps", speed, 1, 400_000), ("mtu", mtu, 68, 65535)):
@@ -223,7 +256,9 @@ def _link(raw: Any, key: str, where: str, hosts: Mapping[str, HostEntry]) -> Lin
 def _path(value: Any, source: Path, key: str, *, required: bool) -> Path | None:
     if value is None:
         if required:
-            raise ConfigError(str(source), f"{key} is missing", "pinet pins host keys: give a known_hosts file")
+            raise ConfigError(
+                str(source), f"{key} is missing", "pinet pins host keys: give a known_hosts file"
+            )
         return None
     if not isinstance(value, str) or not value:
         raise ConfigError(str(source), f"{key} must be a path")

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import shlex
-import socket
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,7 +76,7 @@ class RemoteHost:
         return self.endpoint.name
 
     def _connect(self) -> Any:
-        from fabric import Connection
+        from fabric import Config, Connection
         from paramiko import RejectPolicy
 
         ep = self.endpoint
@@ -91,18 +90,21 @@ class RemoteHost:
             connect_kwargs["key_filename"] = str(ep.identity)
         if ep.password:
             connect_kwargs["password"] = ep.password
+        # No ~/.ssh/config (a developer's settings must not change what the lab does) and no
+        # stdin forwarding (under pytest's capture it fails intermittently).
+        config = Config(overrides={"load_ssh_configs": False, "run": {"in_stream": False}})
         connection = Connection(
             ep.address,
             user=ep.username,
             port=ep.port,
+            config=config,
             connect_timeout=self.connect_timeout,
             connect_kwargs=connect_kwargs,
         )
         client = connection.client
-        # Trust exactly the lab's known_hosts: nothing from ~/.ssh, nothing added silently.
-        client._system_host_keys.clear()
-        client.load_host_keys(str(ep.known_hosts))
+        # Trust exactly the lab's known_hosts; fabric's default would add unknown keys.
         client.set_missing_host_key_policy(RejectPolicy())
+        client.get_host_keys().load(str(ep.known_hosts))
         try:
             connection.open()
         except (OSError, EOFError) as exc:
@@ -131,8 +133,10 @@ class RemoteHost:
         try:
             result = self.connection.run(command, hide=True, warn=True, timeout=timeout, in_stream=False)
         except CommandTimedOut:
-            raise LabFault("timeout", f"{self.name}: `{command}` still running after {timeout:.0f} s") from None
-        except (OSError, EOFError, socket.timeout) as exc:
+            raise LabFault(
+                "timeout", f"{self.name}: `{command}` still running after {timeout:.0f} s"
+            ) from None
+        except (TimeoutError, OSError, EOFError) as exc:
             self.close()
             raise LabFault("ssh-dropped", f"{self.name}: connection lost during `{command}`: {exc}") from None
         except Exception as exc:  # paramiko SSHException: channel or transport died
@@ -157,6 +161,6 @@ class RemoteHost:
         if self._connection is not None:
             try:
                 self._connection.close()
-            except Exception:  # noqa: BLE001,S110 - closing a dead transport may raise anything
+            except Exception:  # noqa: S110 - closing a dead transport may raise anything
                 pass
             self._connection = None

@@ -17,8 +17,8 @@ from typing import Any
 from ..errors import PinetError
 from .iperf3_model import (
     CpuUtilization,
-    Iperf3Result,
     IntervalSample,
+    Iperf3Result,
     StreamResult,
     Totals,
     UdpTotals,
@@ -164,9 +164,7 @@ def parse_iperf3(text: str, source: str = "<iperf3 output>") -> Iperf3Result:
     if not documents:
         raise Iperf3SchemaError(source, "JSON found, but no iperf3 document (no 'start', 'end' or 'error')")
     if len(documents) != 1:
-        raise Iperf3MultipleRunsError(
-            source, f"holds {len(documents)} runs where one was expected"
-        )
+        raise Iperf3MultipleRunsError(source, f"holds {len(documents)} runs where one was expected")
     result = result_from_document(documents[0], source)
     if result.error is not None and not result.has_totals:
         raise Iperf3ReportedError(source, result.error)
@@ -320,14 +318,15 @@ def _intervals(value: Any, omit: float) -> tuple[tuple[IntervalSample, ...], boo
             IntervalSample(
                 start=_num(total.get("start"), 0.0),
                 end=_num(total.get("end"), 0.0),
-                seconds=_num(total.get("seconds"), _num(total.get("end"), 0.0) - _num(total.get("start"), 0.0)),
+                seconds=_num(
+                    total.get("seconds"), _num(total.get("end"), 0.0) - _num(total.get("start"), 0.0)
+                ),
                 bytes=int(_num(total.get("bytes"), 0)),
                 bits_per_second=_num(total.get("bits_per_second"), 0.0),
                 omitted=bool(total.get("omitted", False)),
                 retransmits=int(retransmits) if isinstance(retransmits, int | float) else None,
                 stream_bits_per_second=tuple(
-                    _num(_mapping(s).get("bits_per_second"), 0.0)
-                    for s in _list(interval.get("streams"))
+                    _num(_mapping(s).get("bits_per_second"), 0.0) for s in _list(interval.get("streams"))
                 ),
             )
         )

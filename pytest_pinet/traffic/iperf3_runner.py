@@ -78,8 +78,9 @@ class Iperf3Server:
         self.host = host
         self.idle_timeout = idle_timeout
         tag = uuid.uuid4().hex[:12]
-        self.pid_file = f"/tmp/pinet-iperf3-{tag}.pid"
-        self.log_file = f"/tmp/pinet-iperf3-{tag}.json"
+        # On the remote host; the random tag keeps names unguessable and unique per server.
+        self.pid_file = f"/tmp/pinet-iperf3-{tag}.pid"  # noqa: S108
+        self.log_file = f"/tmp/pinet-iperf3-{tag}.json"  # noqa: S108
         self.port = 0
         self.command = ""
 
@@ -90,8 +91,19 @@ class Iperf3Server:
         last = ""
         for _ in range(attempts):
             port = _pick_port(busy)
-            argv: list[str | int] = ["iperf3", "-s", "-1", "-p", port, "-D", "-I", self.pid_file,
-                                     "--logfile", self.log_file, "-J"]
+            argv: list[str | int] = [
+                "iperf3",
+                "-s",
+                "-1",
+                "-p",
+                port,
+                "-D",
+                "-I",
+                self.pid_file,
+                "--logfile",
+                self.log_file,
+                "-J",
+            ]
             if version >= (3, 11):
                 argv += ["--idle-timeout", self.idle_timeout]
             self.command = quote(argv)
@@ -132,7 +144,7 @@ class Iperf3Server:
         pid_file = quote([self.pid_file])
         script = (
             f"pid=$(cat {pid_file} 2>/dev/null) && "
-            f"ps -o args= -p \"$pid\" | grep -q -- '^iperf3 -s -1 -p {self.port} ' && kill \"$pid\"; "
+            f'ps -o args= -p "$pid" | grep -q -- \'^iperf3 -s -1 -p {self.port} \' && kill "$pid"; '
             f"rm -f {pid_file} {quote([self.log_file])}; true"
         )
         try:
@@ -152,9 +164,20 @@ def _pick_port(busy: set[int]) -> int:
 def client_argv(server_address: str, port: int, options: Iperf3Options) -> list[str | int]:
     """The client command; the sender is always the client, so direction = who runs this."""
     argv: list[str | int] = [
-        "iperf3", "-c", server_address, "-p", port, "-P", options.streams,
-        "-t", options.duration, "-O", options.omit, "-J",
-        "--connect-timeout", options.connect_timeout_ms,
+        "iperf3",
+        "-c",
+        server_address,
+        "-p",
+        port,
+        "-P",
+        options.streams,
+        "-t",
+        options.duration,
+        "-O",
+        options.omit,
+        "-J",
+        "--connect-timeout",
+        options.connect_timeout_ms,
     ]
     if options.udp:
         argv += ["-u", "-b", options.bitrate or "0"]
@@ -177,12 +200,14 @@ def run_iperf3(
     """
     server = Iperf3Server(receiver, options.idle_timeout)
     server.start()
-    argv = client_argv(receiver_address, server.port, options)
+    limit = options.duration + options.omit + options.extra_timeout
+    # The remote `timeout` ends a hung client on the host itself: an SSH-side timeout alone
+    # would leave it running there.
+    argv = ["timeout", "--kill-after=5", int(limit), *client_argv(receiver_address, server.port, options)]
     command = quote(argv)
     started = time.time()
     try:
-        timeout = options.duration + options.omit + options.extra_timeout
-        outcome = sender.run(argv, timeout=timeout)
+        outcome = sender.run(argv, timeout=limit + 10)
         finished = time.time()
         server_json = server.collect()
     finally:

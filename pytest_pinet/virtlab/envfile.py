@@ -20,7 +20,19 @@ from .topology import LabSpec
 
 def power_command(spec: LabSpec, host: str, state: str) -> str:
     """The command line labgrid runs to switch ``host`` on or off."""
-    argv = [sys.executable, "-m", "pytest_pinet.cli", "lab", "power", "--lab", spec.name, host, state]
+    argv = [
+        sys.executable,
+        "-m",
+        "pytest_pinet.cli",
+        "lab",
+        "power",
+        "--lab",
+        spec.name,
+        "--state-root",
+        str(spec.state_root),
+        host,
+        state,
+    ]
     return shlex.join(argv)
 
 

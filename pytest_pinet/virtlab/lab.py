@@ -7,6 +7,7 @@ the namespaces, the state directory), so it is idempotent and also cleans after 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -69,10 +70,8 @@ def kill_netns_processes(netns: str, grace: float = 2.0) -> int:
 
 
 def _signal(pid: int, sig: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.kill(pid, sig)
-    except ProcessLookupError:
-        pass
 
 
 @dataclass
@@ -140,9 +139,7 @@ def up(spec: LabSpec, *, replace: bool = False) -> Path:
 def _check_address_plan(spec: LabSpec) -> None:
     """Refuse to shadow a network this machine already routes."""
     routes = _ip("-4", "route", "show", check=False)
-    for prefix in [f"10.203.{spec.index}."] + [
-        f"10.{204 + n}.{spec.index}." for n in range(len(spec.links))
-    ]:
+    for prefix in [f"10.203.{spec.index}."] + [f"10.{204 + n}.{spec.index}." for n in range(len(spec.links))]:
         if prefix in routes:
             raise PinetError(
                 f"pinet lab up: {prefix}0/24 is already routed on this machine; "
@@ -153,7 +150,9 @@ def _check_address_plan(spec: LabSpec) -> None:
 def _build(spec: LabSpec) -> None:
     spec.state_dir.mkdir(parents=True, exist_ok=True)
     os.chmod(spec.state_dir, 0o700)
-    (spec.state_dir / "lab.json").write_text(json.dumps({"lab": spec.name, "state": "building"}), encoding="utf-8")
+    (spec.state_dir / "lab.json").write_text(
+        json.dumps({"lab": spec.name, "state": "building"}), encoding="utf-8"
+    )
 
     _ip("link", "add", spec.bridge, "type", "bridge")
     _ip("addr", "add", f"{spec.mgmt_gateway}/24", "dev", spec.bridge)
@@ -200,8 +199,18 @@ def _make_host(spec: LabSpec, host: str) -> None:
 def _make_link(spec: LabSpec, link: LinkSpec) -> None:
     board_ns, peer_ns = spec.netns(link.board), spec.netns(link.peer)
     _ip(
-        "link", "add", link.board_interface, "netns", board_ns, "type", "veth",
-        "peer", "name", link.peer_interface, "netns", peer_ns,
+        "link",
+        "add",
+        link.board_interface,
+        "netns",
+        board_ns,
+        "type",
+        "veth",
+        "peer",
+        "name",
+        link.peer_interface,
+        "netns",
+        peer_ns,
     )
     for netns, device, side in (
         (board_ns, link.board_interface, "board"),
@@ -270,8 +279,15 @@ def status(spec: LabSpec) -> dict[str, object]:
             interfaces = [" ".join(line.split()) for line in out.splitlines() if line.strip()]
         pid = sshd.read_pid(spec.host_dir(host.name))
         hosts.append(
-            HostStatus(host.name, host.role, netns, here, spec.mgmt_address(host.name),
-                       here and pid > 0 and pid in netns_pids(netns), interfaces).__dict__
+            HostStatus(
+                host.name,
+                host.role,
+                netns,
+                here,
+                spec.mgmt_address(host.name),
+                here and pid > 0 and pid in netns_pids(netns),
+                interfaces,
+            ).__dict__
         )
     links = []
     for link in spec.links:
@@ -282,9 +298,12 @@ def status(spec: LabSpec) -> dict[str, object]:
             "speed_mbps": link.speed_mbps,
             "mtu": link.mtu,
         }
-        for side, host, device in (("board", link.board, link.board_interface), ("peer", link.peer, link.peer_interface)):
-            if spec.netns(host) in present:
-                entry[f"{side}_qdisc"] = shaping.describe(spec.netns(host), device)
+        for side, host_name, device in (
+            ("board", link.board, link.board_interface),
+            ("peer", link.peer, link.peer_interface),
+        ):
+            if spec.netns(host_name) in present:
+                entry[f"{side}_qdisc"] = shaping.describe(spec.netns(host_name), device)
         links.append(entry)
     return {
         "lab": spec.name,

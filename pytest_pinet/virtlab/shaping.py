@@ -32,11 +32,16 @@ class Shaping:
         """Arguments after ``tc qdisc replace dev DEV root``."""
         return [
             "tbf",
-            "rate", f"{self.speed_mbps}mbit",
-            "burst", str(self.burst_bytes),
-            "latency", f"{self.latency_ms}ms",
-            "overhead", str(self.overhead),
-            "mpu", "84",  # 64-byte minimum frame + preamble + gap
+            "rate",
+            f"{self.speed_mbps}mbit",
+            "burst",
+            str(self.burst_bytes),
+            "latency",
+            f"{self.latency_ms}ms",
+            "overhead",
+            str(self.overhead),
+            "mpu",
+            "84",  # 64-byte minimum frame + preamble + gap
         ]
 
 
@@ -69,10 +74,14 @@ def offloads_state(netns: str, device: str) -> dict[str, bool]:
 
 def apply(netns: str, device: str, shaping: Shaping) -> None:
     """Install the shaper as the device's root qdisc."""
-    system.run([system.find_tool("tc"), "qdisc", "replace", "dev", device, "root", *shaping.tc_args()], netns=netns)
+    system.run(
+        [system.find_tool("tc"), "qdisc", "replace", "dev", device, "root", *shaping.tc_args()], netns=netns
+    )
 
 
 def describe(netns: str, device: str) -> str:
     """The root qdisc line of ``device``, for ``pinet lab status``."""
-    out = system.run([system.find_tool("tc"), "qdisc", "show", "dev", device], netns=netns, check=False).stdout
+    out = system.run(
+        [system.find_tool("tc"), "qdisc", "show", "dev", device], netns=netns, check=False
+    ).stdout
     return out.strip().splitlines()[0] if out.strip() else "none"

@@ -7,6 +7,7 @@ known_hosts file the lab writes, so a wrong or swapped host is refused, not trus
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -43,7 +44,9 @@ Subsystem sftp internal-sftp
 def generate_key(path: Path, comment: str) -> str:
     """Create an ed25519 key pair at ``path`` (no passphrase); return the public key line."""
     if not path.exists():
-        system.run([system.find_tool("ssh-keygen"), "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", str(path)])
+        system.run(
+            [system.find_tool("ssh-keygen"), "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", str(path)]
+        )
     os.chmod(path, 0o600)
     return path.with_suffix(".pub").read_text(encoding="utf-8").strip()
 
@@ -87,10 +90,8 @@ def stop(host_dir: Path) -> None:
     """Stop the sshd whose pid file is in ``host_dir``, if it runs."""
     pid = read_pid(host_dir)
     if pid > 0:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
 
 
 def wait_for_port(address: str, port: int, timeout: float) -> None:

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Set up everything pytest-pinet needs on a fresh Debian/Ubuntu machine, as root:
+# the lab tools from apt, and the plugin with its Python dependencies in ./.venv.
+# Safe to run again; it only installs what is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ "$(id -u)" != 0 ]; then
+  echo "setup: run as root (apt-get and network namespaces need it): sudo bash scripts/setup.sh" >&2
+  exit 2
+fi
+
+APT_PACKAGES=(iperf3 openssh-server openssh-client iproute2 ethtool procps iputils-ping
+              python3 python3-venv python3-pip ca-certificates)
+missing=()
+for pkg in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+# The system sshd is not needed: every lab host runs its own.
+mkdir -p -m 0755 /run/sshd
+
+if [ ! -x .venv/bin/python ]; then
+  python3 -m venv .venv
+fi
+.venv/bin/python -m pip install -q --upgrade pip >/dev/null
+.venv/bin/python -m pip install -q -e '.[test]'
+echo "setup: ready ($(.venv/bin/python -c 'import pytest_pinet; print("pytest-pinet", pytest_pinet.__version__)'), $(iperf3 --version | head -1))"

@@ -1,0 +1,156 @@
+"""The namespace lab for real: build, reach over pinned SSH, power through labgrid, tear down."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from pytest_pinet.errors import LabFault
+from pytest_pinet.lab.inventory import load_inventory
+from pytest_pinet.lab.remote import RemoteHost, SshEndpoint
+from pytest_pinet.virtlab import lab, shaping
+from pytest_pinet.virtlab.topology import LabSpec
+
+
+def _ps_in_lab(spec):
+    pids = []
+    for ns in lab.namespaces(spec.netns_prefix):
+        pids += lab.netns_pids(ns)
+    return pids
+
+
+def test_up_builds_hosts_link_and_pinned_ssh(fresh_lab):
+    spec = fresh_lab
+    env_file = lab.up(spec)
+    assert lab.namespaces(spec.netns_prefix) == ["pinet9-pc", "pinet9-pi"]
+    inventory = load_inventory(env_file)
+    assert {h.name: h.role for h in inventory.hosts.values()} == {"pi": "board", "pc": "peer"}
+    link = inventory.link("eth")
+    pi = RemoteHost(inventory.hosts["pi"].endpoint)
+    try:
+        # The board reaches the peer over the emulated cable, not the management network.
+        out = pi.check(["ping", "-c", "1", "-W", "2", link.peer_address])
+        assert "1 received" in out
+        route = pi.check(["ip", "route", "get", link.peer_address])
+        assert "dev eth0" in route
+    finally:
+        pi.close()
+    for host, device in (("pi", "eth0"), ("pc", "eth0")):
+        offloads = shaping.offloads_state(spec.netns(host), device)
+        assert offloads["tso"] is False and offloads["gso"] is False and offloads["gro"] is False
+        qdisc = shaping.describe(spec.netns(host), device)
+        assert "tbf" in qdisc and "rate 1Gbit" in qdisc
+    status = lab.status(spec)
+    assert status["up"] is True
+    hosts = status["hosts"]
+    assert isinstance(hosts, list)
+    assert all(h["sshd_running"] for h in hosts)
+    # Idempotent: a second up keeps the running lab (same host keys).
+    keys_before = (spec.state_dir / "known_hosts").read_text()
+    lab.up(spec)
+    assert (spec.state_dir / "known_hosts").read_text() == keys_before
+
+
+def test_wrong_host_key_is_refused(fresh_lab, tmp_path):
+    spec = fresh_lab
+    lab.up(spec)
+    inventory = load_inventory(spec.env_file)
+    good = inventory.hosts["pi"].endpoint
+    # The peer's key presented for the board's address: a swapped or impostor host.
+    pc_key = (spec.host_dir("pc") / "ssh_host_ed25519_key.pub").read_text().split()
+    bad_known = tmp_path / "known_hosts_bad"
+    bad_known.write_text(f"{good.address} {pc_key[0]} {pc_key[1]}\n")
+    impostor = RemoteHost(
+        SshEndpoint(good.name, good.address, good.username, good.port, good.identity, bad_known)
+    )
+    with pytest.raises(LabFault) as info:
+        impostor.run(["true"])
+    assert info.value.category == "ssh"
+    assert "BadHostKey" in str(info.value) or "does not match" in str(info.value)
+    empty = tmp_path / "known_hosts_empty"
+    empty.write_text("")
+    stranger = RemoteHost(
+        SshEndpoint(good.name, good.address, good.username, good.port, good.identity, empty)
+    )
+    with pytest.raises(LabFault, match="not found in known_hosts"):
+        stranger.run(["true"])
+
+
+def test_power_cycle_through_labgrid(fresh_lab):
+    from labgrid import Environment
+    from labgrid.driver import ExternalPowerDriver
+
+    spec = fresh_lab
+    lab.up(spec)
+    env = Environment(config_file=str(spec.env_file))
+    target = env.get_target("pi")
+    power = target.get_driver(ExternalPowerDriver)
+    inventory = load_inventory(spec.env_file)
+    host = RemoteHost(inventory.hosts["pi"].endpoint, connect_timeout=2)
+    try:
+        assert host.check(["echo", "alive"]).strip() == "alive"
+        power.off()
+        assert lab.netns_pids(spec.netns("pi")) == []
+        host.close()
+        with pytest.raises(LabFault) as info:
+            host.run(["true"])
+        assert info.value.category in {"unreachable", "ssh"}
+        power.on()
+        assert host.check(["echo", "back"]).strip() == "back"
+    finally:
+        host.close()
+        target.deactivate_all_drivers()
+
+
+def test_down_removes_everything_and_is_idempotent(fresh_lab):
+    spec = fresh_lab
+    lab.up(spec)
+    assert _ps_in_lab(spec)
+    report = lab.down(spec)
+    assert sorted(report.namespaces) == ["pinet9-pc", "pinet9-pi"]
+    assert report.processes >= 2  # both sshd
+    assert lab.namespaces(spec.netns_prefix) == []
+    assert lab.root_links("pinet9-") == []
+    assert not spec.state_dir.exists()
+    assert lab.down(spec).nothing
+
+
+def test_down_cleans_after_a_killed_up(fresh_lab):
+    """A half-built lab (up killed after two steps) leaves names down can find."""
+    spec = fresh_lab
+    subprocess.run(["ip", "netns", "add", spec.netns("pi")], check=True)
+    subprocess.run(["ip", "link", "add", spec.bridge, "type", "bridge"], check=True)
+    sleeper = subprocess.Popen(["ip", "netns", "exec", spec.netns("pi"), "sleep", "300"])
+    spec.state_dir.mkdir(parents=True)
+    try:
+        report = lab.down(spec)
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert report.namespaces == ["pinet9-pi"] and report.links == ["pinet9-br"]
+    assert report.processes == 1
+    assert lab.namespaces(spec.netns_prefix) == [] and lab.root_links("pinet9-") == []
+
+
+def test_cli_reports_errors_in_one_line(fresh_lab):
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest_pinet.cli", "lab", "power", "--lab", "pinet9", "ghost", "on"],
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 2
+    assert run.stderr.startswith("pinet: no host 'ghost'")
+    assert "Traceback" not in run.stderr
+    bad = subprocess.run(
+        [sys.executable, "-m", "pytest_pinet.cli", "lab", "up", "--lab", "evil;rm"],
+        capture_output=True,
+        text=True,
+    )
+    assert bad.returncode == 2 and "lab name" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_lab_names_are_validated():
+    with pytest.raises(ValueError, match="lab name"):
+        LabSpec(name="pinet-$(id)")
