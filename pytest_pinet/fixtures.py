@@ -7,6 +7,7 @@ instead of failing every one of them.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from collections.abc import Callable, Iterator
@@ -137,7 +138,9 @@ def measure_tcp(
             link_speed_mbps=link.speed_mbps,
             mtu=link.mtu,
         )
-        iperf3_run = run_iperf3(sender, receiver, address, iperf3_options)
+        congestion = pinet_inventory.hosts[sender.name].tcp_congestion
+        options = dataclasses.replace(iperf3_options, congestion=congestion)
+        iperf3_run = run_iperf3(sender, receiver, address, options)
         limit = tcp_goodput_limit(link.speed_mbps, link.mtu)
         measurement = Measurement.from_iperf3(request.node.nodeid, context, iperf3_run, limit)
         raw_dir = run.results.record(measurement)

@@ -222,14 +222,14 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     rows = run.results.load()
     if rows:
         terminalreporter.section("pinet measurements")
-        header = f"{'test':58} {'direction':12} {'Mbit/s':>8} {'limit':>7} {'retr':>7}"
+        header = f"{'test':48} {'direction':12} {'Mbit/s':>8} {'limit':>7} {'retr':>7}"
         terminalreporter.write_line(header)
         for row in rows:
             context = row.get("context", {})
             assert isinstance(context, dict)
             retr = row.get("retransmits")
             terminalreporter.write_line(
-                f"{str(row['test_id'])[-58:]:58} {context.get('direction', ''):12} "
+                f"{str(row['test_id']).rsplit('::', 1)[-1][:48]:48} {context.get('direction', ''):12} "
                 f"{float(str(row['goodput_mbps'])):8.1f} {float(str(row['limit_mbps'])):7.1f} "
                 f"{'-' if retr is None else retr:>7}"
             )

@@ -55,6 +55,7 @@ class HostEntry:
     name: str
     role: str
     endpoint: SshEndpoint
+    tcp_congestion: str | None = None  # passed to iperf3 -C when this host sends
 
 
 @dataclass(frozen=True)
@@ -159,8 +160,15 @@ def inventory_from_data(data: Any, source: Path) -> Inventory:
         role = entry.get("role") if isinstance(entry, Mapping) else None
         if role not in ROLES:
             raise ConfigError(where, f"{key}.role is {role!r}", f"use one of {list(ROLES)}")
+        assert isinstance(entry, Mapping)
+        unknown_host_keys = set(entry) - {"role", "tcp_congestion"}
+        if unknown_host_keys:
+            raise ConfigError(where, f"{key}: unknown keys {sorted(unknown_host_keys)}", "allowed: role, tcp_congestion")
+        congestion = entry.get("tcp_congestion")
+        if congestion is not None and not (isinstance(congestion, str) and re.fullmatch(r"[a-z0-9_]{1,16}", congestion)):
+            raise ConfigError(where, f"{key}.tcp_congestion {congestion!r} is not a congestion control name")
         endpoint = _endpoint(name, targets[name], where, identity, known_hosts)
-        hosts[name] = HostEntry(name, role, endpoint)
+        hosts[name] = HostEntry(name, role, endpoint, congestion)
 
     links_raw = pinet.get("links", [])
     if not isinstance(links_raw, list):

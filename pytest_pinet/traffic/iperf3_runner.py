@@ -33,6 +33,7 @@ class Iperf3Options:
     omit: int = 2
     udp: bool = False
     bitrate: str | None = None  # per stream, iperf3 syntax ("40M"); None = unlimited for TCP
+    congestion: str | None = None  # TCP congestion control of the sender (-C); None = host default
     idle_timeout: int = 30
     connect_timeout_ms: int = 3000
     extra_timeout: float = 20.0
@@ -42,6 +43,8 @@ class Iperf3Options:
             raise ValueError(f"streams must be 1..128, got {self.streams}")
         if self.duration < 1 or self.omit < 0:
             raise ValueError(f"duration must be >= 1 and omit >= 0, got {self.duration}/{self.omit}")
+        if self.congestion is not None and not re.fullmatch(r"[a-z0-9_]{1,16}", self.congestion):
+            raise ValueError(f"congestion control {self.congestion!r} is not a valid name")
         if self.bitrate is not None and not re.fullmatch(r"[0-9]+(\.[0-9]+)?[KMG]?", self.bitrate):
             raise ValueError(f"bitrate {self.bitrate!r} is not an iperf3 rate like 40M")
 
@@ -179,6 +182,8 @@ def client_argv(server_address: str, port: int, options: Iperf3Options) -> list[
         "--connect-timeout",
         options.connect_timeout_ms,
     ]
+    if options.congestion and not options.udp:
+        argv += ["-C", options.congestion]
     if options.udp:
         argv += ["-u", "-b", options.bitrate or "0"]
     elif options.bitrate:

@@ -80,7 +80,9 @@ def env_data(spec: LabSpec) -> dict[str, Any]:
                 "identity": str(spec.state_dir / "id_ed25519"),
                 "known_hosts": str(spec.state_dir / "known_hosts"),
             },
-            "hosts": {host.name: {"role": host.role} for host in spec.hosts},
+            # The namespaces share this machine's kernel, whose default congestion control
+            # may be BBR; the boards' OSes default to cubic, so the lab asks for it per test.
+            "hosts": {host.name: {"role": host.role, "tcp_congestion": "cubic"} for host in spec.hosts},
             "links": links,
         },
     }

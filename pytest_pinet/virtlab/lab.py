@@ -218,9 +218,21 @@ def _make_link(spec: LabSpec, link: LinkSpec) -> None:
     ):
         _ip("link", "set", device, "mtu", str(link.mtu), netns=netns)
         shaping.disable_offloads(netns, device)
-        shaping.apply(netns, device, shaping.Shaping(link.speed_mbps))
+        shaping.apply(netns, device, shaping.Shaping(link.speed_mbps, link.mtu))
         _ip("addr", "add", f"{spec.link_address(link, side)}/24", "dev", device, netns=netns)
         _ip("link", "set", device, "up", netns=netns)
+    for netns, device in ((board_ns, link.board_interface), (peer_ns, link.peer_interface)):
+        _wait_operstate_up(netns, device)
+
+
+def _wait_operstate_up(netns: str, device: str, timeout: float = 5.0) -> None:
+    """A cable is ready when both ends report carrier, not when the command returned."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if "state UP" in _ip("link", "show", "dev", device, netns=netns, check=False):
+            return
+        time.sleep(0.02)
+    raise PinetError(f"pinet lab up: {netns}:{device} has no carrier after {timeout:.0f} s")
 
 
 def power(spec: LabSpec, host: str, state: str) -> None:
