@@ -163,9 +163,13 @@ def inventory_from_data(data: Any, source: Path) -> Inventory:
         assert isinstance(entry, Mapping)
         unknown_host_keys = set(entry) - {"role", "tcp_congestion"}
         if unknown_host_keys:
-            raise ConfigError(where, f"{key}: unknown keys {sorted(unknown_host_keys)}", "allowed: role, tcp_congestion")
+            raise ConfigError(
+                where, f"{key}: unknown keys {sorted(unknown_host_keys)}", "allowed: role, tcp_congestion"
+            )
         congestion = entry.get("tcp_congestion")
-        if congestion is not None and not (isinstance(congestion, str) and re.fullmatch(r"[a-z0-9_]{1,16}", congestion)):
+        if congestion is not None and not (
+            isinstance(congestion, str) and re.fullmatch(r"[a-z0-9_]{1,16}", congestion)
+        ):
             raise ConfigError(where, f"{key}.tcp_congestion {congestion!r} is not a congestion control name")
         endpoint = _endpoint(name, targets[name], where, identity, known_hosts)
         hosts[name] = HostEntry(name, role, endpoint, congestion)
