@@ -123,6 +123,10 @@ def split_documents(text: str, source: str) -> list[Any]:
             position = _next_document_start(text, position + 1)
             continue
         if isinstance(value, list):
+            if not value or not all(isinstance(v, Mapping) for v in value):
+                # "[  5] local ..." in iperf3's text output is valid JSON but not a run.
+                position = _next_document_start(text, position + 1)
+                continue
             documents.extend(value)
         else:
             documents.append(value)
