@@ -1,0 +1,121 @@
+"""The iperf3 runner against real iperf3 and sshd in the namespace lab."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+
+import pytest
+
+from pytest_pinet.errors import LabFault
+from pytest_pinet.lab.inventory import load_inventory
+from pytest_pinet.lab.remote import RemoteHost, SshEndpoint
+from pytest_pinet.traffic.iperf3_parse import Iperf3ReportedError, parse_iperf3
+from pytest_pinet.traffic.iperf3_runner import Iperf3Options, Iperf3Server, client_argv, run_iperf3
+from pytest_pinet.virtlab import lab
+
+
+@pytest.fixture
+def hosts(fresh_lab):
+    lab.up(fresh_lab)
+    inventory = load_inventory(fresh_lab.env_file)
+    made = {name: RemoteHost(entry.endpoint) for name, entry in inventory.hosts.items()}
+    yield fresh_lab, inventory, made
+    for host in made.values():
+        host.close()
+
+
+def _iperf3_pids(spec, host):
+    return [
+        pid for pid in lab.netns_pids(spec.netns(host)) if "iperf3" in open(f"/proc/{pid}/cmdline").read()
+    ]
+
+
+def test_run_measures_and_leaves_only_foreign_processes(hosts):
+    spec, inventory, made = hosts
+    link = inventory.link("eth")
+    # Someone else's iperf3 server on the peer must survive our run.
+    foreign = subprocess.Popen(["ip", "netns", "exec", spec.netns("pc"), "iperf3", "-s", "-p", "5999"])
+    try:
+        time.sleep(0.3)
+        run = run_iperf3(
+            made["pi"], made["pc"], link.peer_address, Iperf3Options(streams=2, duration=2, omit=0)
+        )
+        assert run.result.num_streams == 2
+        assert run.result.goodput_mbps is not None and 100 < run.result.goodput_mbps < 1000
+        assert '"end"' in run.server_json  # the server's own report was collected
+        assert run.client_command.startswith("timeout --kill-after=5")
+        assert _iperf3_pids(spec, "pc") == [foreign.pid]  # ours is gone, the foreign one stays
+        assert foreign.poll() is None
+    finally:
+        foreign.kill()
+        foreign.wait()
+
+
+def test_busy_server_is_reported_as_such(hosts):
+    spec, inventory, made = hosts
+    link = inventory.link("eth")
+    server = Iperf3Server(made["pc"])
+    port = server.start()
+    first = subprocess.Popen(
+        [
+            "ip",
+            "netns",
+            "exec",
+            spec.netns("pi"),
+            "iperf3",
+            "-c",
+            link.peer_address,
+            "-p",
+            str(port),
+            "-t",
+            "3",
+        ],
+        stdout=subprocess.DEVNULL,
+    )
+    try:
+        time.sleep(0.7)
+        second = made["pi"].run(
+            client_argv(link.peer_address, port, Iperf3Options(streams=1, duration=1, omit=0))
+        )
+        with pytest.raises(Iperf3ReportedError) as info:
+            parse_iperf3(second.stdout, "second client")
+        assert info.value.category == "server-busy"
+    finally:
+        first.wait(timeout=10)
+        server.stop()
+
+
+def test_nothing_listening_is_a_connect_fault(hosts):
+    _, inventory, made = hosts
+    link = inventory.link("eth")
+    # A receiver whose server we never start: point the client at a closed port directly.
+    out = made["pi"].run(client_argv(link.peer_address, 5, Iperf3Options(streams=1, duration=1, omit=0)))
+    with pytest.raises(Iperf3ReportedError) as info:
+        parse_iperf3(out.stdout, "client")
+    assert info.value.category == "connect"
+
+
+def test_unreachable_host_is_a_lab_fault_not_a_traceback(hosts):
+    _spec, inventory, _ = hosts
+    good = inventory.hosts["pi"].endpoint
+    ghost = RemoteHost(
+        SshEndpoint("ghost", "10.203.9.99", "root", 22, good.identity, good.known_hosts), connect_timeout=1
+    )
+    started = time.monotonic()
+    with pytest.raises(LabFault) as info:
+        ghost.run(["true"])
+    assert info.value.category in {"unreachable", "ssh"}
+    assert time.monotonic() - started < 10
+
+
+def test_ssh_drop_mid_command_is_a_lab_fault(hosts):
+    spec, _inventory, made = hosts
+    pi = made["pi"]
+    assert pi.check(["echo", "up"]).strip() == "up"
+    lab.power(spec, "pi", "off")  # kills sshd and every session of the host
+    with pytest.raises(LabFault) as info:
+        pi.run(["sleep", "1"], timeout=5)
+    assert info.value.category in {"ssh-dropped", "unreachable", "ssh"}
+    lab.power(spec, "pi", "on")
+    assert pi.check(["echo", "back"]).strip() == "back"  # the connection is rebuilt
