@@ -39,7 +39,7 @@ class Shaping:
     mtu: int = 1500
     calibration: float = DEFAULT_CALIBRATION
     burst_bytes: int = 256 * 1024
-    latency_ms: float = 20.0
+    latency_ms: float = 50.0
 
     @property
     def rate_kbit(self) -> int:

@@ -1,0 +1,245 @@
+"""Parsers for what hosts print about themselves: /proc/interrupts, lsusb -t, ethtool, os-release.
+
+They take text as real machines print it (shell prompts around it, ``...`` elisions, old
+usbutils with empty ``Class=``, Pi 5's ``xhci-hcd`` spelled with a dash) and keep what a
+throughput verdict depends on: which CPU takes a NIC's interrupts, whether a USB adapter
+runs at 480M or 5000M, which driver and firmware a link uses.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+_CPU_HEADER = re.compile(r"^\s*(CPU\d+\s*)+$")
+_IRQ_LINE = re.compile(r"^\s*(?P<irq>[A-Za-z0-9]+):(?P<rest>.*)$")
+# "GICv2 189 Level eth0" (ARM), "PCI-MSIX-0000:00:01.0 3-edge virtio0-stats" (x86),
+# "BRCM STB PCIe MSI 524288 Edge xhci_hcd" (a chip name with spaces).
+_CHIP_TAIL = re.compile(
+    r"^(?P<chip>.*?)\s+(?P<hwirq>\d+)(?:\s+|-)(?P<trigger>Edge|Level|edge|level|fasteoi)\s*(?P<names>.*)$"
+)
+
+
+@dataclass(frozen=True)
+class IrqLine:
+    """One row of /proc/interrupts."""
+
+    irq: str  # "38", "IPI0", "FIQ", "Err"
+    counts: tuple[int, ...]
+    chip: str
+    hwirq: str | None
+    trigger: str | None
+    names: tuple[str, ...]
+
+    @property
+    def total(self) -> int:
+        """Interrupts taken on all CPUs."""
+        return sum(self.counts)
+
+
+@dataclass(frozen=True)
+class InterruptTable:
+    """Parsed /proc/interrupts: CPU count and rows by IRQ label."""
+
+    cpus: int
+    lines: Mapping[str, IrqLine]
+
+    def for_name(self, name: str) -> list[IrqLine]:
+        """Rows whose device names include ``name`` exactly (e.g. ``eth0``)."""
+        return [line for line in self.lines.values() if name in line.names]
+
+
+def parse_proc_interrupts(text: str) -> InterruptTable:
+    """Parse /proc/interrupts; lines that are not part of the table (prompts) are ignored."""
+    cpus = 0
+    lines: dict[str, IrqLine] = {}
+    for raw in text.replace("\r\n", "\n").splitlines():
+        if _CPU_HEADER.match(raw):
+            cpus = len(raw.split())
+            continue
+        if cpus == 0:
+            continue
+        match = _IRQ_LINE.match(raw)
+        if match is None:
+            continue
+        irq = match.group("irq")
+        fields = match.group("rest").split()
+        counts: list[int] = []
+        for field in fields[:cpus]:
+            if not field.isdigit():
+                break
+            counts.append(int(field))
+        if not counts and not irq.isupper():
+            continue  # "lbox:~# echo ..." or "ash: write error": a prompt, not a row
+        rest = " ".join(fields[len(counts) :])
+        tail = _CHIP_TAIL.match(rest)
+        if tail is not None:
+            names = tuple(n.strip() for n in tail.group("names").split(",") if n.strip())
+            line = IrqLine(
+                irq, tuple(counts), tail.group("chip"), tail.group("hwirq"), tail.group("trigger"), names
+            )
+        else:
+            line = IrqLine(irq, tuple(counts), rest, None, None, (rest,) if rest else ())
+        lines[irq] = line
+    return InterruptTable(cpus, lines)
+
+
+def interrupt_deltas(before: InterruptTable, after: InterruptTable, name: str) -> dict[str, tuple[int, ...]]:
+    """Per-CPU interrupts taken between two samples by the rows named ``name``."""
+    deltas: dict[str, tuple[int, ...]] = {}
+    for line in after.for_name(name):
+        old = before.lines.get(line.irq)
+        if old is None or len(old.counts) != len(line.counts):
+            continue
+        deltas[line.irq] = tuple(b - a for a, b in zip(old.counts, line.counts, strict=True))
+    return deltas
+
+
+@dataclass(frozen=True)
+class UsbNode:
+    """One interface line of ``lsusb -t``."""
+
+    bus: int
+    port: int
+    dev: int
+    interface: int | None  # None for root hubs
+    usb_class: str
+    driver: str
+    speed_mbps: float
+    depth: int
+
+    @property
+    def superspeed(self) -> bool:
+        """True at 5000M or faster: an adapter on a USB 2 port (480M) cannot reach GbE."""
+        return self.speed_mbps >= 5000
+
+
+_LSUSB_ROOT = re.compile(
+    r"^/:\s+Bus (?P<bus>\d+)\.Port (?P<port>\d+): Dev (?P<dev>\d+), Class=(?P<cls>[^,]*), "
+    r"Driver=(?P<driver>[^,]*), (?P<speed>[\d.]+)M"
+)
+_LSUSB_CHILD = re.compile(
+    r"^(?P<indent>\s*)\|__ Port (?P<port>\d+): Dev (?P<dev>\d+), If (?P<iface>\d+), Class=(?P<cls>[^,]*), "
+    r"Driver=(?P<driver>[^,]*), (?P<speed>[\d.]+)M"
+)
+
+
+def parse_lsusb_tree(text: str) -> list[UsbNode]:
+    """Parse ``lsusb -t`` (usbutils old and new); elided or foreign lines are skipped."""
+    nodes: list[UsbNode] = []
+    bus = 0
+    for raw in text.replace("\r\n", "\n").splitlines():
+        root = _LSUSB_ROOT.match(raw)
+        if root is not None:
+            bus = int(root.group("bus"))
+            nodes.append(
+                UsbNode(
+                    bus,
+                    int(root.group("port")),
+                    int(root.group("dev")),
+                    None,
+                    root.group("cls").strip(),
+                    root.group("driver").strip(),
+                    float(root.group("speed")),
+                    0,
+                )
+            )
+            continue
+        child = _LSUSB_CHILD.match(raw)
+        if child is not None and bus:
+            nodes.append(
+                UsbNode(
+                    bus,
+                    int(child.group("port")),
+                    int(child.group("dev")),
+                    int(child.group("iface")),
+                    child.group("cls").strip(),
+                    child.group("driver").strip(),
+                    float(child.group("speed")),
+                    len(child.group("indent")) // 4 + 1,
+                )
+            )
+    return nodes
+
+
+def usb_speed_of_driver(nodes: list[UsbNode], driver: str) -> list[float]:
+    """Speeds (Mbit/s) of the USB interfaces bound to ``driver`` (e.g. r8152, ax88179_178a)."""
+    return [n.speed_mbps for n in nodes if n.interface is not None and n.driver == driver]
+
+
+def parse_ethtool_info(text: str) -> dict[str, dict[str, str]]:
+    """``ethtool -i``: one dict per interface (sections ``## driver (eth1)`` or a single block)."""
+    sections: dict[str, dict[str, str]] = {}
+    current = ""
+    for raw in text.replace("\r\n", "\n").splitlines():
+        header = re.match(r"^#+\s*driver\s*\((?P<name>[^)]+)\)", raw)
+        if header:
+            current = header.group("name")
+            continue
+        key, sep, value = raw.partition(":")
+        if sep and key.strip() and not key.startswith(" "):
+            sections.setdefault(current, {})[key.strip()] = value.strip()
+    return sections
+
+
+@dataclass(frozen=True)
+class LinkSettings:
+    """``ethtool IFACE``: negotiated speed and duplex, carrier."""
+
+    speed_mbps: int | None
+    duplex: str | None
+    link_detected: bool | None
+
+
+def parse_ethtool_settings(text: str) -> LinkSettings:
+    """Parse plain ``ethtool IFACE`` output; unknown speed (veth, no carrier) is None."""
+    speed = re.search(r"^\s*Speed:\s*(\d+)Mb/s", text, re.MULTILINE)
+    duplex = re.search(r"^\s*Duplex:\s*(\w+)", text, re.MULTILINE)
+    link = re.search(r"^\s*Link detected:\s*(\w+)", text, re.MULTILINE)
+    return LinkSettings(
+        int(speed.group(1)) if speed else None,
+        duplex.group(1).lower() if duplex and duplex.group(1) != "Unknown" else None,
+        (link.group(1) == "yes") if link else None,
+    )
+
+
+def parse_ethtool_features(text: str) -> dict[str, bool]:
+    """``ethtool -k``: feature name -> on/off (``[fixed]`` noted by the name being present)."""
+    features: dict[str, bool] = {}
+    for raw in text.splitlines():
+        key, sep, value = raw.partition(":")
+        if (sep and raw.startswith(("\t", " ")) is False and value.strip()) or (sep and value.strip()):
+            features[key.strip()] = value.strip().startswith("on")
+    return features
+
+
+def parse_os_release(text: str) -> dict[str, str]:
+    """/etc/os-release as a dict (quotes removed)."""
+    values: dict[str, str] = {}
+    for raw in text.splitlines():
+        key, sep, value = raw.partition("=")
+        if sep and re.fullmatch(r"[A-Z_]+", key):
+            values[key] = value.strip().strip('"').strip("'")
+    return values
+
+
+THROTTLE_BITS = {
+    0: "under-voltage",
+    1: "arm-frequency-capped",
+    2: "throttled",
+    3: "soft-temperature-limit",
+    16: "under-voltage-occurred",
+    17: "arm-frequency-capped-occurred",
+    18: "throttling-occurred",
+    19: "soft-temperature-limit-occurred",
+}
+
+
+def parse_throttled(text: str) -> tuple[int, list[str]]:
+    """``vcgencmd get_throttled`` -> (raw bits, names of the bits that are set)."""
+    match = re.search(r"throttled=(0x[0-9a-fA-F]+|\d+)", text)
+    if match is None:
+        raise ValueError(f"not vcgencmd get_throttled output: {text.strip()[:80]!r}")
+    value = int(match.group(1), 0)
+    return value, [name for bit, name in sorted(THROTTLE_BITS.items()) if value & (1 << bit)]
