@@ -18,6 +18,7 @@ import pytest
 from .errors import ConfigError, PinetError
 from .judge.linerate import tcp_goodput_limit
 from .judge.thresholds import Thresholds, load_thresholds
+from .lab.facts import HostFacts, gather_facts
 from .lab.inventory import HostEntry, Inventory, LinkEntry, load_inventory
 from .lab.remote import RemoteHost
 from .measurement import Measurement, TrafficContext
@@ -100,6 +101,31 @@ def iperf3_options(pinet_settings: PinetSettings) -> Iperf3Options:
     )
 
 
+class FactsCache:
+    """Facts per host, gathered on first use and kept for the session."""
+
+    def __init__(self, inventory: Inventory, hosts: dict[str, RemoteHost]) -> None:
+        self.inventory = inventory
+        self.hosts = hosts
+        self._facts: dict[str, HostFacts] = {}
+
+    def interfaces_of(self, host: str) -> list[str]:
+        names = [link.board_interface for link in self.inventory.links if link.board == host]
+        names += [link.peer_interface for link in self.inventory.links if link.peer == host]
+        return sorted(set(names))
+
+    def __getitem__(self, host: str) -> HostFacts:
+        if host not in self._facts:
+            self._facts[host] = gather_facts(self.hosts[host], self.interfaces_of(host))
+        return self._facts[host]
+
+
+@pytest.fixture(scope="session")
+def host_facts(pinet_inventory: Inventory, pinet_hosts: dict[str, RemoteHost]) -> FactsCache:
+    """Facts of every host (kernel, OS, board, CPU, interfaces), gathered once per session."""
+    return FactsCache(pinet_inventory, pinet_hosts)
+
+
 MeasureTcp = Callable[..., Measurement]
 
 
@@ -110,6 +136,7 @@ def measure_tcp(
     pinet_hosts: dict[str, RemoteHost],
     ethernet_link: LinkEntry,
     iperf3_options: Iperf3Options,
+    host_facts: FactsCache,
 ) -> MeasureTcp:
     """Measure TCP goodput over ``ethernet_link`` in one direction and record it at once."""
     run = _run(request.config)
@@ -123,6 +150,9 @@ def measure_tcp(
             sender, receiver, address = board, peer, link.peer_address
         else:
             sender, receiver, address = peer, board, link.board_address
+        board_facts = host_facts[link.board]
+        peer_facts = host_facts[link.peer]
+        board_if = board_facts.interfaces.get(link.board_interface)
         context = TrafficContext(
             lab=pinet_inventory.lab,
             scenario=scenario,
@@ -137,12 +167,16 @@ def measure_tcp(
             omit_s=iperf3_options.omit,
             link_speed_mbps=link.speed_mbps,
             mtu=link.mtu,
+            kernel=board_facts.kernel,
+            os=board_facts.os_name,
+            driver=(board_if.driver or "") if board_if else "",
         )
         congestion = pinet_inventory.hosts[sender.name].tcp_congestion
         options = dataclasses.replace(iperf3_options, congestion=congestion)
         iperf3_run = run_iperf3(sender, receiver, address, options)
         limit = tcp_goodput_limit(link.speed_mbps, link.mtu)
-        measurement = Measurement.from_iperf3(request.node.nodeid, context, iperf3_run, limit)
+        facts = {"board": dataclasses.asdict(board_facts), "peer": dataclasses.asdict(peer_facts)}
+        measurement = Measurement.from_iperf3(request.node.nodeid, context, iperf3_run, limit, facts)
         raw_dir = run.results.record(measurement)
         _attach(measurement, str(raw_dir))
         return measurement

@@ -33,6 +33,9 @@ class TrafficContext:
     mtu: int
     protocol: str = "TCP"
     profile: str = "stock"
+    kernel: str = ""
+    os: str = ""
+    driver: str = ""
 
     def as_match(self) -> dict[str, Any]:
         """The context as threshold match keys."""
@@ -57,11 +60,17 @@ class Measurement:
     started: float
     finished: float
     error: str | None = None
+    facts: dict[str, Any] = field(default_factory=dict)
     raw: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def from_iperf3(
-        cls, test_id: str, context: TrafficContext, run: Iperf3Run, limit_mbps: float
+        cls,
+        test_id: str,
+        context: TrafficContext,
+        run: Iperf3Run,
+        limit_mbps: float,
+        facts: dict[str, Any] | None = None,
     ) -> Measurement:
         """Build from a finished iperf3 run (client = sender)."""
         result = run.result
@@ -85,6 +94,7 @@ class Measurement:
             started=run.started,
             finished=run.finished,
             error=result.error,
+            facts=facts or {},
             raw={"client": run.client_json, "server": run.server_json},
         )
 

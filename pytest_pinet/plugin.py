@@ -233,6 +233,18 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
                 f"{float(str(row['goodput_mbps'])):8.1f} {float(str(row['limit_mbps'])):7.1f} "
                 f"{'-' if retr is None else retr:>7}"
             )
+        boards = {}
+        for row in rows:
+            facts = row.get("facts")
+            if isinstance(facts, dict) and isinstance(facts.get("board"), dict):
+                board = facts["board"]
+                boards[board.get("host")] = (
+                    f"board {board.get('host')}: {board.get('os_name') or '?'}, "
+                    f"kernel {board.get('kernel')}, "
+                    f"{board.get('cpus')} CPUs, {board.get('iperf3_version') or 'iperf3 ?'}"
+                )
+        for line in boards.values():
+            terminalreporter.write_line(line)
         terminalreporter.write_line(f"results: {run.results.measurements_file}")
     if run.lab_error:
         terminalreporter.write_line(f"pinet: virtual lab teardown failed: {run.lab_error}", red=True)

@@ -144,3 +144,17 @@ def test_throttled_bits():
     assert flags == ["under-voltage", "throttled", "under-voltage-occurred", "throttling-occurred"]
     with pytest.raises(ValueError, match="not vcgencmd"):
         parse_throttled("VCHI initialization failed")
+
+
+def test_facts_script_output_of_the_virtual_board():
+    from pytest_pinet.lab.facts import facts_from_output, facts_script
+
+    facts = facts_from_output("pi", (OWN / "facts-script-virtual-pi.txt").read_text(), ["eth0"])
+    assert facts.os_id == "debian" and facts.kernel.startswith("6.")
+    assert facts.cpus >= 1
+    assert facts.iperf3_version is not None and facts.iperf3_version.startswith("iperf 3.")
+    eth0 = facts.interfaces["eth0"]
+    assert (eth0.driver, eth0.mtu) == ("veth", 1500)
+    assert eth0.offloads["tso"] is False and eth0.offloads["gro"] is False
+    with pytest.raises(ValueError, match="not an interface name"):
+        facts_script(["eth0; reboot"])

@@ -1,0 +1,179 @@
+"""Facts about a host, gathered once per host per session in a single SSH round trip.
+
+A figure means little without its context: the same board measures differently on another
+kernel, with another adapter firmware, at another clock or while throttling.  These facts go
+into every measurement's context, the results files and the reports.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field
+
+from ..errors import LabFault
+from .facts_parse import (
+    parse_ethtool_features,
+    parse_ethtool_info,
+    parse_ethtool_settings,
+    parse_lsusb_tree,
+    parse_os_release,
+    parse_throttled,
+    usb_speed_of_driver,
+)
+from .inventory import INTERFACE_NAME
+from .remote import RemoteHost
+
+MARK = "@@pinet:"
+OFFLOADS = {
+    "tcp-segmentation-offload": "tso",
+    "generic-segmentation-offload": "gso",
+    "generic-receive-offload": "gro",
+    "large-receive-offload": "lro",
+    "rx-checksumming": "rx-checksum",
+    "tx-checksumming": "tx-checksum",
+    "scatter-gather": "sg",
+}
+
+
+@dataclass(frozen=True)
+class InterfaceFacts:
+    """What one network interface is and how it is set up."""
+
+    name: str
+    driver: str | None
+    driver_version: str | None
+    firmware: str | None
+    bus_info: str | None
+    speed_mbps: int | None
+    duplex: str | None
+    mtu: int | None
+    offloads: dict[str, bool] = field(default_factory=dict)
+    usb_speed_mbps: float | None = None
+
+
+@dataclass(frozen=True)
+class HostFacts:
+    """What a host is: OS, kernel, board, CPU, clocks, thermal state, tools, interfaces."""
+
+    host: str
+    kernel: str
+    os_name: str
+    os_id: str
+    os_version: str
+    model: str
+    cpus: int
+    governor: str | None
+    cpu_mhz: float | None
+    temperature_c: float | None
+    throttled: tuple[str, ...] | None
+    iperf3_version: str | None
+    interfaces: dict[str, InterfaceFacts] = field(default_factory=dict)
+
+    def summary(self) -> str:
+        """One line for reports: model, OS, kernel."""
+        model = self.model or "unknown model"
+        return f"{self.host}: {model}, {self.os_name}, kernel {self.kernel}, {self.cpus} CPUs"
+
+
+def facts_script(interfaces: list[str]) -> str:
+    """One shell script printing every fact behind a section marker (tolerant of absence)."""
+    parts = [
+        f"echo {MARK}kernel; uname -r",
+        f"echo {MARK}os; cat /etc/os-release 2>/dev/null",
+        f"echo {MARK}model; (tr -d '\\000' < /proc/device-tree/model "
+        "|| cat /sys/class/dmi/id/product_name) 2>/dev/null",
+        f"echo {MARK}cpus; nproc",
+        f"echo {MARK}governor; cat /sys/devices/system/cpu/cpu0/cpufreq/scaling_governor 2>/dev/null",
+        f"echo {MARK}freq; cat /sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq 2>/dev/null",
+        f"echo {MARK}temp; cat /sys/class/thermal/thermal_zone0/temp 2>/dev/null",
+        f"echo {MARK}throttled; vcgencmd get_throttled 2>/dev/null",
+        f"echo {MARK}iperf3; iperf3 --version 2>/dev/null | head -n 1",
+        f"echo {MARK}lsusb; lsusb -t 2>/dev/null",
+    ]
+    for name in interfaces:
+        if not INTERFACE_NAME.match(name):
+            raise ValueError(f"not an interface name: {name!r}")
+        q = shlex.quote(name)
+        parts += [
+            f"echo {MARK}if-info:{name}; ethtool -i {q} 2>/dev/null",
+            f"echo {MARK}if-settings:{name}; ethtool {q} 2>/dev/null",
+            f"echo {MARK}if-features:{name}; ethtool -k {q} 2>/dev/null",
+            f"echo {MARK}if-mtu:{name}; cat /sys/class/net/{q}/mtu 2>/dev/null",
+        ]
+    return "; ".join(parts) + "; true"
+
+
+def split_sections(text: str) -> dict[str, str]:
+    """Section name -> text, from the marked output of :func:`facts_script`."""
+    sections: dict[str, str] = {}
+    current: str | None = None
+    lines: list[str] = []
+    for line in text.splitlines():
+        if line.startswith(MARK):
+            if current is not None:
+                sections[current] = "\n".join(lines).strip()
+            current, lines = line[len(MARK) :].strip(), []
+        else:
+            lines.append(line)
+    if current is not None:
+        sections[current] = "\n".join(lines).strip()
+    return sections
+
+
+def facts_from_output(host: str, text: str, interfaces: list[str]) -> HostFacts:
+    """Build :class:`HostFacts` from the script's output."""
+    s = split_sections(text)
+    if "kernel" not in s:
+        raise LabFault("facts", f"{host}: facts script printed nothing recognisable")
+    os_release = parse_os_release(s.get("os", ""))
+    usb = parse_lsusb_tree(s.get("lsusb", ""))
+    throttled: tuple[str, ...] | None = None
+    if s.get("throttled"):
+        try:
+            throttled = tuple(parse_throttled(s["throttled"])[1])
+        except ValueError:
+            throttled = None
+    result = {}
+    for name in interfaces:
+        info = parse_ethtool_info(s.get(f"if-info:{name}", "")).get("", {})
+        settings = parse_ethtool_settings(s.get(f"if-settings:{name}", ""))
+        features = parse_ethtool_features(s.get(f"if-features:{name}", ""))
+        driver = info.get("driver") or None
+        speeds = usb_speed_of_driver(usb, driver) if driver else []
+        mtu = s.get(f"if-mtu:{name}", "")
+        result[name] = InterfaceFacts(
+            name=name,
+            driver=driver,
+            driver_version=info.get("version") or None,
+            firmware=info.get("firmware-version") or None,
+            bus_info=info.get("bus-info") or None,
+            speed_mbps=settings.speed_mbps,
+            duplex=settings.duplex,
+            mtu=int(mtu) if mtu.isdigit() else None,
+            offloads={short: features[long] for long, short in OFFLOADS.items() if long in features},
+            usb_speed_mbps=speeds[0] if len(set(speeds)) == 1 else None,
+        )
+    temp = s.get("temp", "")
+    freq = s.get("freq", "")
+    cpus = s.get("cpus", "")
+    return HostFacts(
+        host=host,
+        kernel=s.get("kernel", ""),
+        os_name=os_release.get("PRETTY_NAME", ""),
+        os_id=os_release.get("ID", ""),
+        os_version=os_release.get("VERSION_ID", ""),
+        model=s.get("model", "").strip(),
+        cpus=int(cpus) if cpus.isdigit() else 0,
+        governor=s.get("governor") or None,
+        cpu_mhz=int(freq) / 1000 if freq.isdigit() else None,
+        temperature_c=int(temp) / 1000 if temp.lstrip("-").isdigit() else None,
+        throttled=throttled,
+        iperf3_version=s.get("iperf3") or None,
+        interfaces=result,
+    )
+
+
+def gather_facts(host: RemoteHost, interfaces: list[str]) -> HostFacts:
+    """Gather facts of ``host`` and the given interfaces in one SSH command."""
+    out = host.run_shell(facts_script(interfaces), timeout=30)
+    return facts_from_output(host.name, out.stdout, interfaces)
