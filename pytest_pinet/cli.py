@@ -103,6 +103,24 @@ def cmd_lab_power(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_lab_check(args: argparse.Namespace) -> int:
+    """Validate a lab env file (pinet section and labgrid targets) with no hardware."""
+    from .lab.check import check_env_file
+
+    inventory = check_env_file(args.env_file)
+    print(f"{args.env_file}: valid lab {inventory.lab!r}")
+    for host in inventory.hosts.values():
+        ep = host.endpoint
+        print(f"  {host.role:5} {host.name:10} ssh {ep.username}@{ep.address}:{ep.port}")
+    for link in inventory.links:
+        print(
+            f"  link  {link.name:14} {link.board}:{link.board_interface} {link.board_address} <-> "
+            f"{link.peer}:{link.peer_interface} {link.peer_address}  {link.adapter}, "
+            f"{link.speed_mbps} Mbit/s, MTU {link.mtu}"
+        )
+    return 0
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     """The main job: the network suite against the lab, ending with the summary."""
     suite = Path(args.suite)
@@ -151,6 +169,10 @@ def build_parser() -> argparse.ArgumentParser:
     power.add_argument("state", choices=["on", "off", "cycle"])
     power.add_argument("--delay", type=float, default=1.0, help="seconds off during a cycle")
     power.set_defaults(func=cmd_lab_power)
+
+    check = lab_sub.add_parser("check", help="validate a lab env file without touching hardware")
+    check.add_argument("env_file")
+    check.set_defaults(func=cmd_lab_check)
 
     run = sub.add_parser("run", help="run the network suite (default: against the virtual lab)")
     run.add_argument("--suite", default="tests/network", help="suite directory (default tests/network)")

@@ -84,7 +84,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--pinet-duration",
         default=None,
         metavar="S",
-        help="seconds of measured traffic per run (default 10; the seed used 60)",
+        help="seconds of measured traffic per run (default 20; the seed used 60)",
     )
     group.addoption(
         "--pinet-omit",
@@ -141,7 +141,7 @@ def _settings(config: pytest.Config) -> PinetSettings:
         thresholds=layered(
             "thresholds", opt("thresholds"), ini("thresholds"), "lab/thresholds.yaml", path_value
         ),
-        duration=layered("duration", opt("duration"), ini("duration"), "10", positive_int),
+        duration=layered("duration", opt("duration"), ini("duration"), "20", positive_int),
         omit=layered("omit", opt("omit"), ini("omit"), "2", non_negative_int),
         streams=layered("streams", opt("streams"), ini("streams"), "10", positive_int),
         keep_lab=bool(config.getoption("--pinet-keep-lab")),
