@@ -24,6 +24,7 @@ from .lab.remote import RemoteHost
 from .measurement import Measurement, TrafficContext
 from .settings import PinetSettings
 from .traffic.iperf3_runner import Iperf3Options, run_iperf3
+from .traffic.observers import observe, take_snapshot
 
 DIRECTIONS = ("board->peer", "peer->board")
 
@@ -173,10 +174,19 @@ def measure_tcp(
         )
         congestion = pinet_inventory.hosts[sender.name].tcp_congestion
         options = dataclasses.replace(iperf3_options, congestion=congestion)
+        ends = ((board, link.board_interface), (peer, link.peer_interface))
+        before = [take_snapshot(host, interface) for host, interface in ends]
         iperf3_run = run_iperf3(sender, receiver, address, options)
+        after = [take_snapshot(host, interface) for host, interface in ends]
+        observations = [
+            dataclasses.asdict(observe(host.name, interface, old, new))
+            for (host, interface), old, new in zip(ends, before, after, strict=True)
+        ]
         limit = tcp_goodput_limit(link.speed_mbps, link.mtu)
         facts = {"board": dataclasses.asdict(board_facts), "peer": dataclasses.asdict(peer_facts)}
-        measurement = Measurement.from_iperf3(request.node.nodeid, context, iperf3_run, limit, facts)
+        measurement = Measurement.from_iperf3(
+            request.node.nodeid, context, iperf3_run, limit, facts, observations
+        )
         raw_dir = run.results.record(measurement)
         _attach(measurement, str(raw_dir))
         return measurement

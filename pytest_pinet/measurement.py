@@ -61,6 +61,7 @@ class Measurement:
     finished: float
     error: str | None = None
     facts: dict[str, Any] = field(default_factory=dict)
+    observations: tuple[dict[str, Any], ...] = ()
     raw: dict[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -71,6 +72,7 @@ class Measurement:
         run: Iperf3Run,
         limit_mbps: float,
         facts: dict[str, Any] | None = None,
+        observations: list[dict[str, Any]] | None = None,
     ) -> Measurement:
         """Build from a finished iperf3 run (client = sender)."""
         result = run.result
@@ -95,6 +97,7 @@ class Measurement:
             finished=run.finished,
             error=result.error,
             facts=facts or {},
+            observations=tuple(observations or ()),
             raw={"client": run.client_json, "server": run.server_json},
         )
 

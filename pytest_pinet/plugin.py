@@ -233,6 +233,22 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
                 f"{float(str(row['goodput_mbps'])):8.1f} {float(str(row['limit_mbps'])):7.1f} "
                 f"{'-' if retr is None else retr:>7}"
             )
+        for row in rows:
+            for obs in row.get("observations") or []:
+                cores = sorted(obs.get("cpu", []), key=lambda c: -c["busy"])
+                per_core = [c for c in cores if c["cpu"] != "cpu"]
+                busiest = per_core[0] if per_core else None
+                nic = obs.get("nic", {})
+                terminalreporter.write_line(
+                    f"  {str(row['test_id']).rsplit('::', 1)[-1][:40]:40} {obs['host']}:{obs['interface']} "
+                    + (
+                        f"busiest {busiest['cpu']} {busiest['busy']:.0f}% (softirq {busiest['softirq']:.0f}%)"
+                        if busiest
+                        else ""
+                    )
+                    + f" rx {nic.get('rx_packets', 0)} pkts tx {nic.get('tx_packets', 0)} pkts"
+                    + f" drops {nic.get('rx_dropped', 0) + nic.get('tx_dropped', 0)}"
+                )
         boards = {}
         for row in rows:
             facts = row.get("facts")

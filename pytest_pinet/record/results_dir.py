@@ -14,6 +14,7 @@ import os
 import re
 import time
 from pathlib import Path
+from typing import Any
 
 from ..measurement import Measurement
 
@@ -56,7 +57,7 @@ class ResultsDir:
             (raw_dir / f"iperf3-{name}.json").write_text(text, encoding="utf-8")
         return raw_dir
 
-    def load(self) -> list[dict[str, object]]:
+    def load(self) -> list[dict[str, Any]]:
         """Every measurement recorded so far in this run (all xdist workers)."""
         if not self.measurements_file.exists():
             return []
