@@ -55,7 +55,7 @@ class Observation:
     @property
     def busiest_core(self) -> CpuUse | None:
         """The core with the highest busy share (a saturated core caps throughput)."""
-        return max(self.cpu, key=lambda c: c.busy, default=None)
+        return max((c for c in self.cpu if c.cpu != "cpu"), key=lambda c: c.busy, default=None)
 
 
 def snapshot_script(interface: str) -> str:
