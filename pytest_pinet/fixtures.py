@@ -23,8 +23,8 @@ from .lab.inventory import HostEntry, Inventory, LinkEntry, load_inventory
 from .lab.remote import RemoteHost
 from .measurement import Measurement, TrafficContext
 from .settings import PinetSettings
-from .traffic.iperf3_runner import Iperf3Options, run_iperf3
-from .traffic.observers import observe, take_snapshot
+from .traffic.iperf3_runner import Iperf3Options, Iperf3Run, run_iperf3, run_iperf3_both_ways
+from .traffic.observers import Snapshot, observe, take_snapshot
 
 DIRECTIONS = ("board->peer", "peer->board")
 
@@ -127,7 +127,115 @@ def host_facts(pinet_inventory: Inventory, pinet_hosts: dict[str, RemoteHost]) -
     return FactsCache(pinet_inventory, pinet_hosts)
 
 
-MeasureTcp = Callable[..., Measurement]
+class TcpMeasurer:
+    """Takes TCP measurements over one link, with facts and observers, recording each at once."""
+
+    def __init__(
+        self,
+        request: pytest.FixtureRequest,
+        inventory: Inventory,
+        hosts: dict[str, RemoteHost],
+        link: LinkEntry,
+        options: Iperf3Options,
+        facts: FactsCache,
+    ) -> None:
+        self.request = request
+        self.inventory = inventory
+        self.hosts = hosts
+        self.link = link
+        self.options = options
+        self.facts = facts
+        self.board = hosts[link.board]
+        self.peer = hosts[link.peer]
+
+    def _options(self, sender: RemoteHost) -> Iperf3Options:
+        congestion = self.inventory.hosts[sender.name].tcp_congestion
+        return dataclasses.replace(self.options, congestion=congestion)
+
+    def _context(self, direction: str, scenario: str, duplex: str) -> TrafficContext:
+        link = self.link
+        board_facts = self.facts[link.board]
+        board_if = board_facts.interfaces.get(link.board_interface)
+        return TrafficContext(
+            lab=self.inventory.lab,
+            scenario=scenario,
+            board=link.board,
+            peer=link.peer,
+            link=link.name,
+            adapter=link.adapter,
+            direction=direction,
+            duplex=duplex,
+            streams=self.options.streams,
+            duration_s=self.options.duration,
+            omit_s=self.options.omit,
+            link_speed_mbps=link.speed_mbps,
+            mtu=link.mtu,
+            kernel=board_facts.kernel,
+            os=board_facts.os_name,
+            driver=(board_if.driver or "") if board_if else "",
+        )
+
+    def _snapshots(self) -> list[Snapshot]:
+        ends = ((self.board, self.link.board_interface), (self.peer, self.link.peer_interface))
+        return [take_snapshot(host, interface) for host, interface in ends]
+
+    def _observations(self, before: list[Snapshot], after: list[Snapshot]) -> list[dict[str, Any]]:
+        ends = ((self.board.name, self.link.board_interface), (self.peer.name, self.link.peer_interface))
+        return [
+            dataclasses.asdict(observe(name, interface, old, new))
+            for (name, interface), old, new in zip(ends, before, after, strict=True)
+        ]
+
+    def _record(
+        self, context: TrafficContext, run_: Iperf3Run, limit: float, observations: list[dict[str, Any]]
+    ) -> Measurement:
+        facts = {
+            "board": dataclasses.asdict(self.facts[self.link.board]),
+            "peer": dataclasses.asdict(self.facts[self.link.peer]),
+        }
+        test_id = self.request.node.nodeid
+        if context.duplex == "full":
+            test_id += f"#{context.direction}"
+        measurement = Measurement.from_iperf3(test_id, context, run_, limit, facts, observations)
+        raw_dir = _run(self.request.config).results.record(measurement)
+        _attach(measurement, str(raw_dir))
+        return measurement
+
+    def half_duplex(self, direction: str, scenario: str = "ethernet") -> Measurement:
+        """One end sends, the other receives."""
+        if direction not in DIRECTIONS:
+            raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
+        link = self.link
+        if direction == "board->peer":
+            sender, receiver, address = self.board, self.peer, link.peer_address
+        else:
+            sender, receiver, address = self.peer, self.board, link.board_address
+        context = self._context(direction, scenario, "half")
+        before = self._snapshots()
+        result = run_iperf3(sender, receiver, address, self._options(sender))
+        observations = self._observations(before, self._snapshots())
+        return self._record(context, result, tcp_goodput_limit(link.speed_mbps, link.mtu), observations)
+
+    def full_duplex(self, scenario: str = "ethernet") -> tuple[Measurement, Measurement]:
+        """Both ends send at once; returns (board->peer, peer->board)."""
+        link = self.link
+        before = self._snapshots()
+        forward, backward = run_iperf3_both_ways(
+            self.board,
+            self.peer,
+            link.board_address,
+            link.peer_address,
+            self._options(self.board),
+            self._options(self.peer),
+        )
+        observations = self._observations(before, self._snapshots())
+        # Upper bound: the ACKs of the other direction cost little with stretch ACKs (the
+        # virtual lab measured one ACK per ~33 segments); see LinkModel for the ACK model.
+        limit = tcp_goodput_limit(link.speed_mbps, link.mtu)
+        return (
+            self._record(self._context("board->peer", scenario, "full"), forward, limit, observations),
+            self._record(self._context("peer->board", scenario, "full"), backward, limit, observations),
+        )
 
 
 @pytest.fixture
@@ -138,60 +246,9 @@ def measure_tcp(
     ethernet_link: LinkEntry,
     iperf3_options: Iperf3Options,
     host_facts: FactsCache,
-) -> MeasureTcp:
-    """Measure TCP goodput over ``ethernet_link`` in one direction and record it at once."""
-    run = _run(request.config)
-
-    def measure(direction: str, scenario: str = "ethernet", duplex: str = "half") -> Measurement:
-        if direction not in DIRECTIONS:
-            raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
-        link = ethernet_link
-        board, peer = pinet_hosts[link.board], pinet_hosts[link.peer]
-        if direction == "board->peer":
-            sender, receiver, address = board, peer, link.peer_address
-        else:
-            sender, receiver, address = peer, board, link.board_address
-        board_facts = host_facts[link.board]
-        peer_facts = host_facts[link.peer]
-        board_if = board_facts.interfaces.get(link.board_interface)
-        context = TrafficContext(
-            lab=pinet_inventory.lab,
-            scenario=scenario,
-            board=link.board,
-            peer=link.peer,
-            link=link.name,
-            adapter=link.adapter,
-            direction=direction,
-            duplex=duplex,
-            streams=iperf3_options.streams,
-            duration_s=iperf3_options.duration,
-            omit_s=iperf3_options.omit,
-            link_speed_mbps=link.speed_mbps,
-            mtu=link.mtu,
-            kernel=board_facts.kernel,
-            os=board_facts.os_name,
-            driver=(board_if.driver or "") if board_if else "",
-        )
-        congestion = pinet_inventory.hosts[sender.name].tcp_congestion
-        options = dataclasses.replace(iperf3_options, congestion=congestion)
-        ends = ((board, link.board_interface), (peer, link.peer_interface))
-        before = [take_snapshot(host, interface) for host, interface in ends]
-        iperf3_run = run_iperf3(sender, receiver, address, options)
-        after = [take_snapshot(host, interface) for host, interface in ends]
-        observations = [
-            dataclasses.asdict(observe(host.name, interface, old, new))
-            for (host, interface), old, new in zip(ends, before, after, strict=True)
-        ]
-        limit = tcp_goodput_limit(link.speed_mbps, link.mtu)
-        facts = {"board": dataclasses.asdict(board_facts), "peer": dataclasses.asdict(peer_facts)}
-        measurement = Measurement.from_iperf3(
-            request.node.nodeid, context, iperf3_run, limit, facts, observations
-        )
-        raw_dir = run.results.record(measurement)
-        _attach(measurement, str(raw_dir))
-        return measurement
-
-    return measure
+) -> TcpMeasurer:
+    """Measure TCP goodput over ``ethernet_link``; every measurement is recorded at once."""
+    return TcpMeasurer(request, pinet_inventory, pinet_hosts, ethernet_link, iperf3_options, host_facts)
 
 
 def _attach(measurement: Measurement, raw_dir: str) -> None:
@@ -206,20 +263,28 @@ def _attach(measurement: Measurement, raw_dir: str) -> None:
 
 
 @pytest.fixture
-def judge_goodput(pinet_thresholds: Thresholds) -> Callable[[Measurement], None]:
-    """Assert a measurement against its threshold rule; the message says all three figures."""
+def judge_goodput(pinet_thresholds: Thresholds) -> Callable[..., None]:
+    """Judge measurements against their threshold rules; a failure states all three figures.
 
-    def judge(measurement: Measurement) -> None:
-        context = measurement.context.as_match()
-        verdict = pinet_thresholds.judge(context, measurement.goodput_mbps, measurement.limit_mbps)
-        if verdict is None:
-            pytest.fail(f"no rule in {pinet_thresholds.source} matches {context}: add one", pytrace=False)
-        if not verdict.passed:
-            retr = measurement.retransmits
-            pytest.fail(
-                f"{measurement.context.direction} goodput {verdict.explain()}; "
-                f"retransmits {retr if retr is not None else 'n/a'}",
-                pytrace=False,
-            )
+    Every measurement is judged before the test fails, so a full-duplex failure reports
+    both directions, not only the first one below its floor.
+    """
+
+    def judge(*measurements: Measurement) -> None:
+        failures = []
+        for measurement in measurements:
+            context = measurement.context.as_match()
+            verdict = pinet_thresholds.judge(context, measurement.goodput_mbps, measurement.limit_mbps)
+            if verdict is None:
+                failures.append(f"no rule in {pinet_thresholds.source} matches {context}: add one")
+                continue
+            if not verdict.passed:
+                retr = measurement.retransmits
+                failures.append(
+                    f"{measurement.context.direction} goodput {verdict.explain()}; "
+                    f"retransmits {retr if retr is not None else 'n/a'}"
+                )
+        if failures:
+            pytest.fail("\n".join(failures), pytrace=False)
 
     return judge

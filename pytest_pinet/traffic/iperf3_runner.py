@@ -13,6 +13,7 @@ import random
 import re
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from ..errors import LabFault
@@ -205,18 +206,51 @@ def run_iperf3(
     """
     server = Iperf3Server(receiver, options.idle_timeout)
     server.start()
+    try:
+        return _client_run(sender, server, receiver_address, options)
+    finally:
+        server.stop()
+
+
+def run_iperf3_both_ways(
+    board: RemoteHost,
+    peer: RemoteHost,
+    board_address: str,
+    peer_address: str,
+    board_options: Iperf3Options,
+    peer_options: Iperf3Options,
+) -> tuple[Iperf3Run, Iperf3Run]:
+    """Full duplex: both ends send at once; returns (board->peer, peer->board).
+
+    Both servers are started first, then both clients together, so the two directions
+    overlap for the whole run instead of one starting after the other's setup.
+    """
+    to_peer = Iperf3Server(peer, board_options.idle_timeout)
+    to_board = Iperf3Server(board, peer_options.idle_timeout)
+    try:
+        to_peer.start()
+        to_board.start()
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            forward = pool.submit(_client_run, board, to_peer, peer_address, board_options)
+            backward = pool.submit(_client_run, peer, to_board, board_address, peer_options)
+            return forward.result(), backward.result()
+    finally:
+        to_peer.stop()
+        to_board.stop()
+
+
+def _client_run(
+    sender: RemoteHost, server: Iperf3Server, receiver_address: str, options: Iperf3Options
+) -> Iperf3Run:
     limit = options.duration + options.omit + options.extra_timeout
     # The remote `timeout` ends a hung client on the host itself: an SSH-side timeout alone
     # would leave it running there.
     argv = ["timeout", "--kill-after=5", int(limit), *client_argv(receiver_address, server.port, options)]
     command = quote(argv)
     started = time.time()
-    try:
-        outcome = sender.run(argv, timeout=limit + 10)
-        finished = time.time()
-        server_json = server.collect()
-    finally:
-        server.stop()
+    outcome = sender.run(argv, timeout=limit + 10)
+    finished = time.time()
+    server_json = server.collect()
     source = f"iperf3 client on {sender.name} ({command})"
     try:
         result = parse_iperf3(outcome.stdout, source)
@@ -232,7 +266,7 @@ def run_iperf3(
         client_command=command,
         server_command=server.command,
         client_host=sender.name,
-        server_host=receiver.name,
+        server_host=server.host.name,
         started=started,
         finished=finished,
     )

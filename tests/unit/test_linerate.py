@@ -71,3 +71,17 @@ def test_timestamps_always_cost_twelve_bytes_per_frame(speed, mtu):
     without = tcp_goodput_limit(speed, mtu, timestamps=False)
     with_ts = tcp_goodput_limit(speed, mtu, timestamps=True)
     assert without - with_ts == pytest.approx(speed * 12 / LinkModel(speed, mtu).full_frame_wire_bytes)
+
+
+def test_full_duplex_ack_cost():
+    model = LinkModel()
+    assert model.ack_wire_bytes == 90  # 66-byte ACK frame + FCS, preamble, gap
+    assert model.tcp_goodput_full_duplex_mbps(2) == pytest.approx(914.72, abs=0.01)
+    assert model.tcp_goodput_full_duplex_mbps(33) == pytest.approx(939.81, abs=0.01)
+    assert (
+        model.tcp_goodput_full_duplex_mbps(2)
+        < model.tcp_goodput_full_duplex_mbps(33)
+        < model.tcp_goodput_mbps
+    )
+    with pytest.raises(ValueError, match="segments_per_ack"):
+        model.tcp_goodput_full_duplex_mbps(0)
