@@ -20,7 +20,9 @@ from .judge.linerate import tcp_goodput_limit
 from .judge.thresholds import Thresholds, load_thresholds
 from .lab.facts import HostFacts, gather_facts
 from .lab.inventory import HostEntry, Inventory, LinkEntry, load_inventory
+from .lab.profiles import AppliedProfile, Profile, apply_profile, load_profiles
 from .lab.remote import RemoteHost
+from .lab.tunables import Unsupported
 from .measurement import Measurement, TrafficContext
 from .settings import PinetSettings
 from .traffic.iperf3_runner import Iperf3Options, Iperf3Run, run_iperf3, run_iperf3_both_ways
@@ -138,7 +140,9 @@ class TcpMeasurer:
         link: LinkEntry,
         options: Iperf3Options,
         facts: FactsCache,
+        profile: str = "stock",
     ) -> None:
+        self.profile = profile
         self.request = request
         self.inventory = inventory
         self.hosts = hosts
@@ -170,6 +174,7 @@ class TcpMeasurer:
             omit_s=self.options.omit,
             link_speed_mbps=link.speed_mbps,
             mtu=link.mtu,
+            profile=self.profile,
             kernel=board_facts.kernel,
             os=board_facts.os_name,
             driver=(board_if.driver or "") if board_if else "",
@@ -238,6 +243,52 @@ class TcpMeasurer:
         )
 
 
+@pytest.fixture(scope="session")
+def pinet_profiles(pinet_settings: PinetSettings) -> dict[str, Profile]:
+    """The tuning profiles file, validated."""
+    try:
+        return load_profiles(pinet_settings.profiles)
+    except ConfigError as exc:
+        pytest.fail(str(exc), pytrace=False)
+
+
+@pytest.fixture(params=["stock"])
+def profile(
+    request: pytest.FixtureRequest,
+    pinet_profiles: dict[str, Profile],
+    pinet_hosts: dict[str, RemoteHost],
+    ethernet_link: LinkEntry,
+) -> Iterator[AppliedProfile]:
+    """Apply a named profile to the board and peer of the link; restore it afterwards.
+
+    Parametrize with ``@pytest.mark.parametrize("profile", [...], indirect=True)``.  A
+    tunable the host cannot take skips the test with the reason and records the fact.
+    """
+    name = request.param
+    if name not in pinet_profiles:
+        pytest.fail(f"profile {name!r} is not in the profiles file ({sorted(pinet_profiles)})", pytrace=False)
+    hosts = {"board": pinet_hosts[ethernet_link.board], "peer": pinet_hosts[ethernet_link.peer]}
+    try:
+        applied = apply_profile(pinet_profiles[name], hosts, ethernet_link)
+    except Unsupported as exc:
+        _run(request.config).results.record_fact(
+            "unsupported-tunable",
+            {
+                "test_id": request.node.nodeid,
+                "profile": name,
+                "host": exc.host,
+                "tunable": exc.tunable,
+                "reason": exc.reason,
+            },
+        )
+        pytest.skip(f"profile {name}: {exc}")
+    yield applied
+    problems = applied.restore()
+    if problems:
+        _run(request.config).results.record_fact("restore-failed", {"profile": name, "problems": problems})
+        pytest.fail("restoring the profile failed: " + "; ".join(problems), pytrace=False)
+
+
 @pytest.fixture
 def measure_tcp(
     request: pytest.FixtureRequest,
@@ -246,9 +297,12 @@ def measure_tcp(
     ethernet_link: LinkEntry,
     iperf3_options: Iperf3Options,
     host_facts: FactsCache,
+    profile: AppliedProfile,
 ) -> TcpMeasurer:
-    """Measure TCP goodput over ``ethernet_link``; every measurement is recorded at once."""
-    return TcpMeasurer(request, pinet_inventory, pinet_hosts, ethernet_link, iperf3_options, host_facts)
+    """Measure TCP goodput over ``ethernet_link`` under ``profile``; each result is recorded at once."""
+    return TcpMeasurer(
+        request, pinet_inventory, pinet_hosts, ethernet_link, iperf3_options, host_facts, profile.profile.name
+    )
 
 
 def _attach(measurement: Measurement, raw_dir: str) -> None:

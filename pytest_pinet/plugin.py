@@ -81,6 +81,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="thresholds file (default: lab/thresholds.yaml under the rootdir)",
     )
     group.addoption(
+        "--pinet-profiles",
+        default=None,
+        metavar="FILE",
+        help="tuning profiles file (default: lab/profiles.yaml under the rootdir)",
+    )
+    group.addoption(
         "--pinet-duration",
         default=None,
         metavar="S",
@@ -103,6 +109,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         ("pinet_lab", "default for --pinet-lab"),
         ("pinet_results", "default for --pinet-results"),
         ("pinet_thresholds", "default for --pinet-thresholds"),
+        ("pinet_profiles", "default for --pinet-profiles"),
         ("pinet_duration", "default for --pinet-duration"),
         ("pinet_omit", "default for --pinet-omit"),
         ("pinet_streams", "default for --pinet-streams"),
@@ -141,6 +148,7 @@ def _settings(config: pytest.Config) -> PinetSettings:
         thresholds=layered(
             "thresholds", opt("thresholds"), ini("thresholds"), "lab/thresholds.yaml", path_value
         ),
+        profiles=layered("profiles", opt("profiles"), ini("profiles"), "lab/profiles.yaml", path_value),
         duration=layered("duration", opt("duration"), ini("duration"), "20", positive_int),
         omit=layered("omit", opt("omit"), ini("omit"), "2", non_negative_int),
         streams=layered("streams", opt("streams"), ini("streams"), "10", positive_int),
@@ -221,46 +229,63 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         return
     rows = run.results.load()
     if rows:
-        terminalreporter.section("pinet measurements")
-        header = f"{'test':48} {'direction':12} {'Mbit/s':>8} {'limit':>7} {'retr':>7}"
-        terminalreporter.write_line(header)
-        for row in rows:
-            context = row.get("context", {})
-            assert isinstance(context, dict)
-            retr = row.get("retransmits")
+        _measurement_summary(terminalreporter, rows)
+        terminalreporter.write_line(f"results: {run.results.measurements_file}")
+    facts = run.results.load_facts()
+    for fact in facts:
+        if fact.get("kind") == "unsupported-tunable":
             terminalreporter.write_line(
-                f"{str(row['test_id']).rsplit('::', 1)[-1][:48]:48} {context.get('direction', ''):12} "
-                f"{float(str(row['goodput_mbps'])):8.1f} {float(str(row['limit_mbps'])):7.1f} "
-                f"{'-' if retr is None else retr:>7}"
+                f"unsupported: {fact['host']} {fact['tunable']} (profile {fact['profile']}): {fact['reason']}"
             )
-        for row in rows:
+    if run.lab_error:
+        terminalreporter.write_line(f"pinet: virtual lab teardown failed: {run.lab_error}", red=True)
+
+
+def _measurement_summary(terminalreporter: Any, rows: list[dict[str, Any]]) -> None:
+    """Table of goodputs, the hosts' load during each run, and the boards' facts."""
+    terminalreporter.section("pinet measurements")
+    terminalreporter.write_line(
+        f"{'test':34} {'profile':20} {'direction':12} {'duplex':6} {'Mbit/s':>8} {'limit':>7} {'retr':>6}"
+    )
+    seen_observations = set()
+    load_lines = []
+    boards = {}
+    for row in rows:
+        context = row.get("context", {})
+        name = str(row["test_id"]).rsplit("::", 1)[-1].split("[", 1)[0]
+        retr = row.get("retransmits")
+        terminalreporter.write_line(
+            f"{name[:34]:34} {context.get('profile', ''):20} {context.get('direction', ''):12} "
+            f"{context.get('duplex', ''):6} {float(row['goodput_mbps']):8.1f} "
+            f"{float(row['limit_mbps']):7.1f} {'-' if retr is None else retr:>6}"
+        )
+        run_key = str(row["test_id"]).split("#", 1)[0]
+        if run_key not in seen_observations:
+            seen_observations.add(run_key)
             for obs in row.get("observations") or []:
-                cores = sorted(obs.get("cpu", []), key=lambda c: -c["busy"])
-                per_core = [c for c in cores if c["cpu"] != "cpu"]
-                busiest = per_core[0] if per_core else None
+                cores = [c for c in obs.get("cpu", []) if c["cpu"] != "cpu"]
+                busiest = max(cores, key=lambda c: c["busy"]) if cores else None
                 nic = obs.get("nic", {})
-                terminalreporter.write_line(
-                    f"  {str(row['test_id']).rsplit('::', 1)[-1][:40]:40} {obs['host']}:{obs['interface']} "
+                load_lines.append(
+                    f"  {run_key.rsplit('::', 1)[-1][:52]:52} {obs['host']}:{obs['interface']:6} "
                     + (
-                        f"busiest {busiest['cpu']} {busiest['busy']:.0f}% (softirq {busiest['softirq']:.0f}%)"
+                        f"{busiest['cpu']} {busiest['busy']:3.0f}% (softirq {busiest['softirq']:2.0f}%) "
                         if busiest
                         else ""
                     )
-                    + f" rx {nic.get('rx_packets', 0)} pkts tx {nic.get('tx_packets', 0)} pkts"
-                    + f" drops {nic.get('rx_dropped', 0) + nic.get('tx_dropped', 0)}"
+                    + f"rx {nic.get('rx_packets', 0):>8} tx {nic.get('tx_packets', 0):>8} pkts, "
+                    + f"drops {nic.get('rx_dropped', 0) + nic.get('tx_dropped', 0)}"
                 )
-        boards = {}
-        for row in rows:
-            facts = row.get("facts")
-            if isinstance(facts, dict) and isinstance(facts.get("board"), dict):
-                board = facts["board"]
-                boards[board.get("host")] = (
-                    f"board {board.get('host')}: {board.get('os_name') or '?'}, "
-                    f"kernel {board.get('kernel')}, "
-                    f"{board.get('cpus')} CPUs, {board.get('iperf3_version') or 'iperf3 ?'}"
-                )
-        for line in boards.values():
+        facts = row.get("facts")
+        if isinstance(facts, dict) and isinstance(facts.get("board"), dict):
+            board = facts["board"]
+            boards[board.get("host")] = (
+                f"board {board.get('host')}: {board.get('os_name') or '?'}, kernel {board.get('kernel')}, "
+                f"{board.get('cpus')} CPUs, {board.get('iperf3_version') or 'iperf3 ?'}"
+            )
+    if load_lines:
+        terminalreporter.write_line("load during the runs (busiest core, NIC packets):")
+        for line in load_lines:
             terminalreporter.write_line(line)
-        terminalreporter.write_line(f"results: {run.results.measurements_file}")
-    if run.lab_error:
-        terminalreporter.write_line(f"pinet: virtual lab teardown failed: {run.lab_error}", red=True)
+    for line in boards.values():
+        terminalreporter.write_line(line)

@@ -26,6 +26,7 @@ class PinetSettings:
     lab: str  # "virtual" or a path to a labgrid env file
     results: Path
     thresholds: Path
+    profiles: Path
     duration: int
     omit: int
     streams: int

@@ -57,6 +57,26 @@ class ResultsDir:
             (raw_dir / f"iperf3-{name}.json").write_text(text, encoding="utf-8")
         return raw_dir
 
+    def record_fact(self, kind: str, data: dict[str, Any]) -> None:
+        """Append a fact learned during the run (an unsupported tunable, a lab fault)."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        line = json.dumps({"run_id": self.run_id, "kind": kind, **data}, sort_keys=True)
+        with open(self.path / "facts.jsonl", "a", encoding="utf-8") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                handle.write(line + "\n")
+                handle.flush()
+                os.fsync(handle.fileno())
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def load_facts(self) -> list[dict[str, Any]]:
+        """Facts recorded so far in this run."""
+        path = self.path / "facts.jsonl"
+        if not path.exists():
+            return []
+        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
     def load(self) -> list[dict[str, Any]]:
         """Every measurement recorded so far in this run (all xdist workers)."""
         if not self.measurements_file.exists():

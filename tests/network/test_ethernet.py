@@ -1,9 +1,10 @@
 """Ethernet throughput between the board and a peer (seed: Pi 4B built-in port vs a PC).
 
-Ten parallel TCP streams, the first seconds omitted as warm-up, goodput judged against
-lab/thresholds.yaml: 940 Mbit/s for GbE at MTU 1500 in half duplex (the line-rate limit
-with TCP timestamps is 941.5); in full duplex each direction also carries the other's ACKs
-and a stock Pi 4B reaches only ~540 (softirq-bound).
+Ten parallel TCP streams, the first seconds omitted as warm-up, under the seed's profiles
+(stock, IRQs pinned, IRQs pinned + RPS/XPS) plus packet steering alone; goodput judged
+against lab/thresholds.yaml: 940 Mbit/s for GbE at MTU 1500 in half duplex (the line-rate
+limit with TCP timestamps is 941.5); in full duplex each direction also carries the
+other's ACKs and a stock Pi 4B reaches only ~540 (softirq-bound).
 """
 
 from __future__ import annotations
@@ -12,8 +13,11 @@ import pytest
 
 pytestmark = [pytest.mark.ethernet]
 
+PROFILES = ["stock", "irq-pinned", "irq-pinned-rps-xps", "rps-xps"]
+
 
 @pytest.mark.half_duplex
+@pytest.mark.parametrize("profile", PROFILES, indirect=True)
 @pytest.mark.parametrize("direction", ["board->peer", "peer->board"])
 def test_tcp_half_duplex_goodput(measure_tcp, judge_goodput, direction):
     measurement = measure_tcp.half_duplex(direction)
@@ -22,6 +26,7 @@ def test_tcp_half_duplex_goodput(measure_tcp, judge_goodput, direction):
 
 
 @pytest.mark.full_duplex
+@pytest.mark.parametrize("profile", PROFILES, indirect=True)
 def test_tcp_full_duplex_goodput(measure_tcp, judge_goodput):
     to_peer, to_board = measure_tcp.full_duplex()
     assert (to_peer.context.direction, to_board.context.direction) == ("board->peer", "peer->board")

@@ -1,0 +1,479 @@
+"""Tunables: one setting of a host (IRQ affinity, RPS/XPS, governor, clock, qdisc, sysctl ...).
+
+Each tunable can probe whether the host supports it, read its current state, apply the
+wanted state, read it back, and restore what it found.  A board that cannot take a tunable
+(xhci IRQ affinity answers EINVAL, an adapter without XPS queues, a VM without cpufreq) is
+not a failed test: the tunable raises :class:`Unsupported` with the reason, and the caller
+skips the test and records the fact.
+"""
+
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import LabFault, PinetError
+from .facts_parse import parse_proc_interrupts
+from .inventory import INTERFACE_NAME
+from .remote import RemoteHost, quote
+
+SYSCTL_KEY = re.compile(r"^[a-z0-9_.\-/]+$")
+GOVERNOR = re.compile(r"^[a-z0-9_]+$")
+
+
+class Unsupported(PinetError):
+    """The host cannot take this tunable; ``reason`` says why (for the skip and the record)."""
+
+    def __init__(self, tunable: str, host: str, reason: str) -> None:
+        self.tunable = tunable
+        self.host = host
+        self.reason = reason
+        super().__init__(f"{host}: {tunable} unsupported: {reason}")
+
+
+def _check_interface(name: str) -> str:
+    if not INTERFACE_NAME.match(name):
+        raise ValueError(f"not an interface name: {name!r}")
+    return name
+
+
+def _write(host: RemoteHost, path: str, value: str) -> tuple[bool, str]:
+    """Write ``value`` to a sysfs/procfs file; (ok, error text)."""
+    result = host.run_shell(f"printf '%s\\n' {quote([value])} > {quote([path])}", timeout=15)
+    return result.ok, result.stderr.strip()
+
+
+def _read(host: RemoteHost, path: str) -> str | None:
+    result = host.run(["cat", path], timeout=15)
+    return result.stdout.strip() if result.ok else None
+
+
+def _glob(host: RemoteHost, pattern_dir: str, pattern: str) -> list[str]:
+    """Files matching a fixed-directory glob on the host (the directory is quoted)."""
+    result = host.run_shell(
+        f"cd {quote([pattern_dir])} 2>/dev/null && ls -d {pattern} 2>/dev/null", timeout=15
+    )
+    return [f"{pattern_dir}/{line.strip()}" for line in result.stdout.splitlines() if line.strip()]
+
+
+class Tunable(ABC):
+    """A setting that can be probed, applied, read back and restored."""
+
+    name: str
+
+    @abstractmethod
+    def describe(self) -> str:
+        """What this tunable sets, for reports."""
+
+    @abstractmethod
+    def read(self, host: RemoteHost) -> Any:
+        """Current state (also what ``restore`` puts back); raises Unsupported if absent."""
+
+    @abstractmethod
+    def apply(self, host: RemoteHost) -> None:
+        """Set the wanted state; raises Unsupported when the host refuses it."""
+
+    @abstractmethod
+    def restore(self, host: RemoteHost, saved: Any) -> None:
+        """Put back what :meth:`read` returned before :meth:`apply`."""
+
+    @abstractmethod
+    def is_applied(self, host: RemoteHost) -> bool:
+        """Read back: does the host now hold the wanted state?"""
+
+
+@dataclass
+class IrqAffinity(Tunable):
+    """Pin the IRQs named ``irq_name`` to CPUs, in /proc/interrupts order (seed: TX/RX to 1/2)."""
+
+    irq_name: str
+    cpus: tuple[int, ...]
+    name: str = "irq_affinity"
+
+    def describe(self) -> str:
+        return f"IRQs named {self.irq_name} -> CPUs {list(self.cpus)}"
+
+    def _irqs(self, host: RemoteHost) -> list[str]:
+        table = parse_proc_interrupts(host.check(["cat", "/proc/interrupts"]))
+        irqs = [line.irq for line in table.for_name(self.irq_name) if line.irq.isdigit()]
+        if not irqs:
+            raise Unsupported(self.name, host.name, f"no IRQ named {self.irq_name!r} in /proc/interrupts")
+        if max(self.cpus) >= table.cpus:
+            raise Unsupported(self.name, host.name, f"CPU {max(self.cpus)} asked, host has {table.cpus}")
+        return irqs
+
+    def _wanted(self, irqs: list[str]) -> dict[str, str]:
+        return {irq: str(self.cpus[n % len(self.cpus)]) for n, irq in enumerate(irqs)}
+
+    def read(self, host: RemoteHost) -> dict[str, str]:
+        return {irq: _read(host, f"/proc/irq/{irq}/smp_affinity_list") or "" for irq in self._irqs(host)}
+
+    def apply(self, host: RemoteHost) -> None:
+        for irq, cpu in self._wanted(self._irqs(host)).items():
+            ok, error = _write(host, f"/proc/irq/{irq}/smp_affinity_list", cpu)
+            if not ok:
+                # xhci_hcd on the Pi 4 answers EINVAL: its affinity cannot be changed.
+                raise Unsupported(
+                    self.name, host.name, f"IRQ {irq} refused CPU {cpu}: {error or 'write failed'}"
+                )
+
+    def restore(self, host: RemoteHost, saved: dict[str, str]) -> None:
+        for irq, value in saved.items():
+            if value:
+                _write(host, f"/proc/irq/{irq}/smp_affinity_list", value)
+
+    def is_applied(self, host: RemoteHost) -> bool:
+        return self.read(host) == self._wanted(self._irqs(host))
+
+
+def cpu_mask(host: RemoteHost, cpus: str | tuple[int, ...]) -> str:
+    """Hex CPU mask; ``"all"`` means every CPU the host has."""
+    if cpus == "all":
+        count = int(host.check(["nproc"]).strip() or "1")
+        return format((1 << count) - 1, "x")
+    assert isinstance(cpus, tuple)
+    return format(sum(1 << c for c in cpus), "x")
+
+
+def _same_mask(a: str, b: str) -> bool:
+    try:
+        return int(a.replace(",", ""), 16) == int(b.replace(",", ""), 16)
+    except ValueError:
+        return False
+
+
+@dataclass
+class QueueMask(Tunable):
+    """RPS (receive) or XPS (transmit) CPU mask on every queue of an interface."""
+
+    kind: str  # "rps" or "xps"
+    interface: str
+    cpus: str | tuple[int, ...]
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        _check_interface(self.interface)
+        if self.kind not in ("rps", "xps"):
+            raise ValueError(f"kind must be rps or xps, got {self.kind!r}")
+        self.name = self.kind
+
+    def describe(self) -> str:
+        return f"{self.kind.upper()} on {self.interface}: CPUs {self.cpus}"
+
+    def _files(self, host: RemoteHost) -> list[str]:
+        queues = "rx-*" if self.kind == "rps" else "tx-*"
+        base = f"/sys/class/net/{self.interface}/queues"
+        files = [f"{q}/{self.kind}_cpus" for q in _glob(host, base, queues)]
+        present = [f for f in files if _read(host, f) is not None]
+        if not present:
+            raise Unsupported(self.name, host.name, f"{self.interface} has no {self.kind}_cpus queue files")
+        return present
+
+    def read(self, host: RemoteHost) -> dict[str, str]:
+        return {f: _read(host, f) or "0" for f in self._files(host)}
+
+    def apply(self, host: RemoteHost) -> None:
+        mask = cpu_mask(host, self.cpus)
+        for path in self._files(host):
+            ok, error = _write(host, path, mask)
+            if not ok:
+                raise Unsupported(self.name, host.name, f"{path} refused mask {mask}: {error}")
+
+    def restore(self, host: RemoteHost, saved: dict[str, str]) -> None:
+        for path, value in saved.items():
+            _write(host, path, value)
+
+    def is_applied(self, host: RemoteHost) -> bool:
+        mask = cpu_mask(host, self.cpus)
+        return all(_same_mask(v, mask) for v in self.read(host).values())
+
+
+CPUFREQ = "/sys/devices/system/cpu"
+
+
+@dataclass
+class Governor(Tunable):
+    """cpufreq governor on every CPU."""
+
+    governor: str
+    name: str = "governor"
+
+    def __post_init__(self) -> None:
+        if not GOVERNOR.match(self.governor):
+            raise ValueError(f"not a governor name: {self.governor!r}")
+
+    def describe(self) -> str:
+        return f"cpufreq governor {self.governor}"
+
+    def _files(self, host: RemoteHost) -> list[str]:
+        files = [f"{d}/cpufreq/scaling_governor" for d in _glob(host, CPUFREQ, "cpu[0-9]*")]
+        present = [f for f in files if _read(host, f) is not None]
+        if not present:
+            raise Unsupported(self.name, host.name, "no cpufreq (scaling_governor) on this host")
+        available = _read(host, f"{CPUFREQ}/cpu0/cpufreq/scaling_available_governors") or ""
+        if available and self.governor not in available.split():
+            raise Unsupported(self.name, host.name, f"governor {self.governor} not in {available!r}")
+        return present
+
+    def read(self, host: RemoteHost) -> dict[str, str]:
+        return {f: _read(host, f) or "" for f in self._files(host)}
+
+    def apply(self, host: RemoteHost) -> None:
+        for path in self._files(host):
+            ok, error = _write(host, path, self.governor)
+            if not ok:
+                raise Unsupported(self.name, host.name, f"{path}: {error}")
+
+    def restore(self, host: RemoteHost, saved: dict[str, str]) -> None:
+        for path, value in saved.items():
+            if value:
+                _write(host, path, value)
+
+    def is_applied(self, host: RemoteHost) -> bool:
+        return all(v == self.governor for v in self.read(host).values())
+
+
+@dataclass
+class FixedClock(Tunable):
+    """Fix the CPU clock (seed: 1500 and 2000 MHz) by pinning min and max frequency."""
+
+    mhz: int
+    name: str = "cpu_mhz"
+
+    def describe(self) -> str:
+        return f"CPU clock fixed at {self.mhz} MHz"
+
+    def _cpus(self, host: RemoteHost) -> list[str]:
+        dirs = [d for d in _glob(host, CPUFREQ, "cpu[0-9]*") if _read(host, f"{d}/cpufreq/scaling_max_freq")]
+        if not dirs:
+            raise Unsupported(self.name, host.name, "no cpufreq on this host")
+        low = int(_read(host, f"{dirs[0]}/cpufreq/cpuinfo_min_freq") or 0)
+        high = int(_read(host, f"{dirs[0]}/cpufreq/cpuinfo_max_freq") or 0)
+        if not low <= self.mhz * 1000 <= high:
+            raise Unsupported(
+                self.name, host.name, f"{self.mhz} MHz outside {low // 1000}-{high // 1000} MHz"
+            )
+        return dirs
+
+    def read(self, host: RemoteHost) -> dict[str, tuple[str, str]]:
+        return {
+            d: (
+                _read(host, f"{d}/cpufreq/scaling_min_freq") or "",
+                _read(host, f"{d}/cpufreq/scaling_max_freq") or "",
+            )
+            for d in self._cpus(host)
+        }
+
+    def apply(self, host: RemoteHost) -> None:
+        khz = str(self.mhz * 1000)
+        for d in self._cpus(host):
+            # Raise max first when going up, lower min first when going down.
+            for name in ("scaling_max_freq", "scaling_min_freq", "scaling_max_freq"):
+                _write(host, f"{d}/cpufreq/{name}", khz)
+
+    def restore(self, host: RemoteHost, saved: dict[str, tuple[str, str]]) -> None:
+        for d, (low, high) in saved.items():
+            _write(host, f"{d}/cpufreq/scaling_max_freq", high)
+            _write(host, f"{d}/cpufreq/scaling_min_freq", low)
+
+    def is_applied(self, host: RemoteHost) -> bool:
+        khz = str(self.mhz * 1000)
+        return all(v == (khz, khz) for v in self.read(host).values())
+
+
+@dataclass
+class Sysctl(Tunable):
+    """A kernel parameter (``net.ipv4.ip_forward`` is the routing tests' one)."""
+
+    key: str
+    value: str
+    name: str = "sysctl"
+
+    def __post_init__(self) -> None:
+        if not SYSCTL_KEY.match(self.key) or ".." in self.key:
+            raise ValueError(f"not a sysctl key: {self.key!r}")
+
+    def describe(self) -> str:
+        return f"sysctl {self.key}={self.value}"
+
+    def read(self, host: RemoteHost) -> str:
+        result = host.run(["sysctl", "-n", self.key], timeout=15)
+        if not result.ok:
+            raise Unsupported(self.name, host.name, f"{self.key}: {result.stderr.strip() or 'unknown key'}")
+        return " ".join(result.stdout.split())
+
+    def apply(self, host: RemoteHost) -> None:
+        result = host.run(["sysctl", "-w", f"{self.key}={self.value}"], timeout=15)
+        if not result.ok:
+            raise Unsupported(self.name, host.name, f"{self.key}={self.value}: {result.stderr.strip()}")
+
+    def restore(self, host: RemoteHost, saved: str) -> None:
+        host.run(["sysctl", "-w", f"{self.key}={saved}"], timeout=15)
+
+    def is_applied(self, host: RemoteHost) -> bool:
+        return self.read(host) == " ".join(self.value.split())
+
+
+@dataclass
+class Mtu(Tunable):
+    """Interface MTU."""
+
+    interface: str
+    mtu: int
+    name: str = "mtu"
+
+    def __post_init__(self) -> None:
+        _check_interface(self.interface)
+
+    def describe(self) -> str:
+        return f"MTU {self.mtu} on {self.interface}"
+
+    def read(self, host: RemoteHost) -> int:
+        value = _read(host, f"/sys/class/net/{self.interface}/mtu")
+        if value is None or not value.isdigit():
+            raise Unsupported(self.name, host.name, f"no interface {self.interface}")
+        return int(value)
+
+    def apply(self, host: RemoteHost) -> None:
+        result = host.run(["ip", "link", "set", "dev", self.interface, "mtu", self.mtu], timeout=15)
+        if not result.ok:
+            raise Unsupported(
+                self.name, host.name, f"MTU {self.mtu} on {self.interface}: {result.stderr.strip()}"
+            )
+
+    def restore(self, host: RemoteHost, saved: int) -> None:
+        host.run(["ip", "link", "set", "dev", self.interface, "mtu", saved], timeout=15)
+
+    def is_applied(self, host: RemoteHost) -> bool:
+        return self.read(host) == self.mtu
+
+
+@dataclass
+class Offloads(Tunable):
+    """NIC offloads (``ethtool -K``): {feature: on/off}."""
+
+    interface: str
+    features: dict[str, bool]
+    name: str = "offloads"
+
+    def __post_init__(self) -> None:
+        _check_interface(self.interface)
+        for feature in self.features:
+            if not re.fullmatch(r"[a-z0-9-]+", feature):
+                raise ValueError(f"not an offload name: {feature!r}")
+
+    def describe(self) -> str:
+        return f"offloads on {self.interface}: " + ", ".join(
+            f"{k} {'on' if v else 'off'}" for k, v in self.features.items()
+        )
+
+    def read(self, host: RemoteHost) -> dict[str, bool]:
+        result = host.run(["ethtool", "-k", self.interface], timeout=15)
+        if not result.ok:
+            raise Unsupported(self.name, host.name, f"ethtool -k {self.interface}: {result.stderr.strip()}")
+        return {
+            line.split(":")[0].strip(): "on" in line.split(":", 1)[1]
+            for line in result.stdout.splitlines()[1:]
+            if ":" in line
+        }
+
+    def apply(self, host: RemoteHost) -> None:
+        argv: list[str | int | float] = ["ethtool", "-K", self.interface]
+        for feature, on in self.features.items():
+            argv += [feature, "on" if on else "off"]
+        result = host.run(argv, timeout=15)
+        if not result.ok:
+            raise Unsupported(self.name, host.name, result.stderr.strip() or "ethtool -K failed")
+
+    def restore(self, host: RemoteHost, saved: dict[str, bool]) -> None:
+        argv: list[str | int | float] = ["ethtool", "-K", self.interface]
+        for feature in self.features:
+            if feature in saved:
+                argv += [feature, "on" if saved[feature] else "off"]
+        host.run(argv, timeout=15)
+
+    def is_applied(self, host: RemoteHost) -> bool:
+        state = self.read(host)
+        return all(state.get(f) == on for f, on in self.features.items() if f in state)
+
+
+QDISC_TOKEN = re.compile(r"^[a-z0-9_.]+$")
+
+
+@dataclass
+class Qdisc(Tunable):
+    """The queueing discipline of an interface (``sfq quantum 1500``, ``fq_codel`` ...).
+
+    On an emulated link the root qdisc is the tbf shaper that makes a veth a GbE cable; the
+    tunable then installs the discipline as the shaper's child, where the queue actually
+    builds, instead of replacing the shaper.
+    """
+
+    interface: str
+    spec: tuple[str, ...]
+    name: str = "qdisc"
+
+    def __post_init__(self) -> None:
+        _check_interface(self.interface)
+        if not self.spec or not all(QDISC_TOKEN.match(t) for t in self.spec):
+            raise ValueError(f"not a qdisc spec: {' '.join(self.spec)!r}")
+
+    def describe(self) -> str:
+        return f"qdisc {' '.join(self.spec)} on {self.interface}"
+
+    def _root(self, host: RemoteHost) -> str:
+        result = host.run(["tc", "qdisc", "show", "dev", self.interface, "root"], timeout=15)
+        if not result.ok:
+            raise Unsupported(self.name, host.name, f"no interface {self.interface}: {result.stderr.strip()}")
+        return result.stdout.strip().splitlines()[0] if result.stdout.strip() else ""
+
+    def _parent(self, host: RemoteHost) -> list[str]:
+        root = self._root(host).split()
+        if len(root) >= 3 and root[1] == "tbf":
+            return ["parent", f"{root[2].rstrip(':')}:1"]
+        return ["root"]
+
+    def read(self, host: RemoteHost) -> list[str]:
+        return self._parent(host)
+
+    def apply(self, host: RemoteHost) -> None:
+        where = self._parent(host)
+        result = host.run(["tc", "qdisc", "replace", "dev", self.interface, *where, *self.spec], timeout=15)
+        if not result.ok:
+            error = result.stderr.strip()
+            if "Unknown qdisc" in error or "No such file" in error or "not supported" in error.lower():
+                raise Unsupported(
+                    self.name, host.name, f"kernel lacks {self.spec[0]} (sch_{self.spec[0]}): {error}"
+                )
+            raise Unsupported(self.name, host.name, f"{self.describe()}: {error}")
+
+    def restore(self, host: RemoteHost, saved: list[str]) -> None:
+        # Deleting returns the interface (or the shaper's class) to the kernel's default.
+        host.run(["tc", "qdisc", "del", "dev", self.interface, *saved], timeout=15)
+
+    def is_applied(self, host: RemoteHost) -> bool:
+        out = host.run(["tc", "qdisc", "show", "dev", self.interface], timeout=15).stdout
+        return any(line.split()[1:2] == [self.spec[0]] for line in out.splitlines() if line.strip())
+
+
+def apply_checked(tunable: Tunable, host: RemoteHost) -> Any:
+    """Read, apply and read back; return the saved state for :meth:`Tunable.restore`.
+
+    A read-back that differs from the wanted state is an Unsupported (the host silently
+    ignored the write); anything else failing is a lab fault.
+    """
+    saved = tunable.read(host)
+    try:
+        tunable.apply(host)
+        if not tunable.is_applied(host):
+            raise Unsupported(
+                tunable.name, host.name, f"read-back differs after setting {tunable.describe()}"
+            )
+    except Unsupported:
+        tunable.restore(host, saved)
+        raise
+    except LabFault:
+        raise
+    return saved
