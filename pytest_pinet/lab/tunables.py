@@ -350,6 +350,21 @@ class Mtu(Tunable):
         return self.read(host) == self.mtu
 
 
+# ethtool -K takes short names; ethtool -k prints long ones.
+OFFLOAD_ALIASES = {
+    "sg": "scatter-gather",
+    "tso": "tcp-segmentation-offload",
+    "gso": "generic-segmentation-offload",
+    "gro": "generic-receive-offload",
+    "lro": "large-receive-offload",
+    "rx": "rx-checksumming",
+    "tx": "tx-checksumming",
+    "rxvlan": "rx-vlan-offload",
+    "txvlan": "tx-vlan-offload",
+    "ufo": "udp-fragmentation-offload",
+}
+
+
 @dataclass
 class Offloads(Tunable):
     """NIC offloads (``ethtool -K``): {feature: on/off}."""
@@ -390,13 +405,14 @@ class Offloads(Tunable):
     def restore(self, host: RemoteHost, saved: dict[str, bool]) -> None:
         argv: list[str | int | float] = ["ethtool", "-K", self.interface]
         for feature in self.features:
-            if feature in saved:
-                argv += [feature, "on" if saved[feature] else "off"]
+            long = OFFLOAD_ALIASES.get(feature, feature)
+            if long in saved:
+                argv += [feature, "on" if saved[long] else "off"]
         host.run(argv, timeout=15)
 
     def is_applied(self, host: RemoteHost) -> bool:
         state = self.read(host)
-        return all(state.get(f) == on for f, on in self.features.items() if f in state)
+        return all(state.get(OFFLOAD_ALIASES.get(f, f)) == on for f, on in self.features.items())
 
 
 QDISC_TOKEN = re.compile(r"^[a-z0-9_.]+$")
@@ -443,7 +459,10 @@ class Qdisc(Tunable):
         result = host.run(["tc", "qdisc", "replace", "dev", self.interface, *where, *self.spec], timeout=15)
         if not result.ok:
             error = result.stderr.strip()
-            if "Unknown qdisc" in error or "No such file" in error or "not supported" in error.lower():
+            if any(
+                t in error.lower()
+                for t in ("unknown qdisc", "qdisc kind is unknown", "no such file", "not supported")
+            ):
                 raise Unsupported(
                     self.name, host.name, f"kernel lacks {self.spec[0]} (sch_{self.spec[0]}): {error}"
                 )
