@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -85,7 +86,8 @@ def _print_status(data: dict[str, object], *, as_json: bool) -> None:
                 print(f"      {side} egress: {link[f'{side}_qdisc']}")
 
 
-def cmd_lab_power(args: argparse.Namespace) -> int:
+def cmd_lab_vhost_power(args: argparse.Namespace) -> int:
+    """Switch a virtual host itself (what the virtual env's ExternalPowerDriver runs)."""
     spec = _spec(args)
     try:
         spec.host(args.host)
@@ -93,13 +95,46 @@ def cmd_lab_power(args: argparse.Namespace) -> int:
         raise PinetError(
             f"no host {args.host!r} in lab {spec.name}; hosts: {[h.name for h in spec.hosts]}"
         ) from None
-    if args.state == "cycle":
-        lab.power(spec, args.host, "off")
-        time.sleep(args.delay)
-        lab.power(spec, args.host, "on")
-    else:
-        lab.power(spec, args.host, args.state)
-    print(f"{spec.name}/{args.host}: power {args.state}")
+    lab.power(spec, args.host, args.state)
+    return 0
+
+
+def cmd_lab_power(args: argparse.Namespace) -> int:
+    """Power a host through labgrid's power driver of the env file (any lab)."""
+    from labgrid import Environment
+
+    from .lab.inventory import load_inventory
+    from .lab.remote import RemoteHost
+    from .lab.strategy import PinetBoardStrategy
+
+    # An env whose power command calls `pinet lab power` again would recurse without end.
+    if os.environ.get("PINET_POWER_NESTED"):
+        raise PinetError(
+            "pinet lab power called from a power command: the env file's power driver loops back"
+        )
+    os.environ["PINET_POWER_NESTED"] = "1"
+    env_file = Path(args.env) if args.env else _spec(args).env_file
+    if not env_file.exists():
+        raise PinetError(f"{env_file} not found: run `pinet lab up` or pass --env FILE")
+    inventory = load_inventory(env_file)
+    if args.host not in inventory.hosts:
+        raise PinetError(f"{env_file}: no host {args.host!r}; hosts: {sorted(inventory.hosts)}")
+    target = Environment(config_file=str(env_file)).get_target(args.host)
+    try:
+        strategy = PinetBoardStrategy(target, "pinet-strategy")
+    except Exception as exc:
+        raise PinetError(f"{env_file}: {args.host} has no usable power driver ({exc})") from None
+    strategy.remote = RemoteHost(inventory.hosts[args.host].endpoint, connect_timeout=3)
+    strategy.boot_timeout = args.wait
+    try:
+        if args.state == "cycle":
+            strategy.transition("reachable")
+            print(f"{args.host}: power cycled, reachable over SSH after {strategy.boot_seconds:.1f} s")
+        else:
+            strategy.transition(args.state)
+            print(f"{args.host}: power {args.state}")
+    finally:
+        target.deactivate_all_drivers()
     return 0
 
 
@@ -163,12 +198,21 @@ def build_parser() -> argparse.ArgumentParser:
     status.add_argument("--json", action="store_true")
     status.set_defaults(func=cmd_lab_status)
 
-    power = lab_sub.add_parser("power", help="switch a virtual host off, on, or cycle it")
+    power = lab_sub.add_parser(
+        "power", help="power a host through labgrid: on, off, or cycle and wait for SSH"
+    )
     lab_option(power)
     power.add_argument("host")
     power.add_argument("state", choices=["on", "off", "cycle"])
-    power.add_argument("--delay", type=float, default=1.0, help="seconds off during a cycle")
+    power.add_argument("--env", default=None, help="labgrid env file (default: the virtual lab's)")
+    power.add_argument("--wait", type=float, default=120.0, help="seconds to wait for SSH after a cycle")
     power.set_defaults(func=cmd_lab_power)
+
+    vhost = lab_sub.add_parser("vhost-power", help="(internal) switch a virtual host; used by its env file")
+    lab_option(vhost)
+    vhost.add_argument("host")
+    vhost.add_argument("state", choices=["on", "off"])
+    vhost.set_defaults(func=cmd_lab_vhost_power)
 
     check = lab_sub.add_parser("check", help="validate a lab env file without touching hardware")
     check.add_argument("env_file")

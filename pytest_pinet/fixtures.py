@@ -88,6 +88,49 @@ def ethernet_link(pinet_inventory: Inventory, board_entry: HostEntry) -> LinkEnt
 
 
 @pytest.fixture(scope="session")
+def labgrid_env(pinet_inventory: Inventory) -> Any:
+    """The labgrid Environment of the lab (the same file the inventory came from)."""
+    from labgrid import Environment
+
+    return Environment(config_file=str(pinet_inventory.source))
+
+
+@pytest.fixture(scope="session")
+def board_strategy(labgrid_env: Any, board_entry: HostEntry, pinet_hosts: dict[str, RemoteHost]) -> Any:
+    """The board's PinetBoardStrategy: the env's if it declares one, else created on demand."""
+    from .lab.strategy import PinetBoardStrategy
+
+    target = labgrid_env.get_target(board_entry.name)
+    try:
+        strategy = target.get_driver(PinetBoardStrategy, activate=False)
+    except Exception:  # labgrid raises NoDriverFoundError when the env declares none
+        try:
+            strategy = PinetBoardStrategy(target, "pinet-strategy")
+        except Exception as exc:  # e.g. no power driver: the board cannot be power-cycled
+            pytest.skip(f"{board_entry.name} cannot be power-cycled: {exc}")
+    strategy.remote = pinet_hosts[board_entry.name]
+    return strategy
+
+
+@pytest.fixture(scope="session")
+def powered_board(request: pytest.FixtureRequest, board_strategy: Any, board_entry: HostEntry) -> HostEntry:
+    """The board, freshly power-cycled and provisioned (off -> on -> reachable -> provisioned).
+
+    The boot time and any console output are recorded with the run's facts.
+    """
+    board_strategy.transition("provisioned")
+    _run(request.config).results.record_fact(
+        "boot",
+        {
+            "host": board_entry.name,
+            "boot_seconds": board_strategy.boot_seconds,
+            "console": board_strategy.console_log[-20000:],
+        },
+    )
+    return board_entry
+
+
+@pytest.fixture(scope="session")
 def pinet_thresholds(pinet_settings: PinetSettings) -> Thresholds:
     """The thresholds file, validated."""
     try:

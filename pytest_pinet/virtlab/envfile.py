@@ -25,7 +25,7 @@ def power_command(spec: LabSpec, host: str, state: str) -> str:
         "-m",
         "pytest_pinet.cli",
         "lab",
-        "power",
+        "vhost-power",
         "--lab",
         spec.name,
         "--state-root",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -27,7 +28,9 @@ def hosts(fresh_lab):
 
 def _iperf3_pids(spec, host):
     return [
-        pid for pid in lab.netns_pids(spec.netns(host)) if "iperf3" in open(f"/proc/{pid}/cmdline").read()
+        pid
+        for pid in lab.netns_pids(spec.netns(host))
+        if "iperf3" in Path(f"/proc/{pid}/cmdline").read_text()
     ]
 
 

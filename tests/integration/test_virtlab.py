@@ -140,7 +140,7 @@ def test_down_cleans_after_a_killed_up(fresh_lab):
 
 def test_cli_reports_errors_in_one_line(fresh_lab):
     run = subprocess.run(
-        [sys.executable, "-m", "pytest_pinet.cli", "lab", "power", "--lab", "pinet9", "ghost", "on"],
+        [sys.executable, "-m", "pytest_pinet.cli", "lab", "vhost-power", "--lab", "pinet9", "ghost", "on"],
         capture_output=True,
         text=True,
     )

@@ -1,0 +1,148 @@
+"""A labgrid Strategy that takes a board from off to on, reachable and provisioned.
+
+Power goes through whatever PowerProtocol driver the env gives the target (PDU, PoE, relay,
+ExternalPowerDriver, QEMU), so the same strategy drives any lab.  "Reachable" means an SSH
+command answered through pinet's pinned connection, within a bound; while waiting, any
+console the target has is read, so a board that does not come back leaves its boot log in
+the report instead of a bare timeout.
+
+Real labs can name it in their env file (``imports: [pytest_pinet.lab.strategy]`` and
+``PinetBoardStrategy: {}`` under the board's drivers); pinet also creates it on demand.
+"""
+
+from __future__ import annotations
+
+import enum
+import socket
+import time
+from typing import Any
+
+import attr
+from labgrid.factory import target_factory
+from labgrid.step import step
+from labgrid.strategy import Strategy, StrategyError
+
+from ..errors import LabFault
+
+
+class BoardState(enum.Enum):
+    """Where a board is, from pinet's point of view."""
+
+    unknown = 0
+    off = 1
+    on = 2
+    reachable = 3
+    provisioned = 4
+
+
+@target_factory.reg_driver
+@attr.s(eq=False)
+class PinetBoardStrategy(Strategy):  # type: ignore[misc]
+    """off -> on -> reachable (SSH answers) -> provisioned (the tools pinet needs are there)."""
+
+    bindings = {  # noqa: RUF012 - labgrid reads this class attribute
+        "power": "PowerProtocol",
+        "service": "NetworkService",
+        "console": {"ConsoleProtocol", None},
+    }
+
+    status: BoardState = attr.ib(default=BoardState.unknown)
+    boot_timeout: float = attr.ib(default=120.0, converter=float)
+    required_tools: tuple[str, ...] = attr.ib(default=("iperf3", "ethtool", "ip"), converter=tuple)
+
+    def __attrs_post_init__(self) -> None:
+        super().__attrs_post_init__()
+        self.remote: Any = None  # a pinet RemoteHost, set by pinet; else a TCP banner check
+        self.console_log = ""
+        self.boot_seconds: float | None = None
+
+    @step(args=["status"])  # type: ignore[untyped-decorator]
+    def transition(self, status: BoardState | str, *, step: Any = None) -> None:
+        """Bring the board to ``status`` (a BoardState or its name)."""
+        if not isinstance(status, BoardState):
+            try:
+                status = BoardState[status]
+            except KeyError:
+                raise StrategyError(f"unknown board state {status!r}") from None
+        if status == BoardState.unknown:
+            raise StrategyError("can not transition to unknown")
+        if status == self.status:
+            return
+        if status == BoardState.off:
+            self.target.activate(self.power)
+            self.power.off()
+        elif status == BoardState.on:
+            self.target.activate(self.power)
+            self.power.on()
+        elif status == BoardState.reachable:
+            self._cycle_and_wait()
+        elif status == BoardState.provisioned:
+            if self.status != BoardState.reachable:
+                self._cycle_and_wait()
+            self._check_tools()
+        self.status = status
+
+    def force(self, status: BoardState | str) -> None:
+        """Declare the board to be in ``status`` without touching it (it is already there)."""
+        self.status = status if isinstance(status, BoardState) else BoardState[status]
+
+    def _cycle_and_wait(self) -> None:
+        self.target.activate(self.power)
+        self.console_log = ""
+        self.power.off()
+        started = time.monotonic()
+        self.power.on()
+        if self.console is not None:
+            self.target.activate(self.console)
+        deadline = started + self.boot_timeout
+        last = "not tried"
+        while time.monotonic() < deadline:
+            self._drain_console()
+            ok, last = self._reachable()
+            if ok:
+                self.boot_seconds = time.monotonic() - started
+                return
+            time.sleep(0.2)
+        self._drain_console()
+        tail = self.console_log[-2000:] or "(no console on this target)"
+        raise LabFault(
+            "boot-timeout",
+            f"{self.target.name} not reachable {self.boot_timeout:.0f} s after power on ({last}); "
+            f"console tail:\n{tail}",
+        )
+
+    def _reachable(self) -> tuple[bool, str]:
+        if self.remote is not None:
+            try:
+                self.remote.close()
+                result = self.remote.run(["true"], timeout=10)
+                return result.ok, f"ssh exit {result.exit_code}"
+            except LabFault as exc:
+                return False, str(exc)
+        try:
+            with socket.create_connection((self.service.address, self.service.port), timeout=2) as s:
+                return s.recv(4).startswith(b"SSH-"), "banner"
+        except OSError as exc:
+            return False, exc.strerror or str(exc)
+
+    def _drain_console(self) -> None:
+        if self.console is None:
+            return
+        for _ in range(64):
+            try:
+                data = self.console.read(size=4096, timeout=0.05)
+            except Exception:  # labgrid raises a pexpect TIMEOUT when nothing arrived
+                return
+            if not data:
+                return
+            self.console_log += data.decode("utf-8", errors="replace")
+
+    def _check_tools(self) -> None:
+        if self.remote is None:
+            return
+        missing = []
+        for tool in self.required_tools:
+            if not self.remote.run(["sh", "-c", 'command -v "$1"', "sh", tool], timeout=10).ok:
+                missing.append(tool)
+        if missing:
+            raise LabFault("provisioning", f"{self.target.name} lacks {', '.join(missing)}")
