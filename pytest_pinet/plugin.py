@@ -100,6 +100,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption("--pinet-streams", default=None, metavar="N", help="parallel TCP streams (default 10)")
     group.addoption(
+        "--pinet-remeasure",
+        default=None,
+        metavar="N",
+        help="measure again up to N times when a result is below its threshold; every attempt is "
+        "recorded (default 1 on the virtual lab, whose host is shared, 0 on hardware)",
+    )
+    group.addoption(
         "--pinet-keep-lab",
         action="store_true",
         default=False,
@@ -113,6 +120,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         ("pinet_duration", "default for --pinet-duration"),
         ("pinet_omit", "default for --pinet-omit"),
         ("pinet_streams", "default for --pinet-streams"),
+        ("pinet_remeasure", "default for --pinet-remeasure"),
     ):
         parser.addini(name, text, default="")
 
@@ -142,6 +150,12 @@ def _settings(config: pytest.Config) -> PinetSettings:
         path = Path(value)
         return path if path.is_absolute() else root / path
 
+    def remeasure_value(value: str, source: str) -> int:
+        if value == "":
+            lab = layered("lab", opt("lab"), ini("lab"), VIRTUAL, lab_value)
+            return 1 if lab == VIRTUAL else 0
+        return non_negative_int(value, source)
+
     return PinetSettings(
         lab=layered("lab", opt("lab"), ini("lab"), VIRTUAL, lab_value),
         results=layered("results", opt("results"), ini("results"), "results", path_value),
@@ -153,6 +167,7 @@ def _settings(config: pytest.Config) -> PinetSettings:
         omit=layered("omit", opt("omit"), ini("omit"), "2", non_negative_int),
         streams=layered("streams", opt("streams"), ini("streams"), "10", positive_int),
         keep_lab=bool(config.getoption("--pinet-keep-lab")),
+        remeasure=layered("remeasure", opt("remeasure"), ini("remeasure"), "", remeasure_value),
     )
 
 

@@ -31,6 +31,7 @@ class PinetSettings:
     omit: int
     streams: int
     keep_lab: bool
+    remeasure: int = 0
 
     @property
     def virtual(self) -> bool:

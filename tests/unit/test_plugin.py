@@ -68,3 +68,44 @@ def test_bad_lab_env_file_is_a_clear_error(pytester):
     result = run(pytester, "--pinet-lab", str(env))
     result.stderr.fnmatch_lines([f"*{env}: malformed YAML at line*"])
     assert result.ret == pytest.ExitCode.USAGE_ERROR
+
+
+JUDGE_TEST = """
+from pytest_pinet.measurement import Measurement, TrafficContext
+
+CONTEXT = TrafficContext(lab="t", scenario="ethernet", board="pi", peer="pc", link="eth", adapter="builtin",
+                         direction="board->peer", duplex="half", streams=10, duration_s=20, omit_s=2,
+                         link_speed_mbps=1000, mtu=1500)
+
+def fake(goodput):
+    return Measurement(test_id="t", context=CONTEXT, goodput_mbps=goodput, sent_mbps=None, retransmits=7,
+                       per_stream_mbps=(), interval_mbps=(), cpu_sender_percent=None,
+                       cpu_receiver_percent=None, limit_mbps=941.5, iperf3_version=None, started=0, finished=1)
+
+def test_low_then_good(judge_goodput):
+    results = iter([900.0, 941.0])
+    (kept,) = judge_goodput(lambda: [fake(next(results))])
+    assert kept.goodput_mbps == 941.0
+"""
+THRESHOLDS = "rules:\n  - {id: gbe, match: {scenario: ethernet}, min_mbps: 940}\n"
+
+
+def test_remeasure_once_then_pass_and_record(pytester):
+    pytester.makefile(".yaml", thresholds=THRESHOLDS)
+    pytester.makepyfile(test_judge=JUDGE_TEST)
+    result = run(
+        pytester, "--pinet-thresholds", "thresholds.yaml", "--pinet-remeasure", "1", "--pinet-results", "r"
+    )
+    assert result.ret == 0
+    facts = list((pytester.path / "r").glob("*/facts.jsonl"))
+    assert len(facts) == 1 and "remeasured" in facts[0].read_text()
+
+
+def test_without_remeasure_the_low_result_fails_with_all_figures(pytester):
+    pytester.makefile(".yaml", thresholds=THRESHOLDS)
+    pytester.makepyfile(test_judge=JUDGE_TEST)
+    result = run(pytester, "--pinet-thresholds", "thresholds.yaml", "--pinet-remeasure", "0")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(
+        ["*board->peer goodput measured 900.0 Mbit/s below expected >= 940.0 Mbit/s*941.5*retransmits 7*"]
+    )
