@@ -33,6 +33,7 @@ class TrafficContext:
     mtu: int
     protocol: str = "TCP"
     profile: str = "stock"
+    qdisc: str = ""
     kernel: str = ""
     os: str = ""
     driver: str = ""

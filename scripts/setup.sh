@@ -10,8 +10,8 @@ if [ "$(id -u)" != 0 ]; then
   exit 2
 fi
 
-APT_PACKAGES=(iperf3 openssh-server openssh-client iproute2 ethtool procps iputils-ping
-              python3 python3-venv python3-pip ca-certificates)
+APT_PACKAGES=(iperf3 openssh-server openssh-client iproute2 ethtool procps iputils-ping util-linux
+              python3 python3-venv python3-pip ca-certificates postgresql)
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")

@@ -1,0 +1,112 @@
+"""Change points over a context's history: when did throughput shift, and what came with it?
+
+Each run contributes its per-second goodput samples, so a run is a segment of many points
+and one odd second is just noise.  Binary segmentation tries every boundary between runs,
+keeps the split with the largest Welch t statistic, and accepts it only when it is
+significant (two-sided p below ``alpha``, normal approximation of the t distribution, which
+is why each side needs ``min_samples``), large enough to matter (``min_change_percent``),
+and backed by at least ``min_segment_runs`` runs on each side.  The defaults allow a single
+degraded *run* at the end (every second of it lower) but not a single outlying *second*.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class RunSeries:
+    """One run's samples of one context, with what the run ran on."""
+
+    run_id: str
+    started: float
+    samples: tuple[float, ...]
+    meta: Mapping[str, str] = field(default_factory=dict)  # kernel, os, adapter, board ...
+
+
+@dataclass(frozen=True)
+class ChangePoint:
+    """A shift between two runs of one context."""
+
+    run_id: str  # the first run after the shift
+    before_mean: float
+    after_mean: float
+    change_percent: float
+    p_value: float
+    came_with: Mapping[str, tuple[str, str]]  # meta keys that differ across the boundary
+
+    def explain(self) -> str:
+        """One line naming the run and what changed with it."""
+        changes = ", ".join(f"{k} {a} -> {b}" for k, (a, b) in self.came_with.items()) or "no recorded change"
+        return (
+            f"run {self.run_id}: {self.before_mean:.1f} -> {self.after_mean:.1f} Mbit/s "
+            f"({self.change_percent:+.2f} %, p={self.p_value:.1e}); came with: {changes}"
+        )
+
+
+@dataclass(frozen=True)
+class ChangePolicy:
+    """When a shift counts as a change point."""
+
+    alpha: float = 0.001
+    min_change_percent: float = 1.0
+    min_samples: int = 5
+    min_segment_runs: int = 1
+
+
+def _welch(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:
+    """Welch's t statistic and its two-sided p-value (normal approximation)."""
+    ma, mb = statistics.fmean(a), statistics.fmean(b)
+    va = statistics.variance(a) if len(a) > 1 else 0.0
+    vb = statistics.variance(b) if len(b) > 1 else 0.0
+    se = math.sqrt(va / len(a) + vb / len(b))
+    if se == 0:
+        return (math.inf if ma != mb else 0.0), (0.0 if ma != mb else 1.0)
+    t = (mb - ma) / se
+    return t, math.erfc(abs(t) / math.sqrt(2))
+
+
+def detect_change_points(runs: Sequence[RunSeries], policy: ChangePolicy | None = None) -> list[ChangePoint]:
+    """Change points in ``runs`` (ordered by time), earliest first."""
+    policy = policy or ChangePolicy()
+    ordered = sorted(runs, key=lambda r: r.started)
+    found: list[ChangePoint] = []
+    _segment(ordered, policy, found)
+    return sorted(found, key=lambda c: [r.run_id for r in ordered].index(c.run_id))
+
+
+def _segment(runs: Sequence[RunSeries], policy: ChangePolicy, found: list[ChangePoint]) -> None:
+    best: tuple[float, int, float] | None = None
+    for split in range(policy.min_segment_runs, len(runs) - policy.min_segment_runs + 1):
+        left = [x for r in runs[:split] for x in r.samples]
+        right = [x for r in runs[split:] for x in r.samples]
+        if len(left) < policy.min_samples or len(right) < policy.min_samples:
+            continue
+        t, p = _welch(left, right)
+        change = 100.0 * (statistics.fmean(right) - statistics.fmean(left)) / statistics.fmean(left)
+        if (
+            p < policy.alpha
+            and abs(change) >= policy.min_change_percent
+            and (best is None or abs(t) > best[0])
+        ):
+            best = (abs(t), split, p)
+    if best is None:
+        return
+    _, split, p = best
+    left_runs, right_runs = runs[:split], runs[split:]
+    before = statistics.fmean([x for r in left_runs for x in r.samples])
+    after = statistics.fmean([x for r in right_runs for x in r.samples])
+    last_before, first_after = left_runs[-1].meta, right_runs[0].meta
+    came_with = {
+        k: (str(last_before.get(k, "")), str(first_after.get(k, "")))
+        for k in sorted(set(last_before) | set(first_after))
+        if last_before.get(k) != first_after.get(k)
+    }
+    found.append(
+        ChangePoint(right_runs[0].run_id, before, after, 100.0 * (after - before) / before, p, came_with)
+    )
+    _segment(left_runs, policy, found)
+    _segment(right_runs, policy, found)

@@ -1,0 +1,308 @@
+"""The results store: every measurement, with its full context, committed the moment it exists.
+
+SQLite (WAL) by default, one file per lab or developer; ``postgresql://`` for a lab's shared
+store, with the same schema.  A measurement is one row of context columns (what baselines
+and trends group by) plus its values as JSON (per-stream figures, intervals, observers,
+facts), so a killed run loses nothing already measured and history stays queryable.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError
+from ..measurement import Measurement
+
+SCHEMA_VERSION = 1
+CONTEXT_KEY_FIELDS = (
+    "lab",
+    "board",
+    "peer",
+    "link",
+    "adapter",
+    "scenario",
+    "direction",
+    "duplex",
+    "profile",
+    "protocol",
+    "streams",
+    "mtu",
+    "link_speed_mbps",
+    "qdisc",
+)
+
+SCHEMA = [
+    """CREATE TABLE IF NOT EXISTS pinet_schema (version INTEGER NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS runs (
+        run_id TEXT PRIMARY KEY,
+        started DOUBLE PRECISION NOT NULL,
+        lab TEXT NOT NULL,
+        suite_version TEXT NOT NULL,
+        note TEXT NOT NULL DEFAULT ''
+    )""",
+    """CREATE TABLE IF NOT EXISTS measurements (
+        id {serial},
+        run_id TEXT NOT NULL,
+        test_id TEXT NOT NULL,
+        context_key TEXT NOT NULL,
+        started DOUBLE PRECISION NOT NULL,
+        finished DOUBLE PRECISION NOT NULL,
+        lab TEXT NOT NULL, board TEXT NOT NULL, peer TEXT NOT NULL, link TEXT NOT NULL,
+        adapter TEXT NOT NULL, driver TEXT NOT NULL, firmware TEXT NOT NULL,
+        kernel TEXT NOT NULL, os TEXT NOT NULL,
+        scenario TEXT NOT NULL, direction TEXT NOT NULL, duplex TEXT NOT NULL,
+        profile TEXT NOT NULL, qdisc TEXT NOT NULL, protocol TEXT NOT NULL,
+        streams INTEGER NOT NULL, duration_s INTEGER NOT NULL, omit_s INTEGER NOT NULL,
+        mtu INTEGER NOT NULL, link_speed_mbps INTEGER NOT NULL,
+        iperf3_version TEXT NOT NULL, suite_version TEXT NOT NULL,
+        goodput_mbps DOUBLE PRECISION NOT NULL,
+        sent_mbps DOUBLE PRECISION,
+        retransmits INTEGER,
+        limit_mbps DOUBLE PRECISION NOT NULL,
+        fairness DOUBLE PRECISION,
+        verdict TEXT NOT NULL DEFAULT '',
+        verdict_reason TEXT NOT NULL DEFAULT '',
+        data TEXT NOT NULL
+    )""",
+    """CREATE INDEX IF NOT EXISTS measurements_context ON measurements (context_key, started)""",
+    """CREATE INDEX IF NOT EXISTS measurements_run ON measurements (run_id)""",
+]
+
+
+def context_key(context: dict[str, Any]) -> str:
+    """Stable key of a measurement's context: what must be equal to compare two results."""
+    return "|".join(f"{k}={context.get(k, '')}" for k in CONTEXT_KEY_FIELDS)
+
+
+def jain_fairness(values: Sequence[float]) -> float | None:
+    """Jain's fairness index of per-stream goodputs: 1.0 = perfectly even, 1/n = one stream."""
+    if not values or sum(v * v for v in values) == 0:
+        return None
+    return sum(values) ** 2 / (len(values) * sum(v * v for v in values))
+
+
+@dataclass(frozen=True)
+class StoredMeasurement:
+    """One row read back from the store."""
+
+    id: int
+    run_id: str
+    test_id: str
+    context_key: str
+    started: float
+    goodput_mbps: float
+    kernel: str
+    os: str
+    adapter: str
+    board: str
+    verdict: str
+    intervals: tuple[float, ...]
+
+
+class ResultsStore:
+    """SQLite or PostgreSQL behind one small interface; safe to share between threads."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self._lock = threading.Lock()
+        if url.startswith(("postgresql://", "postgres://")):
+            try:
+                import psycopg
+            except ImportError:
+                raise ConfigError(
+                    "--pinet-db", "PostgreSQL needs psycopg: pip install 'psycopg[binary]'"
+                ) from None
+            try:
+                self._conn: Any = psycopg.connect(url, autocommit=False, connect_timeout=10)
+            except psycopg.Error as exc:
+                raise ConfigError(
+                    "--pinet-db", f"cannot connect to {_mask(url)}: {str(exc).strip()}"
+                ) from None
+            self._param = "%s"
+            serial = "BIGSERIAL PRIMARY KEY"
+        else:
+            path = url.removeprefix("sqlite:///") if url.startswith("sqlite:///") else url
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            self._conn = sqlite3.connect(path, timeout=30, check_same_thread=False)
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=FULL")
+            self._param = "?"
+            serial = "INTEGER PRIMARY KEY AUTOINCREMENT"
+        with self._tx() as cur:
+            for statement in SCHEMA:
+                cur.execute(statement.format(serial=serial))
+            cur.execute("SELECT version FROM pinet_schema")
+            if cur.fetchone() is None:
+                cur.execute(self._sql("INSERT INTO pinet_schema (version) VALUES (?)"), (SCHEMA_VERSION,))
+
+    def _sql(self, statement: str) -> str:
+        return statement.replace("?", self._param)
+
+    @contextmanager
+    def _tx(self) -> Iterator[Any]:
+        with self._lock:
+            cur = self._conn.cursor()
+            try:
+                yield cur
+                self._conn.commit()
+            except BaseException:
+                self._conn.rollback()
+                raise
+            finally:
+                cur.close()
+
+    def add_run(self, run_id: str, lab: str, suite_version: str, note: str = "") -> None:
+        """Register a run (idempotent: xdist workers may all call it)."""
+        with self._tx() as cur:
+            cur.execute(self._sql("SELECT 1 FROM runs WHERE run_id = ?"), (run_id,))
+            if cur.fetchone() is None:
+                cur.execute(
+                    self._sql(
+                        "INSERT INTO runs (run_id, started, lab, suite_version, note) VALUES (?, ?, ?, ?, ?)"
+                    ),
+                    (run_id, time.time(), lab, suite_version, note),
+                )
+
+    def add(self, run_id: str, measurement: Measurement, suite_version: str) -> int:
+        """Commit one measurement now; return its row id."""
+        c = measurement.context
+        facts = measurement.facts.get("board", {}) if measurement.facts else {}
+        interface = (facts.get("interfaces") or {}).get(c.link) or {}
+        board_ifaces = facts.get("interfaces") or {}
+        firmware = (
+            next((i.get("firmware") or "" for i in board_ifaces.values()), "")
+            if not interface
+            else (interface.get("firmware") or "")
+        )
+        data = measurement.summary()
+        row = (
+            run_id,
+            measurement.test_id,
+            context_key(c.as_match()),
+            measurement.started,
+            measurement.finished,
+            c.lab,
+            c.board,
+            c.peer,
+            c.link,
+            c.adapter,
+            c.driver,
+            firmware,
+            c.kernel,
+            c.os,
+            c.scenario,
+            c.direction,
+            c.duplex,
+            c.profile,
+            getattr(c, "qdisc", ""),
+            c.protocol,
+            c.streams,
+            c.duration_s,
+            c.omit_s,
+            c.mtu,
+            c.link_speed_mbps,
+            measurement.iperf3_version or "",
+            suite_version,
+            measurement.goodput_mbps,
+            measurement.sent_mbps,
+            measurement.retransmits,
+            measurement.limit_mbps,
+            jain_fairness(measurement.per_stream_mbps),
+            json.dumps(data, sort_keys=True),
+        )
+        columns = (
+            "run_id, test_id, context_key, started, finished, lab, board, peer, link, adapter, driver, "
+            "firmware, kernel, os, scenario, direction, duplex, profile, qdisc, protocol, streams, "
+            "duration_s, omit_s, mtu, link_speed_mbps, iperf3_version, suite_version, goodput_mbps, "
+            "sent_mbps, retransmits, limit_mbps, fairness, data"
+        )
+        marks = ", ".join("?" for _ in row)
+        with self._tx() as cur:
+            # Column names and placeholders are constants of this module; values are bound.
+            statement = f"INSERT INTO measurements ({columns}) VALUES ({marks})"  # noqa: S608
+            if self._param == "%s":
+                cur.execute(self._sql(statement + " RETURNING id"), row)
+                return int(cur.fetchone()[0])
+            cur.execute(statement, row)
+            return int(cur.lastrowid)
+
+    def set_verdict(self, row_id: int, verdict: str, reason: str) -> None:
+        """Record the verdict a measurement got (pass, below-threshold, regression, ...)."""
+        with self._tx() as cur:
+            cur.execute(
+                self._sql("UPDATE measurements SET verdict = ?, verdict_reason = ? WHERE id = ?"),
+                (verdict, reason, row_id),
+            )
+
+    def history(
+        self, key: str, *, before_run: str | None = None, limit: int = 1000
+    ) -> list[StoredMeasurement]:
+        """Measurements of one context, oldest first (optionally only runs other than one)."""
+        query = (
+            "SELECT id, run_id, test_id, context_key, started, goodput_mbps, kernel, os, adapter, board, "
+            "verdict, data FROM measurements WHERE context_key = ?"
+        )
+        args: list[Any] = [key]
+        if before_run is not None:
+            query += " AND run_id <> ?"
+            args.append(before_run)
+        query += " ORDER BY started DESC LIMIT ?"
+        args.append(limit)
+        with self._tx() as cur:
+            cur.execute(self._sql(query), tuple(args))
+            rows = cur.fetchall()
+        result = []
+        for r in reversed(rows):
+            data = json.loads(r[11])
+            result.append(
+                StoredMeasurement(
+                    int(r[0]),
+                    r[1],
+                    r[2],
+                    r[3],
+                    float(r[4]),
+                    float(r[5]),
+                    r[6],
+                    r[7],
+                    r[8],
+                    r[9],
+                    r[10],
+                    tuple(data.get("interval_mbps", ())),
+                )
+            )
+        return result
+
+    def context_keys(self) -> list[str]:
+        """Every context with at least one measurement."""
+        with self._tx() as cur:
+            cur.execute("SELECT DISTINCT context_key FROM measurements ORDER BY context_key")
+            return [r[0] for r in cur.fetchall()]
+
+    def count(self, run_id: str | None = None) -> int:
+        """Number of measurements (of one run, or all)."""
+        with self._tx() as cur:
+            if run_id is None:
+                cur.execute("SELECT COUNT(*) FROM measurements")
+            else:
+                cur.execute(self._sql("SELECT COUNT(*) FROM measurements WHERE run_id = ?"), (run_id,))
+            return int(cur.fetchone()[0])
+
+    def close(self) -> None:
+        """Close the connection."""
+        with self._lock:
+            self._conn.close()
+
+
+def _mask(url: str) -> str:
+    """A database URL with its password replaced, for messages and logs."""
+    import re
+
+    return re.sub(r"(://[^:/@]+:)[^@]*@", r"\1***@", url)

@@ -1,0 +1,163 @@
+"""The results store on SQLite and on a real PostgreSQL server the test starts."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from pytest_pinet.measurement import Measurement, TrafficContext
+from pytest_pinet.record.store import ResultsStore, context_key, jain_fairness
+
+PG_BIN = Path("/usr/lib/postgresql/15/bin")
+
+
+def _measurement(goodput: float, direction: str = "board->peer", started: float = 1.0) -> Measurement:
+    context = TrafficContext(
+        lab="pinet",
+        scenario="ethernet",
+        board="pi",
+        peer="pc",
+        link="eth",
+        adapter="builtin",
+        direction=direction,
+        duplex="half",
+        streams=2,
+        duration_s=20,
+        omit_s=2,
+        link_speed_mbps=1000,
+        mtu=1500,
+        kernel="6.1.0",
+        os="Debian 12",
+    )
+    return Measurement(
+        test_id="t::x",
+        context=context,
+        goodput_mbps=goodput,
+        sent_mbps=goodput + 1,
+        retransmits=3,
+        per_stream_mbps=(goodput / 2, goodput / 2),
+        interval_mbps=(goodput, goodput),
+        cpu_sender_percent=10.0,
+        cpu_receiver_percent=20.0,
+        limit_mbps=941.5,
+        iperf3_version="iperf 3.12",
+        started=started,
+        finished=started + 22,
+        facts={"board": {"interfaces": {"eth0": {"firmware": "fw1"}}}},
+    )
+
+
+def _exercise(store: ResultsStore) -> None:
+    store.add_run("r1", "pinet", "0.1.0")
+    store.add_run("r1", "pinet", "0.1.0")  # idempotent (xdist workers)
+    first = store.add("r1", _measurement(942.0, started=1.0), "0.1.0")
+    store.add_run("r2", "pinet", "0.1.0")
+    store.add("r2", _measurement(914.0, started=100.0), "0.1.0")
+    store.add("r2", _measurement(930.0, direction="peer->board", started=101.0), "0.1.0")
+    store.set_verdict(first, "pass", "measured 942.0")
+    assert store.count() == 3 and store.count("r2") == 2
+    key = context_key(_measurement(1).context.as_match())
+    history = store.history(key)
+    assert [h.goodput_mbps for h in history] == [942.0, 914.0]  # oldest first, same context only
+    assert history[0].verdict == "pass" and history[0].kernel == "6.1.0"
+    assert history[0].intervals == (942.0, 942.0)
+    assert [h.run_id for h in store.history(key, before_run="r2")] == ["r1"]
+    assert len(store.context_keys()) == 2
+
+
+def test_sqlite_store_in_wal_mode(tmp_path):
+    store = ResultsStore(f"sqlite:///{tmp_path}/results.sqlite")
+    try:
+        _exercise(store)
+        mode = store._conn.execute("PRAGMA journal_mode").fetchone()[0]
+        assert mode == "wal"
+    finally:
+        store.close()
+    # Committed: a new connection (another process after a crash) sees every row.
+    again = ResultsStore(f"sqlite:///{tmp_path}/results.sqlite")
+    assert again.count() == 3
+    again.close()
+
+
+def test_jain_fairness():
+    assert jain_fairness([100.0] * 10) == pytest.approx(1.0)
+    assert jain_fairness([1000.0] + [0.0] * 9) == pytest.approx(0.1)
+    assert jain_fairness([]) is None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def postgres():
+    """A throwaway PostgreSQL server on loopback, run as the postgres user."""
+    if not (PG_BIN / "initdb").exists() or shutil.which("runuser") is None or os.geteuid() != 0:
+        pytest.skip("PostgreSQL server binaries (postgresql-15) and root are needed for this test")
+    # Not under pytest's tmp_path: that is private to root and the server runs as postgres.
+    tmp_path = Path(tempfile.mkdtemp(prefix="pinet-pg-"))
+    data = tmp_path / "pg"
+    data.mkdir()
+    shutil.chown(tmp_path, "postgres")
+    shutil.chown(data, "postgres")
+    as_pg = ["runuser", "-u", "postgres", "--"]
+    subprocess.run(
+        [*as_pg, str(PG_BIN / "initdb"), "-D", str(data), "-A", "trust", "-U", "pinet"],
+        check=True,
+        capture_output=True,
+    )
+    port = _free_port()
+    server = subprocess.Popen(
+        [
+            *as_pg,
+            str(PG_BIN / "postgres"),
+            "-D",
+            str(data),
+            "-p",
+            str(port),
+            "-k",
+            str(tmp_path),
+            "-c",
+            "listen_addresses=127.0.0.1",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"postgresql://pinet:secret@127.0.0.1:{port}/postgres"
+    for _ in range(100):
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                break
+        except OSError:
+            time.sleep(0.1)
+    time.sleep(0.5)
+    yield url
+    server.terminate()
+    server.wait(timeout=20)
+    shutil.rmtree(tmp_path, ignore_errors=True)
+
+
+def test_postgresql_store_same_schema(postgres):
+    store = ResultsStore(postgres)
+    try:
+        _exercise(store)
+    finally:
+        store.close()
+
+
+def test_unreachable_postgresql_is_a_clear_error_with_the_password_masked():
+    from pytest_pinet.errors import ConfigError
+
+    with pytest.raises(ConfigError) as info:
+        ResultsStore(f"postgresql://lab:hunter2@127.0.0.1:{_free_port()}/results")
+    assert "hunter2" not in str(info.value)
+    assert "lab:***@127.0.0.1" in str(info.value)
