@@ -138,6 +138,58 @@ def cmd_lab_power(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_lab_degrade(args: argparse.Namespace) -> int:
+    """Slow the virtual lab's cables by a percentage (0 = back to calibrated)."""
+    percent = 0.0 if args.reset else args.percent
+    for line in lab.degrade(_spec(args), percent):
+        print(f"{line}" + (f" (degraded {percent:g} %)" if percent else " (calibrated)"))
+    return 0
+
+
+def cmd_trends(args: argparse.Namespace) -> int:
+    """Change points over every context's history in the results store."""
+    from .judge.changepoints import ChangePolicy, RunSeries, detect_change_points
+    from .record.store import ResultsStore
+
+    url = args.db or f"sqlite:///{Path(args.results) / 'pinet.sqlite'}"
+    if url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).exists():
+        raise PinetError(f"no results store at {url}: run the suite first or pass --db")
+    store = ResultsStore(url)
+    policy = ChangePolicy(min_change_percent=args.min_change)
+    found = 0
+    try:
+        for key in store.context_keys():
+            by_run: dict[str, list[float]] = {}
+            meta: dict[str, dict[str, str]] = {}
+            started: dict[str, float] = {}
+            for row in store.history(key):
+                by_run.setdefault(row.run_id, []).extend(row.intervals or (row.goodput_mbps,))
+                meta[row.run_id] = {
+                    "kernel": row.kernel,
+                    "os": row.os,
+                    "adapter": row.adapter,
+                    "board": row.board,
+                }
+                started.setdefault(row.run_id, row.started)
+            series = [RunSeries(r, started[r], tuple(v), meta[r]) for r, v in by_run.items()]
+            changes = detect_change_points(series, policy)
+            label = ", ".join(
+                p
+                for p in key.split("|")
+                if p.split("=", 1)[0] in ("board", "link", "direction", "duplex", "profile", "qdisc")
+                and not p.endswith("=")
+            )
+            if args.verbose or changes:
+                print(f"{label}  ({len(series)} runs)")
+            for change in changes:
+                found += 1
+                print(f"  change point: {change.explain()}")
+    finally:
+        store.close()
+    print(f"{found} change point(s)" if found else "no change points")
+    return 1 if found else 0
+
+
 def cmd_lab_check(args: argparse.Namespace) -> int:
     """Validate a lab env file (pinet section and labgrid targets) with no hardware."""
     from .lab.check import check_env_file
@@ -214,9 +266,24 @@ def build_parser() -> argparse.ArgumentParser:
     vhost.add_argument("state", choices=["on", "off"])
     vhost.set_defaults(func=cmd_lab_vhost_power)
 
+    degrade = lab_sub.add_parser(
+        "degrade", help="slow the emulated cables by a percentage (a known regression)"
+    )
+    lab_option(degrade)
+    degrade.add_argument("--percent", type=float, default=3.0, help="how much slower (default 3)")
+    degrade.add_argument("--reset", action="store_true", help="back to the calibrated rate")
+    degrade.set_defaults(func=cmd_lab_degrade)
+
     check = lab_sub.add_parser("check", help="validate a lab env file without touching hardware")
     check.add_argument("env_file")
     check.set_defaults(func=cmd_lab_check)
+
+    trends = sub.add_parser("trends", help="change points over each context's history in the results store")
+    trends.add_argument("--results", default="results", help="results directory holding pinet.sqlite")
+    trends.add_argument("--db", default=None, help="store URL (sqlite:///... or postgresql://...)")
+    trends.add_argument("--min-change", type=float, default=1.0, help="smallest shift that counts, percent")
+    trends.add_argument("-v", "--verbose", action="store_true", help="list contexts without changes too")
+    trends.set_defaults(func=cmd_trends)
 
     run = sub.add_parser("run", help="run the network suite (default: against the virtual lab)")
     run.add_argument("--suite", default="tests/network", help="suite directory (default tests/network)")

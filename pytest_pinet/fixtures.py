@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from .errors import ConfigError, PinetError
+from .judge.baseline import judge_baseline
 from .judge.linerate import tcp_goodput_limit
 from .judge.thresholds import Thresholds, load_thresholds
 from .lab.facts import HostFacts, gather_facts
@@ -24,6 +25,7 @@ from .lab.profiles import AppliedProfile, Profile, apply_profile, load_profiles
 from .lab.remote import RemoteHost
 from .lab.tunables import Unsupported
 from .measurement import Measurement, TrafficContext
+from .record.store import context_key
 from .settings import PinetSettings
 from .traffic.iperf3_runner import Iperf3Options, Iperf3Run, run_iperf3, run_iperf3_both_ways
 from .traffic.observers import Snapshot, observe, take_snapshot
@@ -245,7 +247,7 @@ class TcpMeasurer:
         if context.duplex == "full":
             test_id += f"#{context.direction}"
         measurement = Measurement.from_iperf3(test_id, context, run_, limit, facts, observations)
-        raw_dir = _run(self.request.config).results.record(measurement)
+        raw_dir = _run(self.request.config).record(measurement)
         _attach(measurement, str(raw_dir))
         return measurement
 
@@ -372,18 +374,40 @@ def judge_goodput(
     the test fails, so a full-duplex failure reports both.
     """
 
+    run = _run(request.config)
+
     def verdicts(measurements: Sequence[Measurement]) -> list[str]:
         failures = []
         for measurement in measurements:
             context = measurement.context.as_match()
             verdict = pinet_thresholds.judge(context, measurement.goodput_mbps, measurement.limit_mbps)
+            history = [
+                h.goodput_mbps
+                for h in run.store.history(context_key(context), before_run=run.run_id)
+                if h.verdict not in ("", "lab-fault")
+            ]
+            baseline = judge_baseline(measurement.goodput_mbps, history)
+            retr = measurement.retransmits
+            tail = f"; retransmits {retr if retr is not None else 'n/a'}"
+            kinds = []
             if verdict is None:
                 failures.append(f"no rule in {pinet_thresholds.source} matches {context}: add one")
+                kinds.append("no-rule")
             elif not verdict.passed:
-                retr = measurement.retransmits
                 failures.append(
-                    f"{measurement.context.direction} goodput {verdict.explain()}; "
-                    f"retransmits {retr if retr is not None else 'n/a'}"
+                    f"below threshold: {measurement.context.direction} goodput {verdict.explain()}{tail}"
+                )
+                kinds.append("below-threshold")
+            if baseline.regression:
+                failures.append(
+                    f"regression against baseline: {measurement.context.direction} {baseline.explain()}{tail}"
+                )
+                kinds.insert(0, "regression")
+            row = run.row_ids.get(id(measurement))
+            if row is not None:
+                reason = verdict.explain() if verdict else "no threshold rule"
+                run.store.set_verdict(
+                    row, "+".join(kinds) or "pass", f"{reason}; baseline: {baseline.explain()}"
                 )
         return failures
 
@@ -394,6 +418,7 @@ def judge_goodput(
         earlier: list[str] = []
         attempts = pinet_settings.remeasure if measure else 0
         while failures and attempts > 0 and not any(f.startswith("no rule") for f in failures):
+            # A regression against the baseline is re-measured too: noise first, then verdict.
             attempts -= 1
             earlier.append("; ".join(failures))
             _run(request.config).results.record_fact(

@@ -14,8 +14,11 @@ from typing import Any
 
 import pytest
 
+from . import __version__
 from .errors import ConfigError, LabFault, PinetError
+from .measurement import Measurement
 from .record.results_dir import ResultsDir, new_run_id
+from .record.store import ResultsStore
 from .settings import VIRTUAL, PinetSettings, layered, non_negative_int, positive_int
 from .virtlab import lifecycle
 from .virtlab.topology import LabSpec
@@ -43,6 +46,23 @@ class PinetRun:
         self.results = ResultsDir(settings.results, run_id)
         self.spec = LabSpec()
         self.lab_error: str | None = None
+        self._store: ResultsStore | None = None
+        self.row_ids: dict[int, int] = {}  # id(Measurement) -> store row
+
+    @property
+    def store(self) -> ResultsStore:
+        """The results store, opened on first use (each xdist worker opens its own)."""
+        if self._store is None:
+            url = self.settings.db or f"sqlite:///{self.settings.results / 'pinet.sqlite'}"
+            self._store = ResultsStore(url)
+        return self._store
+
+    def record(self, measurement: Measurement) -> Path:
+        """Commit a measurement to the results files and the store; return its raw directory."""
+        raw_dir = self.results.record(measurement)
+        self.store.add_run(self.run_id, measurement.context.lab, __version__)
+        self.row_ids[id(measurement)] = self.store.add(self.run_id, measurement, __version__)
+        return raw_dir
 
     def env_file(self) -> Path:
         """The labgrid env file to use, building the virtual lab on first need."""
@@ -107,6 +127,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "recorded (default 1 on the virtual lab, whose host is shared, 0 on hardware)",
     )
     group.addoption(
+        "--pinet-db",
+        default=None,
+        metavar="URL",
+        help="results store: sqlite:///PATH (default: pinet.sqlite in the results directory) "
+        "or postgresql://USER:PASSWORD@HOST/DB for a lab's shared store",
+    )
+    group.addoption(
         "--pinet-keep-lab",
         action="store_true",
         default=False,
@@ -121,6 +148,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         ("pinet_omit", "default for --pinet-omit"),
         ("pinet_streams", "default for --pinet-streams"),
         ("pinet_remeasure", "default for --pinet-remeasure"),
+        ("pinet_db", "default for --pinet-db"),
     ):
         parser.addini(name, text, default="")
 
@@ -167,6 +195,7 @@ def _settings(config: pytest.Config) -> PinetSettings:
         omit=layered("omit", opt("omit"), ini("omit"), "2", non_negative_int),
         streams=layered("streams", opt("streams"), ini("streams"), "10", positive_int),
         keep_lab=bool(config.getoption("--pinet-keep-lab")),
+        db=layered("db", opt("db"), ini("db"), "", lambda value, source: value),
         remeasure=layered("remeasure", opt("remeasure"), ini("remeasure"), "", remeasure_value),
     )
 

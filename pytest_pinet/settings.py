@@ -32,6 +32,7 @@ class PinetSettings:
     streams: int
     keep_lab: bool
     remeasure: int = 0
+    db: str = ""  # results store URL; "" = sqlite file in the results directory
 
     @property
     def virtual(self) -> bool:

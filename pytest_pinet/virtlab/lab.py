@@ -103,6 +103,7 @@ def down(spec: LabSpec) -> DownReport:
     if spec.state_dir.exists():
         shutil.rmtree(spec.state_dir, ignore_errors=True)
         report.state_dir = str(spec.state_dir)
+    _restore_backlog(spec)
     leftover = namespaces(spec.netns_prefix) + root_links(f"{spec.name}-")
     if leftover:
         raise PinetError(f"pinet lab down: could not remove {', '.join(leftover)}")
@@ -147,9 +148,35 @@ def _check_address_plan(spec: LabSpec) -> None:
             )
 
 
+BACKLOG = Path("/proc/sys/net/core/netdev_max_backlog")
+LAB_BACKLOG = 10000
+
+
+def _raise_backlog(spec: LabSpec) -> None:
+    """Every veth frame passes the per-CPU backlog; the default 1000 drops at GbE rates.
+
+    The setting is global (not per namespace): the old value is kept in the state root and
+    put back when the last lab goes down.
+    """
+    saved = spec.state_root / "netdev_max_backlog.orig"
+    current = int(BACKLOG.read_text().strip())
+    if not saved.exists():
+        saved.write_text(str(current), encoding="utf-8")
+    if current < LAB_BACKLOG:
+        BACKLOG.write_text(str(LAB_BACKLOG))
+
+
+def _restore_backlog(spec: LabSpec) -> None:
+    saved = spec.state_root / "netdev_max_backlog.orig"
+    if saved.exists() and not namespaces("pinet"):
+        BACKLOG.write_text(saved.read_text(encoding="utf-8").strip())
+        saved.unlink()
+
+
 def _build(spec: LabSpec) -> None:
     spec.state_dir.mkdir(parents=True, exist_ok=True)
     os.chmod(spec.state_dir, 0o700)
+    _raise_backlog(spec)
     (spec.state_dir / "lab.json").write_text(
         json.dumps({"lab": spec.name, "state": "building"}), encoding="utf-8"
     )
@@ -324,3 +351,29 @@ def status(spec: LabSpec) -> dict[str, object]:
         "hosts": hosts,
         "links": links,
     }
+
+
+def degrade(spec: LabSpec, percent: float) -> list[str]:
+    """Slow every emulated cable of the lab by ``percent`` (0 restores the calibrated rate).
+
+    This is the knob that lets a test (or a person) produce a known regression: three runs,
+    the third on a link a few percent slower, must show up as a drop in the trends.
+    """
+    system.require_root("pinet lab degrade")
+    if not 0 <= percent < 100:
+        raise PinetError(f"degrade percent must be 0..99, got {percent}")
+    if not is_up(spec):
+        raise PinetError(f"virtual lab {spec.name} is not up: run `pinet lab up` first")
+    changed = []
+    for link in spec.links:
+        for host, device in ((link.board, link.board_interface), (link.peer, link.peer_interface)):
+            shaper = shaping.Shaping(
+                link.speed_mbps, link.mtu, calibration=shaping.DEFAULT_CALIBRATION * (1 - percent / 100.0)
+            )
+            system.run(
+                [system.find_tool("tc"), "qdisc", "change", "dev", device, "root", *shaper.tc_args()],
+                netns=spec.netns(host),
+            )
+            changed.append(f"{host}:{device} {shaper.rate_kbit} kbit/s")
+    (spec.state_dir / "degrade.json").write_text(json.dumps({"percent": percent}), encoding="utf-8")
+    return changed

@@ -1,7 +1,7 @@
 """Ethernet throughput between the board and a peer (seed: Pi 4B built-in port vs a PC).
 
 Ten parallel TCP streams, the first seconds omitted as warm-up, under the seed's profiles
-(stock, IRQs pinned, IRQs pinned + RPS/XPS) plus packet steering alone; goodput judged
+(stock, IRQs pinned, IRQs pinned + RPS/XPS); goodput judged
 against lab/thresholds.yaml: 940 Mbit/s for GbE at MTU 1500 in half duplex (the line-rate
 limit with TCP timestamps is 941.5); in full duplex each direction also carries the
 other's ACKs and a stock Pi 4B reaches only ~540 (softirq-bound).
@@ -13,7 +13,7 @@ import pytest
 
 pytestmark = [pytest.mark.ethernet]
 
-PROFILES = ["stock", "irq-pinned", "irq-pinned-rps-xps", "rps-xps"]
+PROFILES = ["stock", "irq-pinned", "irq-pinned-rps-xps"]
 
 
 @pytest.mark.half_duplex
