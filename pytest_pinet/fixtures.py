@@ -8,9 +8,9 @@ instead of failing every one of them.
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,6 +25,7 @@ from .lab.profiles import AppliedProfile, Profile, apply_profile, load_profiles
 from .lab.remote import RemoteHost
 from .lab.tunables import Unsupported
 from .measurement import Measurement, TrafficContext
+from .record.allure_out import attach_measurement, write_metric
 from .record.store import context_key
 from .settings import PinetSettings
 from .traffic.iperf3_runner import Iperf3Options, Iperf3Run, run_iperf3, run_iperf3_both_ways
@@ -247,9 +248,7 @@ class TcpMeasurer:
         if context.duplex == "full":
             test_id += f"#{context.direction}"
         measurement = Measurement.from_iperf3(test_id, context, run_, limit, facts, observations)
-        raw_dir = _run(self.request.config).record(measurement)
-        _attach(measurement, str(raw_dir))
-        return measurement
+        return record_and_attach(self.request.config, measurement)
 
     def half_duplex(self, direction: str, scenario: str = "ethernet") -> Measurement:
         """One end sends, the other receives."""
@@ -350,15 +349,20 @@ def measure_tcp(
     )
 
 
-def _attach(measurement: Measurement, raw_dir: str) -> None:
-    """Attach the evidence to the Allure result when allure-pytest is active."""
-    try:
-        import allure
-    except ImportError:  # allure-pytest is a dependency, but the core must not need it
-        return
-    allure.attach(json.dumps(measurement.summary(), indent=2), "measurement", allure.attachment_type.JSON)
-    allure.attach(measurement.raw.get("client", ""), "iperf3 client -J", allure.attachment_type.JSON)
-    allure.attach(raw_dir, "raw outputs directory", allure.attachment_type.TEXT)
+def record_and_attach(config: pytest.Config, measurement: Measurement) -> Measurement:
+    """Commit a measurement (results files, store) first, then add the report evidence."""
+    _run(config).record(measurement)
+    attach_measurement(measurement)
+    alluredir = getattr(config.option, "allure_report_dir", None)
+    if alluredir:
+        write_metric(Path(alluredir), measurement)
+    return measurement
+
+
+@pytest.fixture
+def record_measurement(request: pytest.FixtureRequest) -> Callable[[Measurement], Measurement]:
+    """Record a measurement taken by a test's own traffic generator, like the built-in ones."""
+    return lambda measurement: record_and_attach(request.config, measurement)
 
 
 @pytest.fixture

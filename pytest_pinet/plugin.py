@@ -246,9 +246,12 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    """The controller (or a plain run) tears down the virtual lab it built."""
+    """The controller (or a plain run) writes run-level report files and tears down its lab."""
     run = session.config.stash.get(PINET_RUN, None)
     if run is not None and not run.is_worker:
+        alluredir = getattr(session.config.option, "allure_report_dir", None)
+        if alluredir:
+            _write_allure_run_files(Path(alluredir), run)
         try:
             run.release_lab()
         except PinetError as exc:  # never hide the test results behind a teardown error
@@ -333,3 +336,30 @@ def _measurement_summary(terminalreporter: Any, rows: list[dict[str, Any]]) -> N
             terminalreporter.write_line(line)
     for line in boards.values():
         terminalreporter.write_line(line)
+
+
+def _write_allure_run_files(alluredir: Path, run: PinetRun) -> None:
+    """environment.properties, executor.json, categories.json: once, by the controller."""
+    from .record.allure_out import write_run_files
+
+    rows = run.results.load()
+    environment = {
+        "pinet.version": __version__,
+        "lab": "virtual" if run.settings.virtual else run.settings.lab,
+        "thresholds": str(run.settings.thresholds),
+        "run": run.run_id,
+    }
+    for row in rows:
+        board = (row.get("facts") or {}).get("board") or {}
+        if board:
+            host = board.get("host", "board")
+            environment[f"{host}.kernel"] = board.get("kernel", "")
+            environment[f"{host}.os"] = board.get("os_name", "")
+            environment[f"{host}.iperf3"] = board.get("iperf3_version", "")
+    executor = {
+        "name": "pytest-pinet",
+        "type": "pytest",
+        "buildName": run.run_id,
+        "reportName": "pytest-pinet",
+    }
+    write_run_files(alluredir, environment, executor)

@@ -1,0 +1,172 @@
+"""Allure output derived from Measurements: labels, attachments, metrics, run-level files.
+
+allure-pytest writes the test results; this module adds what it cannot know: labels from
+the lab's facts (board, kernel, OS, adapter) so trends can be filtered across them,
+attachments a lab engineer reads (per-stream table, per-second chart, IRQ and CPU tables),
+Allure 3 performance metrics (Mbit/s per context, one value per context per run, so the
+report shows throughput trends), and the run-level environment, executor and categories
+files, written once by the xdist controller.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import uuid
+from pathlib import Path
+from typing import Any
+
+from ..measurement import Measurement
+
+CATEGORIES = [
+    {
+        "name": "Regression against baseline",
+        "matchedStatuses": ["failed"],
+        "messageRegex": "(?s).*regression against baseline.*",
+    },
+    {"name": "Below threshold", "matchedStatuses": ["failed"], "messageRegex": "(?s).*below threshold.*"},
+    {"name": "Lab fault", "matchedStatuses": ["broken", "failed"], "messageRegex": "(?s).*lab fault.*"},
+    {
+        "name": "Unsupported on this board",
+        "matchedStatuses": ["skipped"],
+        "messageRegex": "(?s).*unsupported.*",
+    },
+]
+METRIC_KEY = "goodput"
+
+
+def metric_id(measurement: Measurement) -> str:
+    """The measured subject: everything a throughput figure is only comparable within."""
+    c = measurement.context
+    parts = [
+        c.board,
+        c.adapter,
+        c.kernel or "kernel?",
+        c.os or "os?",
+        c.scenario,
+        c.duplex,
+        c.direction,
+        c.profile,
+    ]
+    if c.qdisc:
+        parts.append(c.qdisc)
+    return " / ".join(parts)
+
+
+def label_measurement(measurement: Measurement) -> None:
+    """Labels and links on the running test's Allure result (no-op without allure-pytest)."""
+    try:
+        import allure
+    except ImportError:
+        return
+    c = measurement.context
+    allure.dynamic.epic("network regression")
+    allure.dynamic.feature(c.scenario)
+    allure.dynamic.story(f"{c.duplex} duplex")
+    for name, value in (
+        ("board", c.board),
+        ("kernel", c.kernel),
+        ("os", c.os),
+        ("adapter", c.adapter),
+        ("driver", c.driver),
+        ("lab", c.lab),
+    ):
+        if value:
+            allure.dynamic.label(name, value)
+            allure.dynamic.tag(f"{name}:{value}")
+
+
+def attach_measurement(measurement: Measurement) -> None:
+    """Evidence attachments on the running test's Allure result."""
+    try:
+        import allure
+    except ImportError:
+        return
+    label_measurement(measurement)
+    name = measurement.context.direction
+    allure.attach(
+        json.dumps(measurement.summary(), indent=2), f"{name}: measurement", allure.attachment_type.JSON
+    )
+    allure.attach(measurement.raw.get("client", ""), f"{name}: iperf3 client -J", allure.attachment_type.JSON)
+    allure.attach(per_stream_table(measurement), f"{name}: per-stream goodput", allure.attachment_type.CSV)
+    allure.attach(observer_table(measurement), f"{name}: interrupts and CPU", allure.attachment_type.TEXT)
+    chart = per_second_chart(measurement)
+    if chart:
+        allure.attach(chart, f"{name}: goodput per second", allure.attachment_type.PNG)
+
+
+def per_stream_table(measurement: Measurement) -> str:
+    """CSV of per-stream goodput with each stream's share."""
+    total = sum(measurement.per_stream_mbps) or 1.0
+    rows = ["stream,mbps,share_percent"]
+    rows += [f"{n},{v:.2f},{100 * v / total:.1f}" for n, v in enumerate(measurement.per_stream_mbps, 1)]
+    return "\n".join(rows) + "\n"
+
+
+def observer_table(measurement: Measurement) -> str:
+    """Per host: the link's interrupts per CPU and each core's busy and softirq share."""
+    lines = []
+    for obs in measurement.observations:
+        lines.append(f"{obs['host']}:{obs['interface']}")
+        for irq, counts in (obs.get("interrupts_per_cpu") or {}).items():
+            lines.append(f"  IRQ {irq}: " + " ".join(f"CPU{n}={c}" for n, c in enumerate(counts)))
+        if not obs.get("interrupts_per_cpu"):
+            lines.append("  no interrupts named after the interface (virtual NIC or USB adapter on xhci)")
+        for core in obs.get("cpu", []):
+            lines.append(
+                f"  {core['cpu']:5} busy {core['busy']:5.1f}%  softirq {core['softirq']:5.1f}%  "
+                f"irq {core['irq']:4.1f}%  sys {core['system']:5.1f}%  user {core['user']:5.1f}%"
+            )
+        nic = obs.get("nic", {})
+        lines.append("  NIC: " + ", ".join(f"{k} {v}" for k, v in nic.items()))
+    return "\n".join(lines) + "\n"
+
+
+def per_second_chart(measurement: Measurement) -> bytes | None:
+    """PNG of goodput per second against the line-rate limit (None without matplotlib)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    figure, axes = plt.subplots(figsize=(7, 3), dpi=100)
+    seconds = list(range(1, len(measurement.interval_mbps) + 1))
+    axes.plot(seconds, measurement.interval_mbps, marker="o", linewidth=1, label="goodput")
+    axes.axhline(measurement.limit_mbps, color="red", linestyle="--", linewidth=1, label="line-rate limit")
+    axes.set_xlabel("second (after warm-up)")
+    axes.set_ylabel("Mbit/s")
+    axes.set_title(
+        f"{measurement.context.board} {measurement.context.direction} ({measurement.context.profile})"
+    )
+    axes.legend(loc="lower right")
+    figure.tight_layout()
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png")
+    plt.close(figure)
+    return buffer.getvalue()
+
+
+def write_metric(alluredir: Path, measurement: Measurement) -> Path:
+    """One Allure 3 performance metric file (``*-perf.json``) for this measurement."""
+    alluredir.mkdir(parents=True, exist_ok=True)
+    path = alluredir / f"{uuid.uuid4()}-perf.json"
+    entry = {
+        "id": metric_id(measurement),
+        "key": METRIC_KEY,
+        "value": round(measurement.goodput_mbps, 2),
+        "start": int(measurement.started * 1000),
+        "stop": int(measurement.finished * 1000),
+    }
+    path.write_text(json.dumps([entry]), encoding="utf-8")
+    return path
+
+
+def write_run_files(alluredir: Path, environment: dict[str, str], executor: dict[str, Any]) -> None:
+    """environment.properties, executor.json and categories.json (controller only, once)."""
+    alluredir.mkdir(parents=True, exist_ok=True)
+    lines = [f"{k.replace(' ', '.')}={str(v).replace(chr(10), ' ')}" for k, v in sorted(environment.items())]
+    (alluredir / "environment.properties").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (alluredir / "executor.json").write_text(json.dumps(executor, indent=2), encoding="utf-8")
+    (alluredir / "categories.json").write_text(json.dumps(CATEGORIES, indent=2), encoding="utf-8")

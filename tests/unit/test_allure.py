@@ -1,0 +1,90 @@
+"""Allure output through pytester: stable history keys, metrics, run files written once."""
+
+from __future__ import annotations
+
+import json
+
+pytest_plugins = ["pytester"]
+
+TESTS = """
+import pytest
+from pytest_pinet.measurement import Measurement, TrafficContext
+
+def fake(direction, goodput, profile):
+    context = TrafficContext(lab="bench", scenario="ethernet", board="pi4", peer="pc", link="eth",
+                             adapter="rtl8153", direction=direction, duplex="half", streams=2, duration_s=20,
+                             omit_s=2, link_speed_mbps=1000, mtu=1500, profile=profile, kernel="6.6.31",
+                             os="Raspberry Pi OS 12")
+    return Measurement(test_id="t", context=context, goodput_mbps=goodput, sent_mbps=goodput, retransmits=0,
+                       per_stream_mbps=(goodput / 2, goodput / 2), interval_mbps=(goodput, goodput),
+                       cpu_sender_percent=1.0, cpu_receiver_percent=2.0, limit_mbps=941.5,
+                       iperf3_version="iperf 3.12", started=1000.0, finished=1022.0)
+
+@pytest.mark.parametrize("profile", ["stock", "irq-pinned"])
+@pytest.mark.parametrize("direction", ["board->peer", "peer->board"])
+def test_goodput(record_measurement, judge_goodput, direction, profile):
+    judge_goodput(lambda: [record_measurement(fake(direction, 942.0, profile))])
+"""
+THRESHOLDS = "rules:\n  - {id: gbe, match: {scenario: ethernet}, min_mbps: 940}\n"
+
+
+def _run(pytester, alluredir, *extra):
+    return pytester.runpytest_subprocess(
+        "--alluredir", str(alluredir), "--pinet-thresholds", "thresholds.yaml", "--pinet-results", "r", *extra
+    )
+
+
+def _results(alluredir):
+    return [json.loads(p.read_text()) for p in alluredir.glob("*-result.json")]
+
+
+def test_history_keys_are_stable_and_metrics_present(pytester):
+    pytester.makefile(".yaml", thresholds=THRESHOLDS)
+    pytester.makepyfile(test_net=TESTS)
+    first, second = pytester.path / "a1", pytester.path / "a2"
+    assert _run(pytester, first).ret == 0
+    assert _run(pytester, second).ret == 0
+
+    def keys(alluredir):
+        return sorted(
+            (r["fullName"], tuple(sorted((p["name"], p["value"]) for p in r.get("parameters", []))))
+            for r in _results(alluredir)
+        )
+
+    assert keys(first) == keys(second)
+    assert len(keys(first)) == 4
+    for result in _results(first):
+        labels = {label["name"]: label["value"] for label in result["labels"]}
+        assert labels["board"] == "pi4" and labels["kernel"] == "6.6.31" and labels["adapter"] == "rtl8153"
+        assert labels["feature"] == "ethernet"
+        # measured values never become parameters (they would split the history)
+        assert all("942" not in p["value"] for p in result.get("parameters", []))
+        names = {a["name"] for a in result.get("attachments", [])}
+        assert {"board->peer: per-stream goodput", "peer->board: per-stream goodput"} & names
+    metrics = [json.loads(p.read_text())[0] for p in first.glob("*-perf.json")]
+    assert len(metrics) == 4
+    assert {m["key"] for m in metrics} == {"goodput"}
+    assert {m["value"] for m in metrics} == {942.0}
+    assert len({m["id"] for m in metrics}) == 4  # one id per context: board/adapter/kernel/... in the id
+    categories = json.loads((first / "categories.json").read_text())
+    assert {c["name"] for c in categories} >= {"Regression against baseline", "Below threshold", "Lab fault"}
+    environment = (first / "environment.properties").read_text()
+    assert "pinet.version=" in environment and "lab=virtual" in environment
+    assert json.loads((first / "executor.json").read_text())["name"] == "pytest-pinet"
+
+
+def test_xdist_writes_everything_once(pytester):
+    pytester.makefile(".yaml", thresholds=THRESHOLDS)
+    pytester.makepyfile(test_net=TESTS)
+    alluredir = pytester.path / "ax"
+    result = _run(pytester, alluredir, "-n", "2")
+    assert result.ret == 0
+    assert len(_results(alluredir)) == 4
+    assert len(list(alluredir.glob("*-perf.json"))) == 4
+    assert len(list(alluredir.glob("environment.properties"))) == 1
+    stored = [
+        line
+        for p in (pytester.path / "r").glob("*/measurements.jsonl")
+        for line in p.read_text().splitlines()
+    ]
+    assert len(stored) == 4  # both workers appended to the controller's run, nothing twice
