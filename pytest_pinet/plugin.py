@@ -21,7 +21,7 @@ from .record.results_dir import ResultsDir, new_run_id
 from .record.store import ResultsStore
 from .settings import VIRTUAL, PinetSettings, layered, non_negative_int, positive_int
 from .virtlab import lifecycle
-from .virtlab.topology import LabSpec
+from .virtlab.topology import LAB_NAME, LabSpec
 
 MARKERS = {
     "ethernet": "built-in or adapter Ethernet throughput between a board and a peer",
@@ -44,7 +44,7 @@ class PinetRun:
         self.run_id = run_id
         self.is_worker = is_worker
         self.results = ResultsDir(settings.results, run_id)
-        self.spec = LabSpec()
+        self.spec = LabSpec(name=settings.virtual_lab)
         self.lab_error: str | None = None
         self._store: ResultsStore | None = None
         self.row_ids: dict[int, int] = {}  # id(Measurement) -> store row
@@ -134,6 +134,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "or postgresql://USER:PASSWORD@HOST/DB for a lab's shared store",
     )
     group.addoption(
+        "--pinet-virtual-lab",
+        default=None,
+        metavar="NAME",
+        help="which virtual lab to build and use: pinet (default), pinet1, ... pinet99",
+    )
+    group.addoption(
         "--pinet-keep-lab",
         action="store_true",
         default=False,
@@ -149,6 +155,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         ("pinet_streams", "default for --pinet-streams"),
         ("pinet_remeasure", "default for --pinet-remeasure"),
         ("pinet_db", "default for --pinet-db"),
+        ("pinet_virtual_lab", "default for --pinet-virtual-lab"),
     ):
         parser.addini(name, text, default="")
 
@@ -178,6 +185,11 @@ def _settings(config: pytest.Config) -> PinetSettings:
         path = Path(value)
         return path if path.is_absolute() else root / path
 
+    def lab_name(value: str, source: str) -> str:
+        if not LAB_NAME.match(value):
+            raise ConfigError(source, f"virtual lab name {value!r} must be pinet, pinet1 ... pinet99")
+        return value
+
     def remeasure_value(value: str, source: str) -> int:
         if value == "":
             lab = layered("lab", opt("lab"), ini("lab"), VIRTUAL, lab_value)
@@ -196,6 +208,7 @@ def _settings(config: pytest.Config) -> PinetSettings:
         streams=layered("streams", opt("streams"), ini("streams"), "10", positive_int),
         keep_lab=bool(config.getoption("--pinet-keep-lab")),
         db=layered("db", opt("db"), ini("db"), "", lambda value, source: value),
+        virtual_lab=layered("virtual_lab", opt("virtual-lab"), ini("virtual_lab"), "pinet", lab_name),
         remeasure=layered("remeasure", opt("remeasure"), ini("remeasure"), "", remeasure_value),
     )
 

@@ -33,6 +33,7 @@ class PinetSettings:
     keep_lab: bool
     remeasure: int = 0
     db: str = ""  # results store URL; "" = sqlite file in the results directory
+    virtual_lab: str = "pinet"  # which virtual lab (place) to build and use
 
     @property
     def virtual(self) -> bool:

@@ -1,12 +1,16 @@
 """Change points over a context's history: when did throughput shift, and what came with it?
 
 Each run contributes its per-second goodput samples, so a run is a segment of many points
-and one odd second is just noise.  Binary segmentation tries every boundary between runs,
-keeps the split with the largest Welch t statistic, and accepts it only when it is
-significant (two-sided p below ``alpha``, normal approximation of the t distribution, which
-is why each side needs ``min_samples``), large enough to matter (``min_change_percent``),
-and backed by at least ``min_segment_runs`` runs on each side.  The defaults allow a single
-degraded *run* at the end (every second of it lower) but not a single outlying *second*.
+and one odd second is just noise.  Binary segmentation tries every boundary between runs and
+keeps the split with the largest robust z statistic: the difference of the two segments'
+medians over a noise scale taken from the pooled median absolute deviation within segments.
+Medians and MAD matter here: a TCP run has ramp-up and loss-recovery seconds far from its
+level (810 Mbit/s in an otherwise 917 Mbit/s run), which would inflate a variance and hide a
+3 % shift.  A split counts when it is significant (two-sided p below ``alpha``, normal
+approximation, which is why each side needs ``min_samples``), large enough to matter
+(``min_change_percent``), and backed by ``min_segment_runs`` runs on each side.  The
+defaults allow a single degraded *run* at the end (every second of it lower) but not a
+single outlying *second*.
 """
 
 from __future__ import annotations
@@ -32,8 +36,8 @@ class ChangePoint:
     """A shift between two runs of one context."""
 
     run_id: str  # the first run after the shift
-    before_mean: float
-    after_mean: float
+    before_mean: float  # median of the samples before the shift
+    after_mean: float  # median after
     change_percent: float
     p_value: float
     came_with: Mapping[str, tuple[str, str]]  # meta keys that differ across the boundary
@@ -57,16 +61,17 @@ class ChangePolicy:
     min_segment_runs: int = 1
 
 
-def _welch(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:
-    """Welch's t statistic and its two-sided p-value (normal approximation)."""
-    ma, mb = statistics.fmean(a), statistics.fmean(b)
-    va = statistics.variance(a) if len(a) > 1 else 0.0
-    vb = statistics.variance(b) if len(b) > 1 else 0.0
-    se = math.sqrt(va / len(a) + vb / len(b))
+def _robust_z(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:
+    """Median difference over its standard error from the pooled MAD; (z, two-sided p)."""
+    ma, mb = statistics.median(a), statistics.median(b)
+    deviations = [abs(x - ma) for x in a] + [abs(x - mb) for x in b]
+    scale = 1.4826 * statistics.median(deviations)  # MAD -> standard deviation for normal noise
+    # Standard error of a median is sqrt(pi/2) times that of a mean.
+    se = scale * math.sqrt(math.pi / 2) * math.sqrt(1 / len(a) + 1 / len(b))
     if se == 0:
         return (math.inf if ma != mb else 0.0), (0.0 if ma != mb else 1.0)
-    t = (mb - ma) / se
-    return t, math.erfc(abs(t) / math.sqrt(2))
+    z = (mb - ma) / se
+    return z, math.erfc(abs(z) / math.sqrt(2))
 
 
 def detect_change_points(runs: Sequence[RunSeries], policy: ChangePolicy | None = None) -> list[ChangePoint]:
@@ -75,7 +80,54 @@ def detect_change_points(runs: Sequence[RunSeries], policy: ChangePolicy | None 
     ordered = sorted(runs, key=lambda r: r.started)
     found: list[ChangePoint] = []
     _segment(ordered, policy, found)
-    return sorted(found, key=lambda c: [r.run_id for r in ordered].index(c.run_id))
+    ids = [r.run_id for r in ordered]
+    splits = sorted(ids.index(c.run_id) for c in found)
+    # Median splits can land beside a true shift; re-test each split between its neighbours
+    # and drop the ones that do not hold there, until every remaining split holds.
+    while True:
+        kept = [
+            s
+            for n, s in enumerate(splits)
+            if _holds(
+                ordered[(splits[n - 1] if n else 0) : s],
+                ordered[s : (splits[n + 1] if n + 1 < len(splits) else None)],
+                policy,
+            )
+        ]
+        if kept == splits:
+            break
+        splits = kept
+    return [
+        _change(
+            ordered[(splits[n - 1] if n else 0) : s],
+            ordered[s : (splits[n + 1] if n + 1 < len(splits) else None)],
+        )
+        for n, s in enumerate(splits)
+    ]
+
+
+def _holds(left_runs: Sequence[RunSeries], right_runs: Sequence[RunSeries], policy: ChangePolicy) -> bool:
+    left = [x for r in left_runs for x in r.samples]
+    right = [x for r in right_runs for x in r.samples]
+    if len(left) < policy.min_samples or len(right) < policy.min_samples:
+        return False
+    _, p = _robust_z(left, right)
+    change = 100.0 * (statistics.median(right) - statistics.median(left)) / statistics.median(left)
+    return p < policy.alpha and abs(change) >= policy.min_change_percent
+
+
+def _change(left_runs: Sequence[RunSeries], right_runs: Sequence[RunSeries]) -> ChangePoint:
+    left = [x for r in left_runs for x in r.samples]
+    right = [x for r in right_runs for x in r.samples]
+    before, after = statistics.median(left), statistics.median(right)
+    _, p = _robust_z(left, right)
+    last_before, first_after = left_runs[-1].meta, right_runs[0].meta
+    came_with = {
+        k: (str(last_before.get(k, "")), str(first_after.get(k, "")))
+        for k in sorted(set(last_before) | set(first_after))
+        if last_before.get(k) != first_after.get(k)
+    }
+    return ChangePoint(right_runs[0].run_id, before, after, 100.0 * (after - before) / before, p, came_with)
 
 
 def _segment(runs: Sequence[RunSeries], policy: ChangePolicy, found: list[ChangePoint]) -> None:
@@ -85,8 +137,8 @@ def _segment(runs: Sequence[RunSeries], policy: ChangePolicy, found: list[Change
         right = [x for r in runs[split:] for x in r.samples]
         if len(left) < policy.min_samples or len(right) < policy.min_samples:
             continue
-        t, p = _welch(left, right)
-        change = 100.0 * (statistics.fmean(right) - statistics.fmean(left)) / statistics.fmean(left)
+        t, p = _robust_z(left, right)
+        change = 100.0 * (statistics.median(right) - statistics.median(left)) / statistics.median(left)
         if (
             p < policy.alpha
             and abs(change) >= policy.min_change_percent
@@ -97,8 +149,8 @@ def _segment(runs: Sequence[RunSeries], policy: ChangePolicy, found: list[Change
         return
     _, split, p = best
     left_runs, right_runs = runs[:split], runs[split:]
-    before = statistics.fmean([x for r in left_runs for x in r.samples])
-    after = statistics.fmean([x for r in right_runs for x in r.samples])
+    before = statistics.median([x for r in left_runs for x in r.samples])
+    after = statistics.median([x for r in right_runs for x in r.samples])
     last_before, first_after = left_runs[-1].meta, right_runs[0].meta
     came_with = {
         k: (str(last_before.get(k, "")), str(first_after.get(k, "")))

@@ -1,0 +1,94 @@
+"""Three runs on a virtual lab, the third on a degraded link: regression verdict and trend.
+
+This is issue 9's acceptance scenario in miniature (one test, short runs): the store keeps
+every run, the third run's failure is categorized as a regression against the baseline, and
+`pinet trends` names the run.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from pytest_pinet.virtlab import lab
+from pytest_pinet.virtlab.topology import LabSpec
+
+SUITE = """
+def test_goodput(measure_tcp, judge_goodput):
+    judge_goodput(lambda: [measure_tcp.half_duplex("board->peer")])
+"""
+
+
+@pytest.fixture
+def lab8(root_required, tmp_path, monkeypatch):
+    monkeypatch.setenv("PINET_STATE_DIR", str(tmp_path / "state"))
+    spec = LabSpec(name="pinet8", state_root=tmp_path / "state")
+    lab.down(spec)
+    lab.up(spec)
+    yield spec
+    lab.down(spec)
+
+
+def _pytest(tmp_path, *extra):
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            str(tmp_path / "test_suite.py"),
+            "-p",
+            "no:cacheprovider",
+            "--rootdir",
+            str(tmp_path),
+            "--pinet-virtual-lab",
+            "pinet8",
+            "--pinet-keep-lab",
+            "--pinet-results",
+            str(tmp_path / "results"),
+            "--pinet-duration",
+            "6",
+            "--pinet-omit",
+            "1",
+            "--pinet-remeasure",
+            "0",
+            "--alluredir",
+            str(tmp_path / "allure"),
+            "--pinet-thresholds",
+            str(tmp_path / "thresholds.yaml"),
+            "--pinet-profiles",
+            str(tmp_path / "p.yaml"),
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_three_runs_third_degraded(lab8, tmp_path):
+    (tmp_path / "test_suite.py").write_text(SUITE)
+    # A floor the degraded link still meets: the failure must come from the baseline alone.
+    (tmp_path / "thresholds.yaml").write_text("rules:\n  - {id: floor, match: {}, min_mbps: 500}\n")
+    (tmp_path / "p.yaml").write_text("profiles: {stock: {}}\n")
+    for _ in range(2):
+        ok = _pytest(tmp_path)
+        assert ok.returncode == 0, ok.stdout[-3000:]
+    lab.degrade(lab8, 3.0)
+    bad = _pytest(tmp_path)
+    assert bad.returncode == 1, bad.stdout[-3000:]
+    assert "regression against baseline" in bad.stdout
+    trends = subprocess.run(
+        [sys.executable, "-m", "pytest_pinet.cli", "trends", "--results", str(tmp_path / "results")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert trends.returncode == 1, trends.stdout + trends.stderr
+    third = sorted(p.name for p in (tmp_path / "results").iterdir() if p.is_dir())[-1]
+    assert f"run {third}" in trends.stdout
+    assert "-3." in trends.stdout or "-2." in trends.stdout  # a drop of about three percent
+    verdicts = [json.loads(r.read_text()).get("status") for r in (tmp_path / "allure").glob("*-result.json")]
+    assert verdicts.count("failed") == 1 and verdicts.count("passed") == 2
