@@ -208,16 +208,92 @@ def cmd_lab_check(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_report(args: argparse.Namespace) -> int:
+    """Build the Allure 3 report (history across runs, goodput metrics, trend charts)."""
+    from .record.report import build_report
+
+    results = Path(args.results)
+    index = build_report(
+        Path(args.root).resolve(),
+        results / "allure-results",
+        results / "report",
+        results / "allure-history.jsonl",
+    )
+    print(f"report: {index} (serve it: python3 -m http.server -d {index.parent} 8080 --bind 127.0.0.1)")
+    return 0
+
+
 def cmd_run(args: argparse.Namespace) -> int:
-    """The main job: the network suite against the lab, ending with the summary."""
+    """The main job: the network suite against the lab, then the report and a summary."""
     suite = Path(args.suite)
     if not suite.exists():
         raise PinetError(
             f"suite {suite} not found: run `pinet run` from a clone of pytest-pinet or pass --suite"
         )
-    argv = [sys.executable, "-m", "pytest", str(suite), "-p", "no:cacheprovider", *args.pytest_args]
+    results = Path(args.results)
+    argv = [
+        sys.executable,
+        "-m",
+        "pytest",
+        str(suite),
+        "-p",
+        "no:cacheprovider",
+        "--pinet-results",
+        str(results),
+        "--alluredir",
+        str(results / "allure-results"),
+        "--clean-alluredir",
+        *args.pytest_args,
+    ]
     print("+ " + " ".join(argv), flush=True)
-    return subprocess.call(argv)
+    code = subprocess.call(argv)
+    report_line = _main_job_report(args, results)
+    _main_job_summary(results, code, report_line)
+    return code
+
+
+def _main_job_report(args: argparse.Namespace, results: Path) -> str:
+    from .record.report import build_report
+
+    try:
+        index = build_report(
+            Path(".").resolve(),
+            results / "allure-results",
+            results / "report",
+            results / "allure-history.jsonl",
+        )
+    except PinetError as exc:
+        return f"report not built: {exc}"
+    return f"report: {index}  (python3 -m http.server -d {index.parent} 8080 --bind 127.0.0.1)"
+
+
+def _main_job_summary(results: Path, code: int, report_line: str) -> None:
+    """What passed, what regressed, where the report is."""
+    from .record.store import ResultsStore
+
+    runs = sorted(p for p in results.iterdir() if p.is_dir() and (p / "measurements.jsonl").exists())
+    print("\n=== pinet main job summary ===")
+    if runs:
+        run_id = runs[-1].name
+        store_file = results / "pinet.sqlite"
+        verdicts: dict[str, int] = {}
+        if store_file.exists():
+            store = ResultsStore(f"sqlite:///{store_file}")
+            try:
+                with store._tx() as cur:
+                    cur.execute(
+                        "SELECT verdict, COUNT(*) FROM measurements WHERE run_id = ? GROUP BY verdict",
+                        (run_id,),
+                    )
+                    verdicts = {str(v or "unjudged"): int(n) for v, n in cur.fetchall()}
+            finally:
+                store.close()
+        print(f"run {run_id}: " + ", ".join(f"{n} {v}" for v, n in sorted(verdicts.items())))
+        regressed = sum(n for v, n in verdicts.items() if "regression" in v)
+        below = sum(n for v, n in verdicts.items() if "below-threshold" in v)
+        print(f"regressions against baseline: {regressed}; below threshold: {below}")
+    print(f"pytest exit status: {code} ({'all passed' if code == 0 else 'failures, see above'})")
+    print(report_line)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -285,8 +361,14 @@ def build_parser() -> argparse.ArgumentParser:
     trends.add_argument("-v", "--verbose", action="store_true", help="list contexts without changes too")
     trends.set_defaults(func=cmd_trends)
 
-    run = sub.add_parser("run", help="run the network suite (default: against the virtual lab)")
+    report = sub.add_parser("report", help="build the Allure 3 report with history and goodput trends")
+    report.add_argument("--results", default="results", help="results directory (default results)")
+    report.add_argument("--root", default=".", help="checkout holding .allure (default .)")
+    report.set_defaults(func=cmd_report)
+
+    run = sub.add_parser("run", help="the main job: the network suite, then the report and a summary")
     run.add_argument("--suite", default="tests/network", help="suite directory (default tests/network)")
+    run.add_argument("--results", default="results", help="results directory (default results)")
     run.add_argument("pytest_args", nargs=argparse.REMAINDER, help="further pytest arguments")
     run.set_defaults(func=cmd_run)
     return parser

@@ -30,4 +30,11 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
 .venv/bin/python -m pip install -q -e '.[test]'
+# The Allure 3 CLI builds the report offline (Node.js and npm come with the machine; when
+# they are missing, the suite still runs and `pinet report` says what to install).
+if command -v npm >/dev/null 2>&1 && [ ! -f .allure/node_modules/allure/cli.js ]; then
+  mkdir -p .allure
+  (cd .allure && npm install --silent --no-audit --no-fund allure@3.18.0 >/dev/null 2>&1) \
+    || echo "setup: could not install the Allure 3 CLI with npm; reports will be skipped"
+fi
 echo "setup: ready ($(.venv/bin/python -c 'import pytest_pinet; print("pytest-pinet", pytest_pinet.__version__)'), $(iperf3 --version | head -1))"
