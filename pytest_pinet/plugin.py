@@ -291,12 +291,13 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     if rows:
         _measurement_summary(terminalreporter, rows)
         terminalreporter.write_line(f"results: {run.results.measurements_file}")
-    facts = run.results.load_facts()
-    for fact in facts:
-        if fact.get("kind") == "unsupported-tunable":
-            terminalreporter.write_line(
-                f"unsupported: {fact['host']} {fact['tunable']} (profile {fact['profile']}): {fact['reason']}"
-            )
+    unsupported = {
+        f"unsupported: {fact['host']} {fact['tunable']} (profile {fact['profile']}): {fact['reason']}"
+        for fact in run.results.load_facts()
+        if fact.get("kind") == "unsupported-tunable"
+    }
+    for line in sorted(unsupported):
+        terminalreporter.write_line(line)
     if run.lab_error:
         terminalreporter.write_line(f"pinet: virtual lab teardown failed: {run.lab_error}", red=True)
 

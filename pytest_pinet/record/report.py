@@ -71,9 +71,10 @@ def _plain(pattern: str) -> str:
 
 def build_report(root: Path, results: Path, output: Path, history: Path, name: str = "pytest-pinet") -> Path:
     """Generate the report from ``results`` into ``output``; return its index.html."""
-    if not results.is_dir() or not any(results.glob("*-result.json")):
+    if not results.is_dir() or not any(results.glob("*-result.json")):  # checked before resolving
         raise PinetError(f"no Allure results in {results}: run the suite with --alluredir {results}")
     command = allure_cli(root)
+    results, output, history = results.resolve(), output.resolve(), history.resolve()
     history.parent.mkdir(parents=True, exist_ok=True)
     config_file = results.parent / "allurerc.json"
     config_file.write_text(json.dumps(config(output, history, name), indent=2), encoding="utf-8")
