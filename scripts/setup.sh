@@ -11,7 +11,7 @@ if [ "$(id -u)" != 0 ]; then
 fi
 
 APT_PACKAGES=(iperf3 openssh-server openssh-client iproute2 ethtool procps iputils-ping util-linux
-              python3 python3-venv python3-pip ca-certificates postgresql)
+              python3 python3-venv python3-pip ca-certificates postgresql chromium)
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
