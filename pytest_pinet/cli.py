@@ -375,7 +375,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        if getattr(args, "command", None) != "run":
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        args.pytest_args = [*extra, *args.pytest_args]  # `pinet run --pinet-duration 60 ...`
     try:
         return int(args.func(args))
     except PinetError as exc:

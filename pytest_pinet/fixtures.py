@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from .errors import ConfigError, PinetError
-from .judge.baseline import judge_baseline
+from .judge.baseline import BaselinePolicy, judge_baseline
 from .judge.linerate import tcp_goodput_limit
 from .judge.thresholds import Thresholds, load_thresholds
 from .lab.facts import HostFacts, gather_facts
@@ -379,6 +379,11 @@ def judge_goodput(
     """
 
     run = _run(request.config)
+    policy = BaselinePolicy(
+        window=pinet_settings.baseline_window,
+        min_history=pinet_settings.baseline_min,
+        min_band_percent=pinet_settings.baseline_band,
+    )
 
     def verdicts(measurements: Sequence[Measurement]) -> list[str]:
         failures = []
@@ -390,7 +395,7 @@ def judge_goodput(
                 for h in run.store.history(context_key(context), before_run=run.run_id)
                 if h.verdict not in ("", "lab-fault")
             ]
-            baseline = judge_baseline(measurement.goodput_mbps, history)
+            baseline = judge_baseline(measurement.goodput_mbps, history, policy)
             retr = measurement.retransmits
             tail = f"; retransmits {retr if retr is not None else 'n/a'}"
             kinds = []

@@ -140,6 +140,24 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="which virtual lab to build and use: pinet (default), pinet1, ... pinet99",
     )
     group.addoption(
+        "--pinet-baseline-window",
+        default=None,
+        metavar="N",
+        help="baseline = median of the last N results of the same context (default 10)",
+    )
+    group.addoption(
+        "--pinet-baseline-min",
+        default=None,
+        metavar="N",
+        help="judge against a baseline only with at least N earlier results (default 2)",
+    )
+    group.addoption(
+        "--pinet-baseline-band",
+        default=None,
+        metavar="PCT",
+        help="smallest band around the baseline in percent (default 1.0); else 3 x the spread",
+    )
+    group.addoption(
         "--pinet-keep-lab",
         action="store_true",
         default=False,
@@ -156,6 +174,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         ("pinet_remeasure", "default for --pinet-remeasure"),
         ("pinet_db", "default for --pinet-db"),
         ("pinet_virtual_lab", "default for --pinet-virtual-lab"),
+        ("pinet_baseline_window", "default for --pinet-baseline-window"),
+        ("pinet_baseline_min", "default for --pinet-baseline-min"),
+        ("pinet_baseline_band", "default for --pinet-baseline-band"),
     ):
         parser.addini(name, text, default="")
 
@@ -185,6 +206,15 @@ def _settings(config: pytest.Config) -> PinetSettings:
         path = Path(value)
         return path if path.is_absolute() else root / path
 
+    def percent(value: str, source: str) -> float:
+        try:
+            number = float(value)
+        except ValueError:
+            raise ConfigError(source, f"expected a percentage, got {value!r}") from None
+        if not 0 <= number < 100:
+            raise ConfigError(source, f"must be 0..100, got {number}")
+        return number
+
     def lab_name(value: str, source: str) -> str:
         if not LAB_NAME.match(value):
             raise ConfigError(source, f"virtual lab name {value!r} must be pinet, pinet1 ... pinet99")
@@ -208,6 +238,11 @@ def _settings(config: pytest.Config) -> PinetSettings:
         streams=layered("streams", opt("streams"), ini("streams"), "10", positive_int),
         keep_lab=bool(config.getoption("--pinet-keep-lab")),
         db=layered("db", opt("db"), ini("db"), "", lambda value, source: value),
+        baseline_window=layered(
+            "baseline_window", opt("baseline-window"), ini("baseline_window"), "10", positive_int
+        ),
+        baseline_min=layered("baseline_min", opt("baseline-min"), ini("baseline_min"), "2", positive_int),
+        baseline_band=layered("baseline_band", opt("baseline-band"), ini("baseline_band"), "1.0", percent),
         virtual_lab=layered("virtual_lab", opt("virtual-lab"), ini("virtual_lab"), "pinet", lab_name),
         remeasure=layered("remeasure", opt("remeasure"), ini("remeasure"), "", remeasure_value),
     )

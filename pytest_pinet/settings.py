@@ -34,6 +34,9 @@ class PinetSettings:
     remeasure: int = 0
     db: str = ""  # results store URL; "" = sqlite file in the results directory
     virtual_lab: str = "pinet"  # which virtual lab (place) to build and use
+    baseline_window: int = 10  # earlier results of the same context the baseline uses
+    baseline_min: int = 2  # fewer earlier results: recorded, not judged
+    baseline_band: float = 1.0  # smallest band around the baseline, percent
 
     @property
     def virtual(self) -> bool:
