@@ -8,7 +8,7 @@ live in :mod:`pytest_pinet.fixtures`.
 from __future__ import annotations
 
 import os
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import Any
 
@@ -222,29 +222,28 @@ def _settings(config: pytest.Config) -> PinetSettings:
 
     def remeasure_value(value: str, source: str) -> int:
         if value == "":
-            lab = layered("lab", opt("lab"), ini("lab"), VIRTUAL, lab_value)
-            return 1 if lab == VIRTUAL else 0
+            return 1 if setting("lab", VIRTUAL, lab_value) == VIRTUAL else 0
         return non_negative_int(value, source)
 
+    def setting(name: str, default: str, parse: Callable[[str, str], Any]) -> Any:
+        # --pinet-NAME-WITH-DASHES > PINET_NAME > ini pinet_NAME > default
+        return layered(name, opt(name.replace("_", "-")), ini(name), default, parse)
+
     return PinetSettings(
-        lab=layered("lab", opt("lab"), ini("lab"), VIRTUAL, lab_value),
-        results=layered("results", opt("results"), ini("results"), "results", path_value),
-        thresholds=layered(
-            "thresholds", opt("thresholds"), ini("thresholds"), "lab/thresholds.yaml", path_value
-        ),
-        profiles=layered("profiles", opt("profiles"), ini("profiles"), "lab/profiles.yaml", path_value),
-        duration=layered("duration", opt("duration"), ini("duration"), "20", positive_int),
-        omit=layered("omit", opt("omit"), ini("omit"), "2", non_negative_int),
-        streams=layered("streams", opt("streams"), ini("streams"), "10", positive_int),
+        lab=setting("lab", VIRTUAL, lab_value),
+        results=setting("results", "results", path_value),
+        thresholds=setting("thresholds", "lab/thresholds.yaml", path_value),
+        profiles=setting("profiles", "lab/profiles.yaml", path_value),
+        duration=setting("duration", "20", positive_int),
+        omit=setting("omit", "2", non_negative_int),
+        streams=setting("streams", "10", positive_int),
         keep_lab=bool(config.getoption("--pinet-keep-lab")),
-        db=layered("db", opt("db"), ini("db"), "", lambda value, source: value),
-        baseline_window=layered(
-            "baseline_window", opt("baseline-window"), ini("baseline_window"), "10", positive_int
-        ),
-        baseline_min=layered("baseline_min", opt("baseline-min"), ini("baseline_min"), "2", positive_int),
-        baseline_band=layered("baseline_band", opt("baseline-band"), ini("baseline_band"), "1.0", percent),
-        virtual_lab=layered("virtual_lab", opt("virtual-lab"), ini("virtual_lab"), "pinet", lab_name),
-        remeasure=layered("remeasure", opt("remeasure"), ini("remeasure"), "", remeasure_value),
+        db=setting("db", "", lambda value, source: value),
+        baseline_window=setting("baseline_window", "10", positive_int),
+        baseline_min=setting("baseline_min", "2", positive_int),
+        baseline_band=setting("baseline_band", "1.0", percent),
+        virtual_lab=setting("virtual_lab", "pinet", lab_name),
+        remeasure=setting("remeasure", "", remeasure_value),
     )
 
 

@@ -43,14 +43,7 @@ class ResultsDir:
         """Append ``measurement`` durably; write its raw outputs; return the raw directory."""
         self.path.mkdir(parents=True, exist_ok=True)
         line = json.dumps({"run_id": self.run_id, **measurement.summary()}, sort_keys=True)
-        with open(self.measurements_file, "a", encoding="utf-8") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)  # xdist workers share the file
-            try:
-                handle.write(line + "\n")
-                handle.flush()
-                os.fsync(handle.fileno())
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+        _append_durably(self.measurements_file, line)
         raw_dir = self.path / "raw" / SAFE_NAME.sub("_", measurement.test_id)[:150]
         raw_dir.mkdir(parents=True, exist_ok=True)
         for name, text in measurement.raw.items():
@@ -61,14 +54,7 @@ class ResultsDir:
         """Append a fact learned during the run (an unsupported tunable, a lab fault)."""
         self.path.mkdir(parents=True, exist_ok=True)
         line = json.dumps({"run_id": self.run_id, "kind": kind, **data}, sort_keys=True)
-        with open(self.path / "facts.jsonl", "a", encoding="utf-8") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            try:
-                handle.write(line + "\n")
-                handle.flush()
-                os.fsync(handle.fileno())
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+        _append_durably(self.path / "facts.jsonl", line)
 
     def load_facts(self) -> list[dict[str, Any]]:
         """Facts recorded so far in this run."""
@@ -86,3 +72,15 @@ class ResultsDir:
             if line.strip():
                 rows.append(json.loads(line))
         return rows
+
+
+def _append_durably(path: Path, line: str) -> None:
+    """Append one line under an exclusive lock (xdist workers share the file) and fsync it."""
+    with open(path, "a", encoding="utf-8") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            handle.write(line + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
