@@ -132,10 +132,24 @@ class ResultsStore:
             path = url.removeprefix("sqlite:///") if url.startswith("sqlite:///") else url
             Path(path).parent.mkdir(parents=True, exist_ok=True)
             self._conn = sqlite3.connect(path, timeout=30, check_same_thread=False)
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=FULL")
             self._param = "?"
             serial = "INTEGER PRIMARY KEY AUTOINCREMENT"
+        # xdist workers open the same SQLite file at once; switching to WAL and creating the
+        # schema need a lock that the busy timeout does not always wait for: retry briefly.
+        for attempt in range(100):
+            try:
+                self._init_schema(serial)
+                break
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or attempt == 99:
+                    raise
+                time.sleep(0.05 + 0.01 * attempt)
+
+    def _init_schema(self, serial: str) -> None:
+        if self._param == "?":
+            if self._conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=FULL")
         with self._tx() as cur:
             for statement in SCHEMA:
                 cur.execute(statement.format(serial=serial))
