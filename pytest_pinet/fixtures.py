@@ -122,6 +122,16 @@ def powered_board(request: pytest.FixtureRequest, board_strategy: Any, board_ent
     The boot time and any console output are recorded with the run's facts.
     """
     board_strategy.transition("provisioned")
+    try:
+        import allure
+
+        allure.attach(
+            board_strategy.console_log or "(no console on this target)",
+            f"{board_entry.name}: boot console",
+            allure.attachment_type.TEXT,
+        )
+    except ImportError:
+        pass
     _run(request.config).results.record_fact(
         "boot",
         {

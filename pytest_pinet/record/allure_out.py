@@ -60,6 +60,10 @@ def label_measurement(measurement: Measurement) -> None:
     except ImportError:
         return
     c = measurement.context
+    # Board, adapter and scenario are parameters: they keep one history per board and adapter
+    # when several labs report into one place. Measured values never are.
+    for name, value in (("board", c.board), ("adapter", c.adapter), ("scenario", c.scenario)):
+        allure.dynamic.parameter(name, value)
     allure.dynamic.epic("network regression")
     allure.dynamic.feature(c.scenario)
     allure.dynamic.story(f"{c.duplex} duplex")
@@ -82,7 +86,8 @@ def attach_measurement(measurement: Measurement) -> None:
         import allure
     except ImportError:
         return
-    label_measurement(measurement)
+    if measurement.context.duplex != "full" or measurement.context.direction == "board->peer":
+        label_measurement(measurement)  # once per test, also when a test records two directions
     name = measurement.context.direction
     allure.attach(
         json.dumps(measurement.summary(), indent=2), f"{name}: measurement", allure.attachment_type.JSON
