@@ -58,7 +58,11 @@ def test_history_keys_are_stable_and_metrics_present(pytester):
         assert labels["board"] == "pi4" and labels["kernel"] == "6.6.31" and labels["adapter"] == "rtl8153"
         assert labels["feature"] == "ethernet"
         params = {p["name"]: p["value"] for p in result.get("parameters", [])}
-        assert (params["board"], params["adapter"], params["scenario"]) == ("pi4", "rtl8153", "ethernet")
+        assert (params["board"], params["adapter"], params["scenario"]) == (
+            "'pi4'",
+            "'rtl8153'",
+            "'ethernet'",
+        )
         # measured values never become parameters (they would split the history)
         assert all("942" not in p["value"] for p in result.get("parameters", []))
         names = {a["name"] for a in result.get("attachments", [])}
