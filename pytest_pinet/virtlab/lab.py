@@ -104,6 +104,13 @@ def down(spec: LabSpec) -> DownReport:
         shutil.rmtree(spec.state_dir, ignore_errors=True)
         report.state_dir = str(spec.state_dir)
     _restore_backlog(spec)
+    lock = spec.state_root / f"{spec.name}.lock"
+    if lock.exists():
+        lock.unlink(missing_ok=True)  # a holder keeps its descriptor; nothing else needs the name
+    try:
+        spec.state_root.rmdir()  # only when empty: other labs' state stays
+    except OSError:
+        pass
     leftover = namespaces(spec.netns_prefix) + root_links(f"{spec.name}-")
     if leftover:
         raise PinetError(f"pinet lab down: could not remove {', '.join(leftover)}")

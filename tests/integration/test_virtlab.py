@@ -118,6 +118,7 @@ def test_down_removes_everything_and_is_idempotent(fresh_lab):
     assert lab.namespaces(spec.netns_prefix) == []
     assert lab.root_links("pinet9-") == []
     assert not spec.state_dir.exists()
+    assert not spec.state_root.exists()  # lock file and empty state root are gone too
     assert lab.down(spec).nothing
 
 
