@@ -190,6 +190,16 @@ def cmd_trends(args: argparse.Namespace) -> int:
     return 1 if found else 0
 
 
+def cmd_bench(args: argparse.Namespace) -> int:
+    """Start-up, fidelity and overhead figures on a bench lab of its own."""
+    from .bench import format_table, run_bench, to_json
+
+    data = run_bench(args.startups, args.fidelity_runs, args.overhead_runs, args.duration)
+    print(to_json(data))
+    print(format_table(data))
+    return 0 if all(f["met"] for f in data["figures"]) else 1
+
+
 def cmd_lab_check(args: argparse.Namespace) -> int:
     """Validate a lab env file (pinet section and labgrid targets) with no hardware."""
     from .lab.check import check_env_file
@@ -365,6 +375,13 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--results", default="results", help="results directory (default results)")
     report.add_argument("--root", default=".", help="checkout holding .allure (default .)")
     report.set_defaults(func=cmd_report)
+
+    bench = sub.add_parser("bench", help="start-up, fidelity and overhead figures (JSON and a table)")
+    bench.add_argument("--startups", type=int, default=3)
+    bench.add_argument("--fidelity-runs", type=int, default=3, help="runs per direction")
+    bench.add_argument("--overhead-runs", type=int, default=5)
+    bench.add_argument("--duration", type=int, default=20, help="seconds per fidelity run")
+    bench.set_defaults(func=cmd_bench)
 
     run = sub.add_parser("run", help="the main job: the network suite, then the report and a summary")
     run.add_argument("--suite", default="tests/network", help="suite directory (default tests/network)")
