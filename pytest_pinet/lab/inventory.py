@@ -23,20 +23,6 @@ from .remote import SshEndpoint
 ROLES = ("board", "peer")
 INTERFACE_NAME = re.compile(r"^[A-Za-z0-9_.:@-]{1,15}$")
 PINET_KEYS = frozenset({"lab", "kind", "ssh", "hosts", "links"})
-LINK_KEYS = frozenset(
-    {
-        "name",
-        "board",
-        "board_interface",
-        "board_address",
-        "peer",
-        "peer_interface",
-        "peer_address",
-        "adapter",
-        "speed_mbps",
-        "mtu",
-    }
-)
 LINK_REQUIRED = (
     "name",
     "board",
@@ -46,6 +32,7 @@ LINK_REQUIRED = (
     "peer_interface",
     "peer_address",
 )
+LINK_KEYS = frozenset({*LINK_REQUIRED, "adapter", "speed_mbps", "mtu"})
 
 
 @dataclass(frozen=True)

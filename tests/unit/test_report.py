@@ -16,7 +16,8 @@ pytest_plugins = ["pytester"]
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_report_has_goodput_metrics_and_history(pytester):
+def _two_reported_runs(pytester):
+    """Run the fake suite twice, building the report after each; return (index, report, history)."""
     try:
         allure_cli(ROOT)
     except PinetError as exc:
@@ -25,7 +26,8 @@ def test_report_has_goodput_metrics_and_history(pytester):
     pytester.makepyfile(test_net=TESTS)
     results = pytester.path / "allure-results"
     report, history = pytester.path / "report", pytester.path / "history.jsonl"
-    for _ in range(2):
+    index = report / "index.html"
+    for _ in range(2):  # two runs: the metric has a history, the trend has two points
         run = pytester.runpytest_subprocess(
             "--alluredir",
             str(results),
@@ -37,6 +39,11 @@ def test_report_has_goodput_metrics_and_history(pytester):
         )
         assert run.ret == 0
         index = build_report(ROOT, results, report, history)
+    return index, report, history
+
+
+def test_report_has_goodput_metrics_and_history(pytester):
+    index, report, history = _two_reported_runs(pytester)
     html = index.read_text()
     assert "googletagmanager" not in html  # the report calls nobody when opened
     metrics = json.loads((report / "widgets" / "metrics.json").read_text())
@@ -78,28 +85,7 @@ def test_report_renders_metrics_in_headless_chromium(pytester, tmp_path):
     chromium = shutil.which("chromium")
     if chromium is None:
         pytest.skip("Chromium not installed (apt-get install chromium; scripts/setup.sh does it)")
-    try:
-        allure_cli(ROOT)
-    except PinetError as exc:
-        pytest.skip(str(exc))
-    pytester.makefile(".yaml", thresholds=THRESHOLDS)
-    pytester.makepyfile(test_net=TESTS)
-    results = pytester.path / "allure-results"
-    report, history = pytester.path / "report", pytester.path / "history.jsonl"
-    for _ in range(2):  # two runs: the metric has a history, the trend has two points
-        assert (
-            pytester.runpytest_subprocess(
-                "--alluredir",
-                str(results),
-                "--clean-alluredir",
-                "--pinet-thresholds",
-                "thresholds.yaml",
-                "--pinet-results",
-                "r",
-            ).ret
-            == 0
-        )
-        build_report(ROOT, results, report, history)
+    _, report, _ = _two_reported_runs(pytester)
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(report))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
