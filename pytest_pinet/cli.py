@@ -191,10 +191,17 @@ def cmd_trends(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    """Start-up, fidelity and overhead figures on a bench lab of its own."""
+    """Start-up, fidelity, overhead and adaptive-duration figures on a bench lab of its own."""
     from .bench import format_table, run_bench, to_json
 
-    data = run_bench(args.startups, args.fidelity_runs, args.overhead_runs, args.duration)
+    data = run_bench(
+        args.startups,
+        args.fidelity_runs,
+        args.overhead_repeats,
+        args.duration,
+        args.adaptive_repeats,
+        args.fixed_duration,
+    )
     print(to_json(data))
     print(format_table(data))
     return 0 if all(f["met"] for f in data["figures"]) else 1
@@ -376,11 +383,22 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--root", default=".", help="checkout holding .allure (default .)")
     report.set_defaults(func=cmd_report)
 
-    bench = sub.add_parser("bench", help="start-up, fidelity and overhead figures (JSON and a table)")
+    bench = sub.add_parser(
+        "bench", help="start-up, fidelity, overhead and adaptive-duration figures (JSON and a table)"
+    )
     bench.add_argument("--startups", type=int, default=3)
     bench.add_argument("--fidelity-runs", type=int, default=3, help="runs per direction")
-    bench.add_argument("--overhead-runs", type=int, default=5)
+    bench.add_argument(
+        "--overhead-repeats", type=int, default=3, help="tests per direction in the overhead batch"
+    )
     bench.add_argument("--duration", type=int, default=20, help="seconds per fidelity run")
+    bench.add_argument(
+        "--adaptive-repeats",
+        type=int,
+        default=2,
+        help="tests per direction in the fixed and adaptive batches (0 = skip that figure)",
+    )
+    bench.add_argument("--fixed-duration", type=int, default=65, help="seconds of the fixed method (-t)")
     bench.set_defaults(func=cmd_bench)
 
     run = sub.add_parser("run", help="the main job: the network suite, then the report and a summary")

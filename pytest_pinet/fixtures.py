@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,8 @@ from .measurement import Measurement, TrafficContext
 from .record.allure_out import attach_measurement, write_metric
 from .record.store import context_key
 from .settings import PinetSettings
-from .traffic.iperf3_runner import Iperf3Options, Iperf3Run, run_iperf3, run_iperf3_both_ways
+from .traffic.adaptive import SettleRule
+from .traffic.iperf3_runner import AdaptiveStop, Iperf3Options, Iperf3Run, run_iperf3, run_iperf3_both_ways
 from .traffic.observers import Snapshot, observe, take_snapshot
 
 DIRECTIONS = ("board->peer", "peer->board")
@@ -197,8 +199,10 @@ class TcpMeasurer:
         options: Iperf3Options,
         facts: FactsCache,
         profile: str = "stock",
+        settle: SettleRule | None = None,
     ) -> None:
         self.profile = profile
+        self.settle = settle
         self.request = request
         self.inventory = inventory
         self.hosts = hosts
@@ -237,8 +241,10 @@ class TcpMeasurer:
         )
 
     def _snapshots(self) -> list[Snapshot]:
+        # Both ends at once: one round trip of wall time instead of two.
         ends = ((self.board, self.link.board_interface), (self.peer, self.link.peer_interface))
-        return [take_snapshot(host, interface) for host, interface in ends]
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            return list(pool.map(lambda end: take_snapshot(*end), ends))
 
     def _observations(self, before: list[Snapshot], after: list[Snapshot]) -> list[dict[str, Any]]:
         ends = ((self.board.name, self.link.board_interface), (self.peer.name, self.link.peer_interface))
@@ -266,12 +272,13 @@ class TcpMeasurer:
             raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
         link = self.link
         if direction == "board->peer":
-            sender, receiver, address = self.board, self.peer, link.peer_address
+            sender, receiver, address, watch = self.board, self.peer, link.peer_address, link.peer_interface
         else:
-            sender, receiver, address = self.peer, self.board, link.board_address
+            sender, receiver, address, watch = self.peer, self.board, link.board_address, link.board_interface
         context = self._context(direction, scenario, "half")
+        adaptive = AdaptiveStop(self.settle, watch) if self.settle else None
         before = self._snapshots()
-        result = run_iperf3(sender, receiver, address, self._options(sender))
+        result = run_iperf3(sender, receiver, address, self._options(sender), adaptive)
         observations = self._observations(before, self._snapshots())
         return self._record(context, result, tcp_goodput_limit(link.speed_mbps, link.mtu), observations)
 
@@ -286,6 +293,7 @@ class TcpMeasurer:
             link.peer_address,
             self._options(self.board),
             self._options(self.peer),
+            (self.settle, link.board_interface, link.peer_interface) if self.settle else None,
         )
         observations = self._observations(before, self._snapshots())
         # Upper bound: the ACKs of the other direction cost little with stretch ACKs (the
@@ -352,10 +360,18 @@ def measure_tcp(
     iperf3_options: Iperf3Options,
     host_facts: FactsCache,
     profile: AppliedProfile,
+    pinet_settings: PinetSettings,
 ) -> TcpMeasurer:
     """Measure TCP goodput over ``ethernet_link`` under ``profile``; each result is recorded at once."""
     return TcpMeasurer(
-        request, pinet_inventory, pinet_hosts, ethernet_link, iperf3_options, host_facts, profile.profile.name
+        request,
+        pinet_inventory,
+        pinet_hosts,
+        ethernet_link,
+        iperf3_options,
+        host_facts,
+        profile.profile.name,
+        pinet_settings.settle_rule(),
     )
 
 

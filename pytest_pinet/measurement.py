@@ -61,6 +61,9 @@ class Measurement:
     started: float
     finished: float
     error: str | None = None
+    ended_by: str = "fixed"  # fixed, settled (adaptive stop) or max-duration (never settled)
+    measured_s: float | None = None  # seconds the figure covers, after the warm-up
+    precision_pct: float | None = None  # 95 % half-width of the mean when the adaptive rule looked
     facts: dict[str, Any] = field(default_factory=dict)
     observations: tuple[dict[str, Any], ...] = ()
     raw: dict[str, str] = field(default_factory=dict)
@@ -97,6 +100,9 @@ class Measurement:
             started=run.started,
             finished=run.finished,
             error=result.error,
+            ended_by=run.ended_by,
+            measured_s=result.received.seconds if result.received is not None else result.measured_seconds,
+            precision_pct=run.precision_pct,
             facts=facts or {},
             observations=tuple(observations or ()),
             raw={"client": run.client_json, "server": run.server_json},

@@ -158,6 +158,25 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="smallest band around the baseline in percent (default 1.0); else 3 x the spread",
     )
     group.addoption(
+        "--pinet-adaptive",
+        default=None,
+        metavar="on|off",
+        help="stop a run early once its per-second goodput settled (default on); off = always "
+        "the full --pinet-duration, the seeds' fixed method",
+    )
+    group.addoption(
+        "--pinet-adaptive-min",
+        default=None,
+        metavar="S",
+        help="measured seconds before an adaptive run may stop (default 5)",
+    )
+    group.addoption(
+        "--pinet-adaptive-precision",
+        default=None,
+        metavar="PCT",
+        help="stop when the 95%% confidence half-width of the mean is within PCT %% (default 0.5)",
+    )
+    group.addoption(
         "--pinet-keep-lab",
         action="store_true",
         default=False,
@@ -171,6 +190,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         ("pinet_duration", "default for --pinet-duration"),
         ("pinet_omit", "default for --pinet-omit"),
         ("pinet_streams", "default for --pinet-streams"),
+        ("pinet_adaptive", "default for --pinet-adaptive"),
+        ("pinet_adaptive_min", "default for --pinet-adaptive-min"),
+        ("pinet_adaptive_precision", "default for --pinet-adaptive-precision"),
         ("pinet_remeasure", "default for --pinet-remeasure"),
         ("pinet_db", "default for --pinet-db"),
         ("pinet_virtual_lab", "default for --pinet-virtual-lab"),
@@ -215,6 +237,23 @@ def _settings(config: pytest.Config) -> PinetSettings:
             raise ConfigError(source, f"must be 0..100, got {number}")
         return number
 
+    def on_off(value: str, source: str) -> bool:
+        if value.lower() not in ("on", "off"):
+            raise ConfigError(source, f"expected on or off, got {value!r}")
+        return value.lower() == "on"
+
+    def adaptive_min(value: str, source: str) -> int:
+        number = positive_int(value, source)
+        if number < 2:
+            raise ConfigError(source, f"an adaptive run needs at least 2 measured seconds, got {number}")
+        return number
+
+    def precision(value: str, source: str) -> float:
+        number = percent(value, source)
+        if not 0 < number <= 50:
+            raise ConfigError(source, f"must be more than 0 and at most 50, got {number}")
+        return number
+
     def lab_name(value: str, source: str) -> str:
         if not LAB_NAME.match(value):
             raise ConfigError(source, f"virtual lab name {value!r} must be pinet, pinet1 ... pinet99")
@@ -244,6 +283,9 @@ def _settings(config: pytest.Config) -> PinetSettings:
         baseline_band=setting("baseline_band", "1.0", percent),
         virtual_lab=setting("virtual_lab", "pinet", lab_name),
         remeasure=setting("remeasure", "", remeasure_value),
+        adaptive=setting("adaptive", "on", on_off),
+        adaptive_min=setting("adaptive_min", "5", adaptive_min),
+        adaptive_precision=setting("adaptive_precision", "0.5", precision),
     )
 
 
@@ -288,7 +330,12 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     return [
         f"pinet: lab {lab}",
         f"pinet: thresholds {s.thresholds}{'' if s.thresholds.is_file() else ' (missing!)'}",
-        f"pinet: results {run.results.path}; iperf3 -P {s.streams} -t {s.duration} -O {s.omit}",
+        f"pinet: results {run.results.path}; iperf3 -P {s.streams} -t {s.duration} -O {s.omit}"
+        + (
+            f" (adaptive: stops once settled within {s.adaptive_precision} %, after {s.adaptive_min} s)"
+            if s.settle_rule()
+            else ""
+        ),
     ]
 
 
@@ -336,11 +383,18 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         terminalreporter.write_line(f"pinet: virtual lab teardown failed: {run.lab_error}", red=True)
 
 
+def _ended(row: dict[str, Any]) -> str:
+    """How long a run measured and what ended it: "7 s settled", "20 s fixed"."""
+    seconds = row.get("measured_s")
+    return f"{seconds:.0f} s {row.get('ended_by', 'fixed')}" if isinstance(seconds, int | float) else ""
+
+
 def _measurement_summary(terminalreporter: Any, rows: list[dict[str, Any]]) -> None:
     """Table of goodputs, the hosts' load during each run, and the boards' facts."""
     terminalreporter.section("pinet measurements")
     terminalreporter.write_line(
-        f"{'test':34} {'profile':20} {'direction':12} {'duplex':6} {'Mbit/s':>8} {'limit':>7} {'retr':>6}"
+        f"{'test':34} {'profile':20} {'direction':12} {'duplex':6} {'Mbit/s':>8} {'limit':>7} {'retr':>6} "
+        f"{'measured':>14}"
     )
     seen_observations = set()
     load_lines = []
@@ -352,7 +406,7 @@ def _measurement_summary(terminalreporter: Any, rows: list[dict[str, Any]]) -> N
         terminalreporter.write_line(
             f"{name[:34]:34} {context.get('profile', ''):20} {context.get('direction', ''):12} "
             f"{context.get('duplex', ''):6} {float(row['goodput_mbps']):8.1f} "
-            f"{float(row['limit_mbps']):7.1f} {'-' if retr is None else retr:>6}"
+            f"{float(row['limit_mbps']):7.1f} {'-' if retr is None else retr:>6} {_ended(row):>14}"
         )
         run_key = str(row["test_id"]).split("#", 1)[0]
         if run_key not in seen_observations:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from .errors import ConfigError
+from .traffic.adaptive import SettleRule
 
 T = TypeVar("T")
 
@@ -37,6 +38,15 @@ class PinetSettings:
     baseline_window: int = 10  # earlier results of the same context the baseline uses
     baseline_min: int = 2  # fewer earlier results: recorded, not judged
     baseline_band: float = 1.0  # smallest band around the baseline, percent
+    adaptive: bool = True  # stop a run once per-second goodput settled
+    adaptive_min: int = 5  # measured seconds before an adaptive stop
+    adaptive_precision: float = 0.5  # 95 % half-width of the mean, percent
+
+    def settle_rule(self) -> SettleRule | None:
+        """The adaptive-duration rule, or None for fixed-duration runs."""
+        if not self.adaptive or self.adaptive_min >= self.duration:
+            return None
+        return SettleRule(self.adaptive_min, self.adaptive_precision)
 
     @property
     def virtual(self) -> bool:

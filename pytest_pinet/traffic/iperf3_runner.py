@@ -9,17 +9,32 @@ with ``-J``; its output goes through the tolerant parser, and every iperf3-side 
 
 from __future__ import annotations
 
+import logging
 import random
 import re
 import time
 import uuid
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field, replace
+from weakref import WeakKeyDictionary
 
 from ..errors import LabFault
-from ..lab.remote import RemoteHost, quote
-from .iperf3_model import Iperf3Result
+from ..lab.inventory import INTERFACE_NAME
+from ..lab.remote import CommandResult, RemoteHost, quote
+from .adaptive import (
+    FIXED,
+    MAX_DURATION,
+    SETTLED,
+    CounterSample,
+    SettleRule,
+    half_width_pct,
+    parse_counter_sample,
+    per_second_rates,
+)
+from .iperf3_model import Iperf3Result, StreamResult, Totals
 from .iperf3_parse import Iperf3OutputError, Iperf3ReportedError, parse_iperf3
+
+log = logging.getLogger(__name__)
 
 PORT_RANGE = (20000, 29999)
 VERSION = re.compile(r"iperf\s+(\d+)\.(\d+)")
@@ -64,15 +79,26 @@ class Iperf3Run:
     started: float
     finished: float
     notes: tuple[str, ...] = field(default=())
+    ended_by: str = FIXED  # which rule ended the run: fixed, settled or max-duration
+    precision_pct: float | None = None  # worst 95 % half-width when the adaptive rule looked
+
+
+_VERSIONS: WeakKeyDictionary[RemoteHost, tuple[int, int]] = WeakKeyDictionary()
 
 
 def iperf3_version(host: RemoteHost) -> tuple[int, int]:
-    """(major, minor) of iperf3 on ``host``; a missing iperf3 is a lab fault."""
+    """(major, minor) of iperf3 on ``host``, asked once per connection object.
+
+    A missing iperf3 is a lab fault.  Caching saves one SSH round trip per server start.
+    """
+    if host in _VERSIONS:
+        return _VERSIONS[host]
     result = host.run(["iperf3", "--version"], timeout=15)
     match = VERSION.search(result.stdout + result.stderr)
     if not result.ok or match is None:
         raise LabFault("tool-missing", f"{host.name}: iperf3 is not installed or does not run")
-    return int(match.group(1)), int(match.group(2))
+    _VERSIONS[host] = (int(match.group(1)), int(match.group(2)))
+    return _VERSIONS[host]
 
 
 class Iperf3Server:
@@ -87,14 +113,20 @@ class Iperf3Server:
         self.log_file = f"/tmp/pinet-iperf3-{tag}.json"  # noqa: S108
         self.port = 0
         self.command = ""
+        self.server_json = ""
 
     def start(self, attempts: int = 4) -> int:
-        """Start on a free port and wait until it listens; return the port."""
+        """Start on a free port and wait until it listens; return the port.
+
+        One SSH round trip per attempt: the port probe, the start and the wait for the
+        listening socket are one script.  A port taken meanwhile (exit 4) or a server that
+        never listened (exit 3) costs another attempt on another port.
+        """
         version = iperf3_version(self.host)
-        busy = self._listening_ports()
+        tried: set[int] = set()
         last = ""
         for _ in range(attempts):
-            port = _pick_port(busy)
+            port = _pick_port(tried)
             argv: list[str | int] = [
                 "iperf3",
                 "-s",
@@ -111,50 +143,44 @@ class Iperf3Server:
             if version >= (3, 11):
                 argv += ["--idle-timeout", self.idle_timeout]
             self.command = quote(argv)
-            wait = quote(["ss", "-Htln", f"sport = :{port}"])
+            listening = f"{quote(['ss', '-Htln', f'sport = :{port}'])} | grep -q ."
             script = (
-                f"{self.command} && for i in $(seq 100); do "
-                f"{wait} | grep -q . && exit 0; sleep 0.05; done; exit 3"
+                f"{listening} && exit 4; {self.command} || exit 3; for i in $(seq 100); do "
+                f"{listening} && exit 0; sleep 0.05; done; cat {quote([self.log_file])}; exit 3"
             )
             result = self.host.run_shell(script, timeout=20)
             if result.ok:
                 self.port = port
                 return port
-            last = (result.stderr or result.stdout).strip() or self._read_log()
-            busy.add(port)
-            self.stop()
+            tried.add(port)
+            if result.exit_code != 4:
+                last = (result.stderr or result.stdout).strip()
+                self.port = port
+                self.stop()
         raise LabFault("iperf3-server", f"{self.host.name}: iperf3 server did not start: {last[:300]}")
 
-    def _listening_ports(self) -> set[int]:
-        out = self.host.run(["ss", "-Htln"], timeout=15).stdout
-        ports = set()
-        for line in out.splitlines():
-            fields = line.split()
-            if len(fields) >= 4 and ":" in fields[3]:
-                tail = fields[3].rsplit(":", 1)[1]
-                if tail.isdigit():
-                    ports.add(int(tail))
-        return ports
+    def stop(self) -> str:
+        """Stop this server, never another, and remove its files; return its JSON report.
 
-    def _read_log(self) -> str:
-        return self.host.run(["cat", self.log_file], timeout=15).stdout
-
-    def collect(self) -> str:
-        """The server's own JSON report (empty if it wrote none)."""
-        return self._read_log()
-
-    def stop(self) -> None:
-        """Stop this server if it still runs and remove its files; never touches others."""
-        pid_file = quote([self.pid_file])
+        One round trip: wait up to 2 s for the ``-1`` server to finish writing and exit on
+        its own (it does right after the client), read its log, kill it if it still runs
+        (a stale server whose client died), remove its files.  A host that is gone leaves
+        nothing to stop, and nothing to read.
+        """
+        pid_file, log_file = quote([self.pid_file]), quote([self.log_file])
+        mine = f"ps -o args= -p \"$pid\" | grep -q -- '^iperf3 -s -1 -p {self.port} '"
         script = (
-            f"pid=$(cat {pid_file} 2>/dev/null) && "
-            f'ps -o args= -p "$pid" | grep -q -- \'^iperf3 -s -1 -p {self.port} \' && kill "$pid"; '
-            f"rm -f {pid_file} {quote([self.log_file])}; true"
+            f"pid=$(cat {pid_file} 2>/dev/null); "
+            f'if [ -n "$pid" ]; then for i in $(seq 40); do {mine} || break; sleep 0.05; done; fi; '
+            f"cat {log_file} 2>/dev/null; "
+            f'[ -n "$pid" ] && {mine} && kill "$pid"; '
+            f"rm -f {pid_file} {log_file}; true"
         )
         try:
-            self.host.run_shell(script, timeout=15)
+            self.server_json = self.host.run_shell(script, timeout=15).stdout
         except LabFault:
-            pass  # host gone: nothing left to stop on it
+            pass
+        return self.server_json
 
 
 def _pick_port(busy: set[int]) -> int:
@@ -192,24 +218,41 @@ def client_argv(server_address: str, port: int, options: Iperf3Options) -> list[
     return argv
 
 
+@dataclass(frozen=True)
+class AdaptiveStop:
+    """Stop early by ``rule``, watching the receiver's ``interface`` byte counter."""
+
+    rule: SettleRule
+    interface: str
+
+    def __post_init__(self) -> None:
+        if not INTERFACE_NAME.match(self.interface):
+            raise ValueError(f"not an interface name: {self.interface!r}")
+
+
 def run_iperf3(
     sender: RemoteHost,
     receiver: RemoteHost,
     receiver_address: str,
     options: Iperf3Options,
+    adaptive: AdaptiveStop | None = None,
 ) -> Iperf3Run:
     """Send from ``sender`` to ``receiver_address`` (an address of ``receiver``).
 
     Raises :class:`LabFault` when iperf3 could not measure (busy, unreachable, killed); a run
     that measured and *also* reported an error (interrupted late) is returned, with the
-    error in ``result.error``, so its numbers are not lost.
+    error in ``result.error``, so its numbers are not lost.  With ``adaptive`` the run may
+    end before ``options.duration`` once its rate settled (see :mod:`.adaptive`).
     """
     server = Iperf3Server(receiver, options.idle_timeout)
     server.start()
+    client = _Client(sender, server, receiver_address, options)
     try:
-        return _client_run(sender, server, receiver_address, options)
+        watches = [(receiver, adaptive.interface)] if adaptive else []
+        ended_by, precision = _drive([client], watches, adaptive.rule if adaptive else None, options.omit)
     finally:
         server.stop()
+    return client.finish(ended_by, precision)
 
 
 def run_iperf3_both_ways(
@@ -219,54 +262,198 @@ def run_iperf3_both_ways(
     peer_address: str,
     board_options: Iperf3Options,
     peer_options: Iperf3Options,
+    adaptive: tuple[SettleRule, str, str] | None = None,
 ) -> tuple[Iperf3Run, Iperf3Run]:
     """Full duplex: both ends send at once; returns (board->peer, peer->board).
 
     Both servers are started first, then both clients together, so the two directions
-    overlap for the whole run instead of one starting after the other's setup.
+    overlap for the whole run instead of one starting after the other's setup.  With
+    ``adaptive`` = (rule, board interface, peer interface) both stop together once *both*
+    directions settled: stopping one alone would change what the other measures.
     """
     to_peer = Iperf3Server(peer, board_options.idle_timeout)
     to_board = Iperf3Server(board, peer_options.idle_timeout)
     try:
-        to_peer.start()
-        to_board.start()
         with ThreadPoolExecutor(max_workers=2) as pool:
-            forward = pool.submit(_client_run, board, to_peer, peer_address, board_options)
-            backward = pool.submit(_client_run, peer, to_board, board_address, peer_options)
-            return forward.result(), backward.result()
+            for started in [pool.submit(to_peer.start), pool.submit(to_board.start)]:
+                started.result()
+        forward = _Client(board, to_peer, peer_address, board_options)
+        backward = _Client(peer, to_board, board_address, peer_options)
+        rule = adaptive[0] if adaptive else None
+        watches = [(peer, adaptive[2]), (board, adaptive[1])] if adaptive else []
+        ended_by, precision = _drive([forward, backward], watches, rule, board_options.omit)
     finally:
-        to_peer.stop()
-        to_board.stop()
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            list(pool.map(Iperf3Server.stop, (to_peer, to_board)))
+    return forward.finish(ended_by, precision), backward.finish(ended_by, precision)
 
 
-def _client_run(
-    sender: RemoteHost, server: Iperf3Server, receiver_address: str, options: Iperf3Options
-) -> Iperf3Run:
-    limit = options.duration + options.omit + options.extra_timeout
-    # The remote `timeout` ends a hung client on the host itself: an SSH-side timeout alone
-    # would leave it running there.
-    argv = ["timeout", "--kill-after=5", int(limit), *client_argv(receiver_address, server.port, options)]
-    command = quote(argv)
-    started = time.time()
-    outcome = sender.run(argv, timeout=limit + 10)
-    finished = time.time()
-    server_json = server.collect()
-    source = f"iperf3 client on {sender.name} ({command})"
+class _Client:
+    """One iperf3 client run on the sender, stoppable with SIGINT through its pid file."""
+
+    def __init__(
+        self, sender: RemoteHost, server: Iperf3Server, receiver_address: str, options: Iperf3Options
+    ) -> None:
+        self.sender = sender
+        self.server = server
+        self.options = options
+        self.limit = options.duration + options.omit + options.extra_timeout
+        # The remote `timeout` ends a hung client on the host itself: an SSH-side timeout
+        # alone would leave it running there.
+        argv = [
+            "timeout",
+            "--kill-after=5",
+            int(self.limit),
+            *client_argv(receiver_address, server.port, options),
+        ]
+        self.command = quote(argv)
+        self.pid_file = f"/tmp/pinet-iperf3c-{uuid.uuid4().hex[:12]}.pid"  # noqa: S108
+        # The inner shell writes its pid, then becomes `timeout`, which passes SIGINT on to
+        # iperf3; the outer shell removes the pid file however the client ended.
+        inner = quote(["sh", "-c", 'echo $$ > "$0" && exec "$@"', self.pid_file, *argv])
+        self.script = f"{inner}; rc=$?; rm -f {quote([self.pid_file])}; exit $rc"
+        self.outcome: CommandResult | None = None
+        self.started = 0.0
+        self.finished = 0.0
+
+    def run(self) -> None:
+        """Run to the end (blocking); the outcome is kept for :meth:`finish`."""
+        self.started = time.time()
+        try:
+            self.outcome = self.sender.run_shell(self.script, timeout=self.limit + 10)
+        finally:
+            self.finished = time.time()
+
+    def interrupt(self) -> None:
+        """Ask iperf3 to stop now; it reports what it measured so far."""
+        pid_file = quote([self.pid_file])
+        self.sender.run_shell(f'pid=$(cat {pid_file} 2>/dev/null) && kill -INT "$pid"; true', timeout=15)
+
+    def finish(self, ended_by: str, precision: float | None) -> Iperf3Run:
+        """Parse what the client printed, with the receiver's view when it was stopped early."""
+        if self.outcome is None:
+            raise LabFault("iperf3-output", f"iperf3 client on {self.sender.name} did not run")
+        source = f"iperf3 client on {self.sender.name} ({self.command})"
+        try:
+            result = parse_iperf3(self.outcome.stdout, source)
+        except Iperf3ReportedError as exc:
+            raise LabFault(f"iperf3-{exc.category}", str(exc)) from None
+        except Iperf3OutputError as exc:
+            detail = self.outcome.stderr.strip()[:300]
+            raise LabFault("iperf3-output", f"{exc}{'; stderr: ' + detail if detail else ''}") from None
+        notes: tuple[str, ...] = ()
+        if ended_by == SETTLED:
+            if result.error is None:
+                ended_by = MAX_DURATION  # the stop came as the run ended by itself
+            else:
+                result = receiver_view(result, self.server.server_json, source)
+                notes = (f"stopped after settling: 95 % half-width {precision:.2f} % of the mean",)
+        return Iperf3Run(
+            result=result,
+            client_json=self.outcome.stdout,
+            server_json=self.server.server_json,
+            client_command=self.command,
+            server_command=self.server.command,
+            client_host=self.sender.name,
+            server_host=self.server.host.name,
+            started=self.started,
+            finished=self.finished,
+            notes=notes,
+            ended_by=ended_by,
+            precision_pct=precision,
+        )
+
+
+def _drive(
+    clients: list[_Client], watches: list[tuple[RemoteHost, str]], rule: SettleRule | None, omit: int
+) -> tuple[str, float | None]:
+    """Run the clients to their end, or stop them all once every watched rate settled.
+
+    Returns (what ended the run, the worst half-width in percent when it was measured).
+    Sampling that fails (a counter that cannot be read) only means the run goes to its
+    configured maximum: adaptive duration saves time, it never costs a measurement.
+    """
+    with ThreadPoolExecutor(max_workers=len(clients)) as pool:
+        running = [pool.submit(client.run) for client in clients]
+        if rule is None:
+            for future in running:
+                future.result()
+            return FIXED, None
+        samples: list[list[CounterSample]] = [[] for _ in watches]
+        ended_by, precision = MAX_DURATION, None
+        tick = time.monotonic()
+        while not all(f.done() for f in running):
+            try:
+                for index, (host, interface) in enumerate(watches):
+                    sample = parse_counter_sample(
+                        host.run_shell(_counter_script(interface), timeout=10).stdout
+                    )
+                    if sample is not None:
+                        samples[index].append(sample)
+            except LabFault as exc:
+                log.warning("adaptive duration: cannot sample the receiver (%s); running to the end", exc)
+                break
+            rates = [per_second_rates(s, s[0].clock + omit + 0.25) if s else [] for s in samples]
+            log.debug("adaptive: %s", [f"{len(r)} s, {half_width_pct(r):.3f} %" for r in rates])
+            if all(rule.settled(r) for r in rates):
+                precision = max(half_width_pct(r) for r in rates)
+                if not all(f.done() for f in running):
+                    for client in clients:
+                        client.interrupt()
+                    ended_by = SETTLED
+                break
+            tick += 1.0
+            wait(running, timeout=max(0.0, tick - time.monotonic()), return_when=FIRST_EXCEPTION)
+        for future in running:
+            future.result()
+    return ended_by, precision
+
+
+def _counter_script(interface: str) -> str:
+    """The receiver's clock and its interface's received-bytes counter, in one command.
+
+    Shell builtins where the shell has them (bash: ``read``, ``$EPOCHREALTIME``), so the
+    counter and the clock are read microseconds apart even on a host busy with traffic;
+    ``date`` where it has not (dash, BusyBox).
+    """
+    counter = quote([f"/sys/class/net/{interface}/statistics/rx_bytes"])
+    return f'read -r b < {counter}; t=$EPOCHREALTIME; echo "${{t:-$(date +%s.%N)}}"; echo "$b"'
+
+
+def receiver_view(client: Iperf3Result, server_json: str, source: str) -> Iperf3Result:
+    """An interrupted client's result with the receiver's counts put in.
+
+    iperf3 stopped with SIGINT reports ``sum_received`` = 0 on the client, and its server
+    divides by whole seconds only (and repeats its last interval, seen with 3.12).  The
+    honest figure is the server's complete, non-omitted intervals: bytes that arrived over
+    the seconds they arrived in.  The cut last second, mostly in flight, is left out.
+    """
     try:
-        result = parse_iperf3(outcome.stdout, source)
-    except Iperf3ReportedError as exc:
-        raise LabFault(f"iperf3-{exc.category}", str(exc)) from None
+        server = parse_iperf3(server_json, f"iperf3 server for {source}")
     except Iperf3OutputError as exc:
-        detail = outcome.stderr.strip()[:300]
-        raise LabFault("iperf3-output", f"{exc}{'; stderr: ' + detail if detail else ''}") from None
-    return Iperf3Run(
-        result=result,
-        client_json=outcome.stdout,
-        server_json=server_json,
-        client_command=command,
-        server_command=server.command,
-        client_host=sender.name,
-        server_host=server.host.name,
-        started=started,
-        finished=finished,
-    )
+        raise LabFault("iperf3-output", f"stopped early but the server's report is unusable: {exc}") from None
+    seen: set[tuple[float, float]] = set()
+    complete = []
+    for interval in server.measured_intervals:
+        key = (round(interval.start, 3), round(interval.end, 3))
+        if interval.seconds >= 0.9 and key not in seen:
+            seen.add(key)
+            complete.append(interval)
+    if not complete:
+        raise LabFault("iperf3-output", f"stopped early but the server of {source} has no complete interval")
+    seconds = sum(i.seconds for i in complete)
+    total = sum(i.bytes for i in complete)
+    width = max(len(i.stream_bits_per_second) for i in complete)
+    streams = []
+    for index in range(width):
+        bits = sum(
+            i.stream_bits_per_second[index] * i.seconds
+            for i in complete
+            if index < len(i.stream_bits_per_second)
+        )
+        streams.append(
+            StreamResult(socket=index, sent=None, received=Totals(int(bits / 8), seconds, bits / seconds))
+        )
+    received = Totals(total, seconds, 8.0 * total / seconds)
+    client_intervals = tuple(i for i in client.intervals if i.seconds >= 0.9)
+    return replace(client, received=received, streams=tuple(streams), intervals=client_intervals, error=None)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import pwd
 import signal
 import socket
 import time
@@ -73,7 +74,25 @@ def start(netns: str, host_dir: Path, address: str, timeout: float = 10.0) -> in
     sshd = system.find_tool("sshd")
     config = host_dir / "sshd_config"
     system.run([sshd, "-t", "-f", str(config)])  # reject a broken config with sshd's reason
-    system.run([sshd, "-f", str(config), "-E", str(host_dir / "sshd.log")], netns=netns)
+    daemon = [sshd, "-f", str(config), "-E", str(host_dir / "sshd.log")]
+    rc_file = Path(pwd.getpwuid(os.geteuid()).pw_dir) / ".bashrc"
+    if rc_file.is_file():
+        # bash sources ~/.bashrc for every command sshd runs; a developer's (pyenv init, say)
+        # cost 0.12 s per command here and changed the lab hosts' PATH.  `ip netns exec`
+        # gives sshd a mount namespace of its own, so an empty file bound over it there
+        # leaves the machine's own file alone and vanishes with sshd.
+        empty = host_dir / "empty-bashrc"
+        empty.write_text("", encoding="utf-8")
+        daemon = [
+            "sh",
+            "-c",
+            'mount --bind "$1" "$2" && shift 2 && exec "$@"',
+            "sh",
+            str(empty),
+            str(rc_file),
+            *daemon,
+        ]
+    system.run(daemon, netns=netns)
     wait_for_port(address, 22, timeout)
     return read_pid(host_dir)
 

@@ -11,8 +11,16 @@ import pytest
 from pytest_pinet.errors import LabFault
 from pytest_pinet.lab.inventory import load_inventory
 from pytest_pinet.lab.remote import RemoteHost, SshEndpoint
+from pytest_pinet.traffic.adaptive import SettleRule
 from pytest_pinet.traffic.iperf3_parse import Iperf3ReportedError, parse_iperf3
-from pytest_pinet.traffic.iperf3_runner import Iperf3Options, Iperf3Server, client_argv, run_iperf3
+from pytest_pinet.traffic.iperf3_runner import (
+    AdaptiveStop,
+    Iperf3Options,
+    Iperf3Server,
+    client_argv,
+    run_iperf3,
+    run_iperf3_both_ways,
+)
 from pytest_pinet.virtlab import lab
 
 
@@ -53,6 +61,53 @@ def test_run_measures_and_leaves_only_foreign_processes(hosts):
     finally:
         foreign.kill()
         foreign.wait()
+
+
+def test_adaptive_run_stops_once_settled_with_the_receivers_figure(hosts):
+    spec, inventory, made = hosts
+    link = inventory.link("eth")
+    # A loose precision so a busy CI machine settles too; the bound is 30 s, the run far less.
+    options = Iperf3Options(duration=30, omit=1, congestion="cubic")
+    adaptive = AdaptiveStop(SettleRule(min_seconds=3, precision_pct=2.0), link.peer_interface)
+    run = run_iperf3(made["pi"], made["pc"], link.peer_address, options, adaptive)
+    assert run.ended_by == "settled"
+    assert run.precision_pct is not None and run.precision_pct <= 2.0
+    assert run.finished - run.started < 20
+    received = run.result.received
+    assert received is not None and 3 <= received.seconds < 20
+    # the receiver's count over whole seconds: the emulated GbE link's rate, not 0 and not more
+    assert 850 < received.mbps < 960
+    assert len(run.result.streams) == 10
+    assert sum(s.received.mbps for s in run.result.streams) == pytest.approx(received.mbps, rel=1e-4)
+    assert _iperf3_pids(spec, "pi") == [] and _iperf3_pids(spec, "pc") == []  # client and server gone
+    assert made["pi"].run_shell("ls /tmp/pinet-iperf3c-* 2>/dev/null | wc -l").stdout.strip() == "0"
+
+
+def test_adaptive_full_duplex_stops_both_directions_together(hosts):
+    _spec, inventory, made = hosts
+    link = inventory.link("eth")
+    options = Iperf3Options(duration=30, omit=1, congestion="cubic")
+    forward, backward = run_iperf3_both_ways(
+        made["pi"],
+        made["pc"],
+        link.board_address,
+        link.peer_address,
+        options,
+        options,
+        (SettleRule(min_seconds=3, precision_pct=2.0), link.board_interface, link.peer_interface),
+    )
+    assert forward.ended_by == backward.ended_by == "settled"
+    assert abs(forward.finished - backward.finished) < 3
+    for run in (forward, backward):
+        assert run.result.received is not None and 500 < run.result.received.mbps < 960
+
+
+def test_fixed_run_records_that_it_was_fixed(hosts):
+    _spec, inventory, made = hosts
+    link = inventory.link("eth")
+    run = run_iperf3(made["pc"], made["pi"], link.board_address, Iperf3Options(streams=2, duration=2, omit=0))
+    assert run.ended_by == "fixed" and run.precision_pct is None
+    assert run.result.received is not None and run.result.received.seconds == pytest.approx(2, abs=0.2)
 
 
 def test_busy_server_is_reported_as_such(hosts):

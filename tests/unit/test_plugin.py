@@ -41,6 +41,9 @@ def test_header_names_lab_thresholds_and_results(pytester):
             ["--pinet-lab", "/nonexistent/env.yaml"],
             "--pinet-lab: lab env file '/nonexistent/env.yaml' does not exist",
         ),
+        (["--pinet-adaptive", "maybe"], "--pinet-adaptive: expected on or off, got 'maybe'"),
+        (["--pinet-adaptive-min", "1"], "--pinet-adaptive-min: an adaptive run needs at least 2"),
+        (["--pinet-adaptive-precision", "0"], "--pinet-adaptive-precision: must be more than 0"),
     ],
 )
 def test_bad_options_are_usage_errors_naming_the_option(pytester, args, message):
@@ -49,6 +52,15 @@ def test_bad_options_are_usage_errors_naming_the_option(pytester, args, message)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"*{message}*"])
     assert "Traceback" not in result.stderr.str()
+
+
+def test_header_tells_whether_runs_adapt(pytester, monkeypatch):
+    pytester.makepyfile("def test_nothing():\n    pass\n")
+    result = run(pytester, "--pinet-duration", "65", "--pinet-omit", "5")
+    result.stdout.fnmatch_lines(["*-t 65 -O 5 (adaptive: stops once settled within 0.5 %, after 5 s)"])
+    monkeypatch.setenv("PINET_ADAPTIVE", "off")
+    result = run(pytester, "--pinet-duration", "65")
+    result.stdout.no_fnmatch_line("*adaptive*")
 
 
 def test_environment_variable_and_ini_layers(pytester, monkeypatch):

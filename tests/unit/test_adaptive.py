@@ -1,0 +1,94 @@
+"""Adaptive duration: the settle rule, the receiver counter samples, the receiver's view."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from pytest_pinet.errors import LabFault
+from pytest_pinet.traffic.adaptive import (
+    CounterSample,
+    SettleRule,
+    half_width_pct,
+    parse_counter_sample,
+    per_second_rates,
+    t95,
+)
+from pytest_pinet.traffic.iperf3_parse import parse_iperf3
+from pytest_pinet.traffic.iperf3_runner import _counter_script, receiver_view
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "iperf3"
+
+
+def test_t_quantiles_from_table_and_expansion():
+    assert t95(1) == 12.706 and t95(10) == 2.228
+    assert t95(30) == pytest.approx(2.042, abs=0.002)  # textbook value
+    assert t95(120) == pytest.approx(1.980, abs=0.002)
+    with pytest.raises(ValueError, match="degree"):
+        t95(0)
+
+
+def test_half_width_of_a_known_sample():
+    # mean 100, sample sd 1, n 4: 3.182 * 1 / 2 = 1.591 % of the mean
+    rates = [99.0, 101.0, 99.0, 101.0]
+    assert half_width_pct([r * 1.0 for r in rates]) == pytest.approx(3.182 * math.sqrt(4 / 3) / 2, rel=1e-3)
+    assert half_width_pct([5.0]) == math.inf
+    assert half_width_pct([0.0, 0.0]) == math.inf
+
+
+def test_rule_waits_for_its_minimum_and_for_quiet_seconds():
+    rule = SettleRule(min_seconds=5, precision_pct=0.5)
+    steady = [945.0, 944.8, 945.3, 945.1, 944.9]
+    assert not rule.settled(steady[:4])  # quiet, but too few seconds
+    assert rule.settled(steady)
+    noisy = [945.0, 900.0, 980.0, 930.0, 960.0]  # the seed's AX88179 fluctuates like this
+    assert not rule.settled(noisy)
+    with pytest.raises(ValueError, match="at least 2 s"):
+        SettleRule(min_seconds=1)
+    with pytest.raises(ValueError, match="precision"):
+        SettleRule(precision_pct=0)
+
+
+def test_rates_skip_the_warm_up_and_a_counter_reset():
+    samples = [
+        CounterSample(t, b) for t, b in [(0.0, 0), (1.0, 50), (2.0, 150), (3.0, 250), (4.0, 10), (5.0, 110)]
+    ]
+    assert per_second_rates(samples, skip_until=1.0) == [100.0, 100.0, 100.0]
+    assert per_second_rates(samples, skip_until=0.0)[0] == 50.0
+    # two samples 0.1 s apart (a late tick) carry too little time to be a rate
+    assert per_second_rates([CounterSample(0.0, 0), CounterSample(0.1, 10)], 0.0) == []
+
+
+def test_counter_sample_parsing_and_script_quoting():
+    assert parse_counter_sample("1795381397.501566\n123456\n") == CounterSample(1795381397.501566, 123456)
+    assert parse_counter_sample("1795381397.5\n") is None
+    assert parse_counter_sample("cat: no such file\nxyz\n") is None
+    assert "/sys/class/net/eth1/statistics/rx_bytes" in _counter_script("eth1")
+
+
+def test_receiver_view_of_an_interrupted_run():
+    client_text = (FIXTURES / "3.12-tcp-P4-b200M-sigint-client.json").read_text()
+    server_text = (FIXTURES / "3.12-tcp-P4-b200M-sigint-server.json").read_text()
+    client = parse_iperf3(client_text, "client")
+    assert client.error is not None and client.received is None  # sum_received was 0
+    view = receiver_view(client, server_text, "client")
+    # three whole measured seconds on the server (the cut and repeated last one left out)
+    assert view.received is not None
+    assert view.received.bytes == 100139008 + 99876864 + 99876864
+    assert view.received.seconds == pytest.approx(3.0001, abs=1e-3)
+    assert view.goodput_mbps == pytest.approx(799.7, abs=0.5)  # 4 streams at -b 200M
+    assert len(view.streams) == 4
+    assert all(
+        s.received is not None and s.received.mbps == pytest.approx(200, rel=0.01) for s in view.streams
+    )
+    assert view.error is None
+    assert all(i.seconds >= 0.9 for i in view.intervals)
+
+
+def test_receiver_view_without_a_usable_server_report_is_a_lab_fault():
+    client = parse_iperf3((FIXTURES / "3.12-tcp-P4-b200M-sigint-client.json").read_text(), "client")
+    with pytest.raises(LabFault) as caught:
+        receiver_view(client, "", "client")
+    assert caught.value.category == "iperf3-output"
