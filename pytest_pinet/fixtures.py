@@ -16,9 +16,10 @@ from typing import Any
 
 import pytest
 
-from .errors import ConfigError, PinetError
+from .errors import ConfigError, LabFault, PinetError
 from .judge.baseline import BaselinePolicy, judge_baseline
 from .judge.linerate import tcp_goodput_limit
+from .judge.thermal import thermal_evidence
 from .judge.thresholds import Thresholds, load_thresholds
 from .lab.facts import HostFacts, gather_facts
 from .lab.inventory import HostEntry, Inventory, LinkEntry, load_inventory
@@ -27,7 +28,7 @@ from .lab.remote import RemoteHost
 from .lab.tunables import Unsupported
 from .measurement import Measurement, TrafficContext
 from .record.allure_out import attach_measurement, write_metric
-from .record.store import context_key
+from .record.store import context_key, jain_fairness
 from .settings import PinetSettings
 from .traffic.adaptive import SettleRule
 from .traffic.iperf3_runner import AdaptiveStop, Iperf3Options, Iperf3Run, run_iperf3, run_iperf3_both_ways
@@ -90,6 +91,22 @@ def ethernet_link(pinet_inventory: Inventory, board_entry: HostEntry) -> LinkEnt
         if link.board == board_entry.name:
             return link
     pytest.skip(f"{pinet_inventory.source}: board {board_entry.name} has no link to a peer")
+
+
+@pytest.fixture
+def link_name(ethernet_link: LinkEntry) -> str:
+    """Name of the link under test: the board's first link, unless a test parametrizes it
+    (the adapter matrix runs over every link of the board)."""
+    return ethernet_link.name
+
+
+@pytest.fixture
+def link_under_test(pinet_inventory: Inventory, link_name: str) -> LinkEntry:
+    """The link the profile is applied to and measured over."""
+    try:
+        return pinet_inventory.link(link_name)
+    except ConfigError as exc:
+        pytest.skip(str(exc))
 
 
 @pytest.fixture(scope="session")
@@ -282,9 +299,20 @@ class TcpMeasurer:
         observations = self._observations(before, self._snapshots())
         return self._record(context, result, tcp_goodput_limit(link.speed_mbps, link.mtu), observations)
 
-    def full_duplex(self, scenario: str = "ethernet") -> tuple[Measurement, Measurement]:
-        """Both ends send at once; returns (board->peer, peer->board)."""
+    def full_duplex(
+        self, scenario: str = "ethernet", peer_stream_mbps: int | None = None
+    ) -> tuple[Measurement, Measurement]:
+        """Both ends send at once; returns (board->peer, peer->board).
+
+        ``peer_stream_mbps`` throttles the peer's streams (iperf3 ``-b`` per stream; the seed
+        ran its PC at 40 Mbit/s x 10) to see what the board sends while it also receives.
+        """
         link = self.link
+        peer_options = self._options(self.peer)
+        target = 0
+        if peer_stream_mbps is not None:
+            peer_options = dataclasses.replace(peer_options, bitrate=f"{peer_stream_mbps}M")
+            target = peer_stream_mbps * peer_options.streams
         before = self._snapshots()
         forward, backward = run_iperf3_both_ways(
             self.board,
@@ -292,16 +320,19 @@ class TcpMeasurer:
             link.board_address,
             link.peer_address,
             self._options(self.board),
-            self._options(self.peer),
+            peer_options,
             (self.settle, link.board_interface, link.peer_interface) if self.settle else None,
         )
         observations = self._observations(before, self._snapshots())
         # Upper bound: the ACKs of the other direction cost little with stretch ACKs (the
         # virtual lab measured one ACK per ~33 segments); see LinkModel for the ACK model.
         limit = tcp_goodput_limit(link.speed_mbps, link.mtu)
+        back_context = dataclasses.replace(
+            self._context("peer->board", scenario, "full"), rate_target_mbps=target
+        )
         return (
             self._record(self._context("board->peer", scenario, "full"), forward, limit, observations),
-            self._record(self._context("peer->board", scenario, "full"), backward, limit, observations),
+            self._record(back_context, backward, min(limit, target) if target else limit, observations),
         )
 
 
@@ -319,7 +350,7 @@ def profile(
     request: pytest.FixtureRequest,
     pinet_profiles: dict[str, Profile],
     pinet_hosts: dict[str, RemoteHost],
-    ethernet_link: LinkEntry,
+    link_under_test: LinkEntry,
 ) -> Iterator[AppliedProfile]:
     """Apply a named profile to the board and peer of the link; restore it afterwards.
 
@@ -329,9 +360,9 @@ def profile(
     name = request.param
     if name not in pinet_profiles:
         pytest.fail(f"profile {name!r} is not in the profiles file ({sorted(pinet_profiles)})", pytrace=False)
-    hosts = {"board": pinet_hosts[ethernet_link.board], "peer": pinet_hosts[ethernet_link.peer]}
+    hosts = {"board": pinet_hosts[link_under_test.board], "peer": pinet_hosts[link_under_test.peer]}
     try:
-        applied = apply_profile(pinet_profiles[name], hosts, ethernet_link)
+        applied = apply_profile(pinet_profiles[name], hosts, link_under_test)
     except Unsupported as exc:
         _run(request.config).results.record_fact(
             "unsupported-tunable",
@@ -356,18 +387,18 @@ def measure_tcp(
     request: pytest.FixtureRequest,
     pinet_inventory: Inventory,
     pinet_hosts: dict[str, RemoteHost],
-    ethernet_link: LinkEntry,
+    link_under_test: LinkEntry,
     iperf3_options: Iperf3Options,
     host_facts: FactsCache,
     profile: AppliedProfile,
     pinet_settings: PinetSettings,
 ) -> TcpMeasurer:
-    """Measure TCP goodput over ``ethernet_link`` under ``profile``; each result is recorded at once."""
+    """Measure TCP goodput over ``link_under_test`` under ``profile``; each result is recorded at once."""
     return TcpMeasurer(
         request,
         pinet_inventory,
         pinet_hosts,
-        ethernet_link,
+        link_under_test,
         iperf3_options,
         host_facts,
         profile.profile.name,
@@ -411,15 +442,35 @@ def judge_goodput(
         min_band_percent=pinet_settings.baseline_band,
     )
 
+    known: list[str] = []
+    invalid: list[str] = []
+
     def verdicts(measurements: Sequence[Measurement]) -> list[str]:
         failures = []
+        known.clear()
+        invalid.clear()
         for measurement in measurements:
             context = measurement.context.as_match()
-            verdict = pinet_thresholds.judge(context, measurement.goodput_mbps, measurement.limit_mbps)
+            row = run.row_ids.get(id(measurement))
+            heat = thermal_evidence(
+                measurement.observations, measurement.context.board, pinet_settings.max_temp
+            )
+            if heat:
+                # Not judged, not a baseline sample: the board was not in a state to measure.
+                invalid.append(f"{measurement.context.direction}: {heat}")
+                if row is not None:
+                    run.store.set_verdict(row, "invalid-thermal", heat)
+                continue
+            verdict = pinet_thresholds.judge(
+                context,
+                measurement.goodput_mbps,
+                measurement.limit_mbps,
+                jain_fairness(measurement.per_stream_mbps),
+            )
             history = [
                 h.goodput_mbps
                 for h in run.store.history(context_key(context), before_run=run.run_id)
-                if h.verdict not in ("", "lab-fault")
+                if h.verdict not in ("", "lab-fault", "invalid-thermal")
             ]
             baseline = judge_baseline(measurement.goodput_mbps, history, policy)
             retr = measurement.retransmits
@@ -428,6 +479,9 @@ def judge_goodput(
             if verdict is None:
                 failures.append(f"no rule in {pinet_thresholds.source} matches {context}: add one")
                 kinds.append("no-rule")
+            elif not verdict.passed and verdict.known_slow:
+                known.append(f"{measurement.context.direction}: {verdict.known_slow} ({verdict.explain()})")
+                kinds.append("known-slow")
             elif not verdict.passed:
                 failures.append(
                     f"below threshold: {measurement.context.direction} goodput {verdict.explain()}{tail}"
@@ -438,7 +492,6 @@ def judge_goodput(
                     f"regression against baseline: {measurement.context.direction} {baseline.explain()}{tail}"
                 )
                 kinds.insert(0, "regression")
-            row = run.row_ids.get(id(measurement))
             if row is not None:
                 reason = verdict.explain() if verdict else "no threshold rule"
                 run.store.set_verdict(
@@ -464,6 +517,12 @@ def judge_goodput(
         if failures:
             history = "".join(f"\n(earlier attempt: {e})" for e in earlier)
             pytest.fail("\n".join(failures) + history, pytrace=False)
+        if invalid:
+            raise LabFault(
+                "thermal", "measurement invalid, board too hot or throttled: " + "; ".join(invalid)
+            )
+        if known:
+            pytest.xfail("known slow: " + "; ".join(known))
         return measurements
 
     return judge

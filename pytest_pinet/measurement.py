@@ -37,6 +37,7 @@ class TrafficContext:
     kernel: str = ""
     os: str = ""
     driver: str = ""
+    rate_target_mbps: int = 0  # the sender's -b target in total; 0 = as fast as it can
 
     def as_match(self) -> dict[str, Any]:
         """The context as threshold match keys."""
@@ -66,6 +67,7 @@ class Measurement:
     precision_pct: float | None = None  # 95 % half-width of the mean when the adaptive rule looked
     facts: dict[str, Any] = field(default_factory=dict)
     observations: tuple[dict[str, Any], ...] = ()
+    evidence: dict[str, Any] = field(default_factory=dict)  # scenario proof: qdisc counters, heat
     raw: dict[str, str] = field(default_factory=dict)
 
     @classmethod

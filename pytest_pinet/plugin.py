@@ -33,7 +33,7 @@ MARKERS = {
     "storage": "USB disk throughput",
 }
 
-pytest_plugins = ["pytest_pinet.fixtures"]
+pytest_plugins = ["pytest_pinet.fixtures", "pytest_pinet.fixtures_routing"]
 
 
 class PinetRun:
@@ -177,6 +177,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="stop when the 95%% confidence half-width of the mean is within PCT %% (default 0.5)",
     )
     group.addoption(
+        "--pinet-max-temp",
+        default=None,
+        metavar="C",
+        help="a measurement with the board above C degrees or throttling is invalid, not judged (default 80)",
+    )
+    group.addoption(
         "--pinet-keep-lab",
         action="store_true",
         default=False,
@@ -191,6 +197,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         ("pinet_omit", "default for --pinet-omit"),
         ("pinet_streams", "default for --pinet-streams"),
         ("pinet_adaptive", "default for --pinet-adaptive"),
+        ("pinet_max_temp", "default for --pinet-max-temp"),
         ("pinet_adaptive_min", "default for --pinet-adaptive-min"),
         ("pinet_adaptive_precision", "default for --pinet-adaptive-precision"),
         ("pinet_remeasure", "default for --pinet-remeasure"),
@@ -254,6 +261,15 @@ def _settings(config: pytest.Config) -> PinetSettings:
             raise ConfigError(source, f"must be more than 0 and at most 50, got {number}")
         return number
 
+    def temperature(value: str, source: str) -> float:
+        try:
+            number = float(value)
+        except ValueError:
+            raise ConfigError(source, f"expected degrees Celsius, got {value!r}") from None
+        if not 20 <= number <= 125:
+            raise ConfigError(source, f"must be 20..125 degrees Celsius, got {number}")
+        return number
+
     def lab_name(value: str, source: str) -> str:
         if not LAB_NAME.match(value):
             raise ConfigError(source, f"virtual lab name {value!r} must be pinet, pinet1 ... pinet99")
@@ -286,7 +302,34 @@ def _settings(config: pytest.Config) -> PinetSettings:
         adaptive=setting("adaptive", "on", on_off),
         adaptive_min=setting("adaptive_min", "5", adaptive_min),
         adaptive_precision=setting("adaptive_precision", "0.5", precision),
+        max_temp=setting("max_temp", "80", temperature),
     )
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """The adapter matrix: a ``usb_adapter`` test that asks for ``link_name`` runs once per
+    link of the board, named by link, read from the env file (the virtual lab's plan for it
+    is known without building it)."""
+    if (
+        "link_name" not in metafunc.fixturenames
+        or metafunc.definition.get_closest_marker("usb_adapter") is None
+    ):
+        return
+    run = metafunc.config.stash.get(PINET_RUN, None)
+    if run is None:
+        return
+    settings = run.settings
+    if settings.virtual:
+        from .virtlab.topology import LabSpec
+
+        spec = LabSpec(name=settings.virtual_lab)
+        names = [link.name for link in spec.links if spec.host(link.board).role == "board"]
+    else:
+        from .lab.inventory import load_inventory
+
+        inventory = load_inventory(settings.lab)
+        names = [link.name for link in inventory.links]
+    metafunc.parametrize("link_name", names, ids=[f"link-{n}" for n in names])
 
 
 def pytest_configure(config: pytest.Config) -> None:

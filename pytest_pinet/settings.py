@@ -41,6 +41,7 @@ class PinetSettings:
     adaptive: bool = True  # stop a run once per-second goodput settled
     adaptive_min: int = 5  # measured seconds before an adaptive stop
     adaptive_precision: float = 0.5  # 95 % half-width of the mean, percent
+    max_temp: float = 80.0  # a board above this (°C) measures invalid results
 
     def settle_rule(self) -> SettleRule | None:
         """The adaptive-duration rule, or None for fixed-duration runs."""

@@ -34,9 +34,10 @@ MATCH_KEYS = frozenset(
         "kernel",
         "os",
         "lab",
+        "rate_target_mbps",
     }
 )
-RULE_KEYS = frozenset({"id", "match", "min_mbps", "min_fraction_of_limit", "why"})
+RULE_KEYS = frozenset({"id", "match", "min_mbps", "min_fraction_of_limit", "min_jain", "known_slow", "why"})
 
 Scalar = str | int | float
 
@@ -51,14 +52,28 @@ class Verdict:
     limit_mbps: float | None
     rule_id: str
     why: str
+    jain: float | None = None  # per-stream fairness measured, when the rule asks for it
+    min_jain: float | None = None
+    known_slow: str | None = None  # a known limitation: below the floor is an xfail, with this reason
+
+    @property
+    def fair(self) -> bool:
+        """False only when the rule sets a fairness floor and the streams missed it."""
+        return self.min_jain is None or (self.jain is not None and self.jain >= self.min_jain)
 
     def explain(self) -> str:
         """One line a lab engineer reads in a failure: measured, expected, theoretical."""
         limit = f", line-rate limit {self.limit_mbps:.1f} Mbit/s" if self.limit_mbps else ""
-        state = "meets" if self.passed else "below"
+        state = "meets" if self.measured_mbps >= self.expected_mbps else "below"
+        fairness = ""
+        if self.min_jain is not None:
+            measured = f"{self.jain:.3f}" if self.jain is not None else "n/a"
+            fairness = (
+                f"; fairness (Jain) {measured} {'meets' if self.fair else 'below'} >= {self.min_jain:.3f}"
+            )
         return (
             f"measured {self.measured_mbps:.1f} Mbit/s {state} expected >= "
-            f"{self.expected_mbps:.1f} Mbit/s (rule {self.rule_id}{limit})"
+            f"{self.expected_mbps:.1f} Mbit/s (rule {self.rule_id}{limit}){fairness}"
         )
 
 
@@ -71,6 +86,8 @@ class Rule:
     min_mbps: float | None
     min_fraction_of_limit: float | None
     why: str
+    min_jain: float | None = None
+    known_slow: str | None = None
 
     def matches(self, context: Mapping[str, Any]) -> bool:
         """True when every key of the rule is in the context with an allowed value."""
@@ -119,20 +136,29 @@ class Thresholds:
         return best
 
     def judge(
-        self, context: Mapping[str, Any], measured_mbps: float, limit_mbps: float | None
+        self,
+        context: Mapping[str, Any],
+        measured_mbps: float,
+        limit_mbps: float | None,
+        jain: float | None = None,
     ) -> Verdict | None:
-        """Judge ``measured_mbps``; ``None`` when no rule covers this context."""
+        """Judge ``measured_mbps`` (and the streams' fairness ``jain`` where the rule sets a
+        floor for it); ``None`` when no rule covers this context."""
         rule = self.rule_for(context)
         if rule is None:
             return None
         floor = rule.floor(limit_mbps)
+        fair = rule.min_jain is None or (jain is not None and jain >= rule.min_jain)
         return Verdict(
-            passed=measured_mbps >= floor,
+            passed=measured_mbps >= floor and fair,
             measured_mbps=measured_mbps,
             expected_mbps=floor,
             limit_mbps=limit_mbps,
             rule_id=rule.rule_id,
             why=rule.why,
+            jain=jain,
+            min_jain=rule.min_jain,
+            known_slow=rule.known_slow,
         )
 
 
@@ -200,8 +226,14 @@ def _rule(raw: Any, where: str) -> Rule:
         raise ConfigError(f"{where} ({rule_id})", "min_fraction_of_limit must be at most 1")
     if min_mbps is None and fraction is None:
         raise ConfigError(f"{where} ({rule_id})", "a rule needs min_mbps or min_fraction_of_limit")
+    min_jain = _positive(raw.get("min_jain"), f"{where} ({rule_id}) min_jain")
+    if min_jain is not None and min_jain > 1:
+        raise ConfigError(f"{where} ({rule_id})", "min_jain is Jain's index: at most 1")
+    known_slow = raw.get("known_slow")
+    if known_slow is not None and (not isinstance(known_slow, str) or not known_slow.strip()):
+        raise ConfigError(f"{where} ({rule_id})", "known_slow must be the reason, as text")
     why = raw.get("why", "")
-    return Rule(rule_id, match, min_mbps, fraction, str(why))
+    return Rule(rule_id, match, min_mbps, fraction, str(why), min_jain, known_slow)
 
 
 def _positive(value: Any, where: str) -> float | None:

@@ -22,7 +22,8 @@ from .remote import SshEndpoint
 
 ROLES = ("board", "peer")
 INTERFACE_NAME = re.compile(r"^[A-Za-z0-9_.:@-]{1,15}$")
-PINET_KEYS = frozenset({"lab", "kind", "ssh", "hosts", "links"})
+PINET_KEYS = frozenset({"lab", "kind", "ssh", "hosts", "links", "routes"})
+ROUTE_KEYS = frozenset({"name", "board", "lan", "wan"})
 LINK_REQUIRED = (
     "name",
     "board",
@@ -62,6 +63,20 @@ class LinkEntry:
 
 
 @dataclass(frozen=True)
+class RouteEntry:
+    """A board forwarding between the peers of two of its links.
+
+    ``download`` is the wan peer sending to the lan peer through the board, ``upload`` the
+    reverse, as the seed's "internet" PC and home PC.
+    """
+
+    name: str
+    board: str
+    lan: LinkEntry
+    wan: LinkEntry
+
+
+@dataclass(frozen=True)
 class Inventory:
     """Everything pinet knows about one lab (one labgrid env file)."""
 
@@ -70,6 +85,7 @@ class Inventory:
     kind: str
     hosts: Mapping[str, HostEntry]
     links: tuple[LinkEntry, ...]
+    routes: tuple[RouteEntry, ...] = ()
 
     @property
     def boards(self) -> list[HostEntry]:
@@ -168,9 +184,41 @@ def inventory_from_data(data: Any, source: Path) -> Inventory:
     names = [link.name for link in links]
     if len(set(names)) != len(names):
         raise ConfigError(where, "pinet.links: link names must be unique")
+    routes_raw = pinet.get("routes", [])
+    if not isinstance(routes_raw, list):
+        raise ConfigError(where, "pinet.routes must be a list")
+    routes = tuple(_route(raw, f"pinet.routes[{n}]", where, links) for n, raw in enumerate(routes_raw))
     return Inventory(
-        source, str(pinet.get("lab", source.stem)), str(pinet.get("kind", "hardware")), hosts, links
+        source, str(pinet.get("lab", source.stem)), str(pinet.get("kind", "hardware")), hosts, links, routes
     )
+
+
+def _route(raw: Any, key: str, where: str, links: tuple[LinkEntry, ...]) -> RouteEntry:
+    if not isinstance(raw, Mapping):
+        raise ConfigError(where, f"{key} must be a mapping", "name, board, lan (link name), wan (link name)")
+    unknown = set(raw) - ROUTE_KEYS
+    missing = sorted(ROUTE_KEYS - set(raw))
+    if unknown or missing:
+        raise ConfigError(
+            where, f"{key}: unknown keys {sorted(unknown)}, missing {missing}", f"keys: {sorted(ROUTE_KEYS)}"
+        )
+    by_name = {link.name: link for link in links}
+    ends = []
+    for side in ("lan", "wan"):
+        link = by_name.get(str(raw[side]))
+        if link is None:
+            raise ConfigError(
+                where, f"{key}.{side}: no link named {raw[side]!r}", f"links: {sorted(by_name)}"
+            )
+        if link.board != raw["board"]:
+            raise ConfigError(
+                where, f"{key}.{side}: link {link.name!r} is not a link of board {raw['board']!r}"
+            )
+        ends.append(link)
+    lan, wan = ends
+    if lan.name == wan.name or lan.peer == wan.peer:
+        raise ConfigError(where, f"{key}: lan and wan must be two links to two different peers")
+    return RouteEntry(str(raw["name"]), str(raw["board"]), lan, wan)
 
 
 def _endpoint(name: str, target: Any, where: str, identity: Path | None, known_hosts: Path) -> SshEndpoint:

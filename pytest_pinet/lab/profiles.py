@@ -103,18 +103,25 @@ class AppliedProfile:
 
 def apply_profile(profile: Profile, hosts: Mapping[str, RemoteHost], link: LinkEntry) -> AppliedProfile:
     """Apply ``profile`` to ``hosts`` (role -> host); on Unsupported undo everything and raise."""
+    steps = [
+        (tunable, hosts[role]) for role in ROLES if role in hosts for tunable in profile.tunables(role, link)
+    ]
+    return apply_steps(profile, steps)
+
+
+def apply_steps(profile: Profile, steps: list[tuple[Tunable, RemoteHost]]) -> AppliedProfile:
+    """Apply tunables host by host, in order; on Unsupported undo what was done and raise."""
     applied = AppliedProfile(profile)
-    for role in ROLES:
-        host = hosts.get(role)
-        if host is None:
-            continue
-        for tunable in profile.tunables(role, link):
-            try:
-                saved = apply_checked(tunable, host)
-            except Unsupported:
-                applied.restore()
-                raise
-            applied.applied.append((tunable, host, saved))
+    for tunable, host in steps:
+        try:
+            saved = apply_checked(tunable, host)
+        except Unsupported:
+            applied.restore()
+            raise
+        except BaseException:
+            applied.restore()  # a lab fault half-way must not leave a host half-provisioned
+            raise
+        applied.applied.append((tunable, host, saved))
     return applied
 
 

@@ -9,6 +9,7 @@ skips the test and records the fact.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -314,6 +315,53 @@ class Sysctl(Tunable):
 
     def is_applied(self, host: RemoteHost) -> bool:
         return self.read(host) == " ".join(self.value.split())
+
+
+@dataclass
+class HostRoute(Tunable):
+    """A route to one host through a gateway: how a peer reaches the other side of the board.
+
+    Host routes (/32, /128) need no knowledge of the lab's subnets, and replacing then
+    restoring exactly one route leaves a peer's own routing table as it was.
+    """
+
+    destination: str
+    gateway: str
+    name: str = "route"
+
+    def __post_init__(self) -> None:
+        for value in (self.destination, self.gateway):
+            ipaddress.ip_address(value)  # ValueError for anything that is not an address
+
+    @property
+    def _prefix(self) -> str:
+        bits = 32 if ipaddress.ip_address(self.destination).version == 4 else 128
+        return f"{self.destination}/{bits}"
+
+    def describe(self) -> str:
+        return f"route {self._prefix} via {self.gateway}"
+
+    def read(self, host: RemoteHost) -> list[str]:
+        result = host.run(["ip", "route", "show", self._prefix], timeout=15)
+        if not result.ok:
+            raise Unsupported(self.name, host.name, f"cannot read routes: {result.stderr.strip()}")
+        line = result.stdout.strip().splitlines()[0] if result.stdout.strip() else ""
+        return line.split()
+
+    def apply(self, host: RemoteHost) -> None:
+        result = host.run(["ip", "route", "replace", self._prefix, "via", self.gateway], timeout=15)
+        if not result.ok:
+            raise Unsupported(self.name, host.name, f"{self.describe()}: {result.stderr.strip()}")
+
+    def restore(self, host: RemoteHost, saved: list[str]) -> None:
+        if saved:
+            host.run(["ip", "route", "replace", *saved], timeout=15)
+        else:
+            host.run(["ip", "route", "del", self._prefix], timeout=15)
+
+    def is_applied(self, host: RemoteHost) -> bool:
+        fields = self.read(host)
+        return "via" in fields and fields[fields.index("via") + 1 : fields.index("via") + 2] == [self.gateway]
 
 
 @dataclass

@@ -78,8 +78,14 @@ SCHEMA = [
 
 
 def context_key(context: dict[str, Any]) -> str:
-    """Stable key of a measurement's context: what must be equal to compare two results."""
-    return "|".join(f"{k}={context.get(k, '')}" for k in CONTEXT_KEY_FIELDS)
+    """Stable key of a measurement's context: what must be equal to compare two results.
+
+    A rate target is appended only when set, so the keys (and baselines) of everything
+    measured before targets existed stay what they were.
+    """
+    key = "|".join(f"{k}={context.get(k, '')}" for k in CONTEXT_KEY_FIELDS)
+    target = context.get("rate_target_mbps") or 0
+    return f"{key}|rate_target_mbps={target}" if target else key
 
 
 def jain_fairness(values: Sequence[float]) -> float | None:

@@ -27,9 +27,9 @@ from .adaptive import (
     SETTLED,
     CounterSample,
     SettleRule,
-    half_width_pct,
     parse_counter_sample,
     per_second_rates,
+    settled_half_width_pct,
 )
 from .iperf3_model import Iperf3Result, StreamResult, Totals
 from .iperf3_parse import Iperf3OutputError, Iperf3ReportedError, parse_iperf3
@@ -248,7 +248,7 @@ def run_iperf3(
     server.start()
     client = _Client(sender, server, receiver_address, options)
     try:
-        watches = [(receiver, adaptive.interface)] if adaptive else []
+        watches = [(receiver, adaptive.interface, server.port)] if adaptive else []
         ended_by, precision = _drive([client], watches, adaptive.rule if adaptive else None, options.omit)
     finally:
         server.stop()
@@ -280,7 +280,7 @@ def run_iperf3_both_ways(
         forward = _Client(board, to_peer, peer_address, board_options)
         backward = _Client(peer, to_board, board_address, peer_options)
         rule = adaptive[0] if adaptive else None
-        watches = [(peer, adaptive[2]), (board, adaptive[1])] if adaptive else []
+        watches = [(peer, adaptive[2], to_peer.port), (board, adaptive[1], to_board.port)] if adaptive else []
         ended_by, precision = _drive([forward, backward], watches, rule, board_options.omit)
     finally:
         with ThreadPoolExecutor(max_workers=2) as pool:
@@ -365,7 +365,7 @@ class _Client:
 
 
 def _drive(
-    clients: list[_Client], watches: list[tuple[RemoteHost, str]], rule: SettleRule | None, omit: int
+    clients: list[_Client], watches: list[tuple[RemoteHost, str, int]], rule: SettleRule | None, omit: int
 ) -> tuple[str, float | None]:
     """Run the clients to their end, or stop them all once every watched rate settled.
 
@@ -384,9 +384,9 @@ def _drive(
         tick = time.monotonic()
         while not all(f.done() for f in running):
             try:
-                for index, (host, interface) in enumerate(watches):
+                for index, (host, interface, port) in enumerate(watches):
                     sample = parse_counter_sample(
-                        host.run_shell(_counter_script(interface), timeout=10).stdout
+                        host.run_shell(_counter_script(interface, port), timeout=10).stdout
                     )
                     if sample is not None:
                         samples[index].append(sample)
@@ -394,9 +394,9 @@ def _drive(
                 log.warning("adaptive duration: cannot sample the receiver (%s); running to the end", exc)
                 break
             rates = [per_second_rates(s, s[0].clock + omit + 0.25) if s else [] for s in samples]
-            log.debug("adaptive: %s", [f"{len(r)} s, {half_width_pct(r):.3f} %" for r in rates])
+            log.debug("adaptive: %s", [f"{len(r)} s, {settled_half_width_pct(r):.3f} %" for r in rates])
             if all(rule.settled(r) for r in rates):
-                precision = max(half_width_pct(r) for r in rates)
+                precision = max(settled_half_width_pct(r) for r in rates)
                 if not all(f.done() for f in running):
                     for client in clients:
                         client.interrupt()
@@ -409,15 +409,20 @@ def _drive(
     return ended_by, precision
 
 
-def _counter_script(interface: str) -> str:
-    """The receiver's clock and its interface's received-bytes counter, in one command.
+def _counter_script(interface: str, port: int) -> str:
+    """The receiver's clock, its interface's received bytes, and what the iperf3 server's
+    sockets on ``port`` received, in one command.
 
     Shell builtins where the shell has them (bash: ``read``, ``$EPOCHREALTIME``), so the
     counter and the clock are read microseconds apart even on a host busy with traffic;
-    ``date`` where it has not (dash, BusyBox).
+    ``date`` where it has not (dash, BusyBox).  No ``ss`` (a BSD) leaves the interface counter.
     """
     counter = quote([f"/sys/class/net/{interface}/statistics/rx_bytes"])
-    return f'read -r b < {counter}; t=$EPOCHREALTIME; echo "${{t:-$(date +%s.%N)}}"; echo "$b"'
+    sockets = quote(["ss", "-tinH", "state", "established", f"( sport = :{int(port)} )"])
+    return (
+        f'read -r b < {counter}; t=$EPOCHREALTIME; echo "${{t:-$(date +%s.%N)}}"; echo "nic $b"; '
+        f"{sockets} 2>/dev/null | grep -o 'bytes_received:[0-9]*'; true"
+    )
 
 
 def receiver_view(client: Iperf3Result, server_json: str, source: str) -> Iperf3Result:

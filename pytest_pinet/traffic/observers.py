@@ -8,6 +8,7 @@ cross-check iperf3's own figure: if they disagree, the measurement is suspect.
 
 from __future__ import annotations
 
+import re
 import shlex
 from dataclasses import dataclass, field
 
@@ -27,6 +28,7 @@ class Snapshot:
     stat: str
     nic: dict[str, int]
     temperature_c: float | None
+    throttled: int | None = None  # Raspberry Pi firmware flags (vcgencmd get_throttled)
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,7 @@ class Observation:
     cpu: tuple[CpuUse, ...] = ()
     nic: dict[str, int] = field(default_factory=dict)
     temperature_c: tuple[float | None, float | None] = (None, None)
+    throttled: tuple[int | None, int | None] = (None, None)
 
     @property
     def busiest_core(self) -> CpuUse | None:
@@ -68,7 +71,8 @@ def snapshot_script(interface: str) -> str:
         f"echo {MARK}interrupts; cat /proc/interrupts; "
         f"echo {MARK}stat; grep '^cpu' /proc/stat; "
         f"echo {MARK}nic; {counters}; "
-        f"echo {MARK}temp; cat /sys/class/thermal/thermal_zone0/temp 2>/dev/null; true"
+        f"echo {MARK}temp; cat /sys/class/thermal/thermal_zone0/temp 2>/dev/null; "
+        f"echo {MARK}throttled; vcgencmd get_throttled 2>/dev/null; true"
     )
 
 
@@ -88,11 +92,13 @@ def parse_snapshot(text: str) -> Snapshot:
         if value.strip().isdigit():
             nic[name] = int(value)
     temp = "".join(sections.get("temp", [])).strip()
+    flags = re.search(r"throttled=(0x[0-9a-fA-F]+)", "".join(sections.get("throttled", [])))
     return Snapshot(
         interrupts="\n".join(sections.get("interrupts", [])),
         stat="\n".join(sections.get("stat", [])),
         nic=nic,
         temperature_c=int(temp) / 1000 if temp.lstrip("-").isdigit() else None,
+        throttled=int(flags.group(1), 16) if flags else None,
     )
 
 
@@ -139,4 +145,5 @@ def observe(host_name: str, interface: str, before: Snapshot, after: Snapshot) -
         cpu=cpu_use(before.stat, after.stat),
         nic={k: after.nic[k] - before.nic[k] for k in after.nic if k in before.nic},
         temperature_c=(before.temperature_c, after.temperature_c),
+        throttled=(before.throttled, after.throttled),
     )

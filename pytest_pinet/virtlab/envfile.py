@@ -84,6 +84,7 @@ def env_data(spec: LabSpec) -> dict[str, Any]:
             # may be BBR; the boards' OSes default to cubic, so the lab asks for it per test.
             "hosts": {host.name: {"role": host.role, "tcp_congestion": "cubic"} for host in spec.hosts},
             "links": links,
+            "routes": [{"name": r.name, "board": r.board, "lan": r.lan, "wan": r.wan} for r in spec.routes],
         },
     }
 

@@ -41,12 +41,29 @@ class LinkSpec:
 
 
 @dataclass(frozen=True)
+class RouteSpec:
+    """The board routes between the peers of two of its links (the seed: LAN PC on the
+    built-in port, "internet" PC on the USB adapter)."""
+
+    name: str
+    board: str
+    lan: str  # link name
+    wan: str  # link name
+
+
+@dataclass(frozen=True)
 class LabSpec:
     """Everything needed to name and address one virtual lab (one place)."""
 
     name: str = DEFAULT_LAB
-    hosts: tuple[HostSpec, ...] = (HostSpec("pi", "board"), HostSpec("pc", "peer"))
-    links: tuple[LinkSpec, ...] = (LinkSpec("eth", "pi", "eth0", "pc", "eth0"),)
+    hosts: tuple[HostSpec, ...] = (HostSpec("pi", "board"), HostSpec("pc", "peer"), HostSpec("inet", "peer"))
+    links: tuple[LinkSpec, ...] = (
+        LinkSpec("eth", "pi", "eth0", "pc", "eth0"),
+        # A second GbE port on the board, as the seed's USB adapter: emulated like the first,
+        # so its figures say what the routing path costs, not what a USB chip does.
+        LinkSpec("usb", "pi", "eth1", "inet", "eth0", adapter="emulated-usb"),
+    )
+    routes: tuple[RouteSpec, ...] = (RouteSpec("pi-router", "pi", lan="eth", wan="usb"),)
     state_root: Path = field(default_factory=lambda: Path(os.environ.get(STATE_ROOT_ENV, DEFAULT_STATE_ROOT)))
 
     def __post_init__(self) -> None:

@@ -25,20 +25,26 @@ def _ps_in_lab(spec):
 def test_up_builds_hosts_link_and_pinned_ssh(fresh_lab):
     spec = fresh_lab
     env_file = lab.up(spec)
-    assert lab.namespaces(spec.netns_prefix) == ["pinet9-pc", "pinet9-pi"]
+    assert lab.namespaces(spec.netns_prefix) == ["pinet9-inet", "pinet9-pc", "pinet9-pi"]
     inventory = load_inventory(env_file)
-    assert {h.name: h.role for h in inventory.hosts.values()} == {"pi": "board", "pc": "peer"}
-    link = inventory.link("eth")
+    roles = {h.name: h.role for h in inventory.hosts.values()}
+    assert roles == {"pi": "board", "pc": "peer", "inet": "peer"}
+    (route,) = inventory.routes
+    assert (route.board, route.lan.name, route.wan.name) == ("pi", "eth", "usb")
     pi = RemoteHost(inventory.hosts["pi"].endpoint)
+    pc = RemoteHost(inventory.hosts["pc"].endpoint)
     try:
-        # The board reaches the peer over the emulated cable, not the management network.
-        out = pi.check(["ping", "-c", "1", "-W", "2", link.peer_address])
-        assert "1 received" in out
-        route = pi.check(["ip", "route", "get", link.peer_address])
-        assert "dev eth0" in route
+        # The board reaches each peer over its own emulated cable, not the management network.
+        for link, device in ((inventory.link("eth"), "eth0"), (inventory.link("usb"), "eth1")):
+            out = pi.check(["ping", "-c", "1", "-W", "2", link.peer_address])
+            assert "1 received" in out
+            assert f"dev {device}" in pi.check(["ip", "route", "get", link.peer_address])
+        # The peers do not reach each other until a test provisions the routed path.
+        assert not pc.run(["ping", "-c", "1", "-W", "1", route.wan.peer_address]).ok
     finally:
         pi.close()
-    for host, device in (("pi", "eth0"), ("pc", "eth0")):
+        pc.close()
+    for host, device in (("pi", "eth0"), ("pi", "eth1"), ("pc", "eth0"), ("inet", "eth0")):
         offloads = shaping.offloads_state(spec.netns(host), device)
         assert offloads["tso"] is False and offloads["gso"] is False and offloads["gro"] is False
         qdisc = shaping.describe(spec.netns(host), device)
@@ -113,8 +119,8 @@ def test_down_removes_everything_and_is_idempotent(fresh_lab):
     lab.up(spec)
     assert _ps_in_lab(spec)
     report = lab.down(spec)
-    assert sorted(report.namespaces) == ["pinet9-pc", "pinet9-pi"]
-    assert report.processes >= 2  # both sshd
+    assert sorted(report.namespaces) == ["pinet9-inet", "pinet9-pc", "pinet9-pi"]
+    assert report.processes >= 3  # every host's sshd
     assert lab.namespaces(spec.netns_prefix) == []
     assert lab.root_links("pinet9-") == []
     assert not spec.state_dir.exists()

@@ -1,0 +1,95 @@
+"""``tc -s qdisc show`` counters: proof that a queueing discipline was in the traffic's path.
+
+Setting SFQ and measuring fairness proves nothing if the packets never passed the SFQ (a
+multiqueue NIC with ``mq`` at the root, a shaper in front, an offload).  The counters of the
+qdisc kind under test, read before and after the run, show that it carried the bytes, and
+whether it queued (backlog, requeues) or dropped.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .inventory import INTERFACE_NAME
+from .remote import RemoteHost
+
+HEAD = re.compile(r"^qdisc\s+(?P<kind>\S+)\s+(?P<handle>\S+)\s+(?P<where>root|parent\s+\S+)")
+SENT = re.compile(
+    r"Sent\s+(?P<bytes>\d+)\s+bytes\s+(?P<packets>\d+)\s+pkts?\s+\(dropped\s+(?P<dropped>\d+),\s+"
+    r"overlimits\s+(?P<overlimits>\d+)\s+requeues\s+(?P<requeues>\d+)\)"
+)
+
+
+@dataclass(frozen=True)
+class QdiscStats:
+    """Counters of one qdisc (or the sum of all of one kind on an interface)."""
+
+    kind: str
+    sent_bytes: int = 0
+    sent_packets: int = 0
+    dropped: int = 0
+    overlimits: int = 0
+    requeues: int = 0
+    instances: int = 0
+
+    def __sub__(self, earlier: QdiscStats) -> QdiscStats:
+        return QdiscStats(
+            self.kind,
+            self.sent_bytes - earlier.sent_bytes,
+            self.sent_packets - earlier.sent_packets,
+            self.dropped - earlier.dropped,
+            self.overlimits - earlier.overlimits,
+            self.requeues - earlier.requeues,
+            self.instances,
+        )
+
+
+def parse_qdisc_stats(text: str) -> list[QdiscStats]:
+    """Every qdisc in ``tc -s qdisc show dev IF`` output, with its counters, in order."""
+    found: list[QdiscStats] = []
+    kind: str | None = None
+    for line in text.splitlines():
+        head = HEAD.match(line.strip())
+        if head:
+            kind = head.group("kind")
+            continue
+        sent = SENT.search(line)
+        if sent and kind is not None:
+            found.append(
+                QdiscStats(
+                    kind,
+                    int(sent.group("bytes")),
+                    int(sent.group("packets")),
+                    int(sent.group("dropped")),
+                    int(sent.group("overlimits")),
+                    int(sent.group("requeues")),
+                    1,
+                )
+            )
+            kind = None
+    return found
+
+
+def total_of_kind(stats: list[QdiscStats], kind: str) -> QdiscStats:
+    """Sum of every qdisc of ``kind`` (``mq`` gives one child per TX queue)."""
+    total = QdiscStats(kind)
+    for item in stats:
+        if item.kind == kind:
+            total = QdiscStats(
+                kind,
+                total.sent_bytes + item.sent_bytes,
+                total.sent_packets + item.sent_packets,
+                total.dropped + item.dropped,
+                total.overlimits + item.overlimits,
+                total.requeues + item.requeues,
+                total.instances + 1,
+            )
+    return total
+
+
+def read_qdisc_stats(host: RemoteHost, interface: str) -> list[QdiscStats]:
+    """The qdiscs of ``interface`` on ``host`` with their counters."""
+    if not INTERFACE_NAME.match(interface):
+        raise ValueError(f"not an interface name: {interface!r}")
+    return parse_qdisc_stats(host.check(["tc", "-s", "qdisc", "show", "dev", interface], timeout=15))

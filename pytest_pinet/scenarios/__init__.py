@@ -1,0 +1,1 @@
+"""Traffic scenarios beyond one link: routing through the board."""
