@@ -18,6 +18,7 @@ from . import __version__
 from .errors import ConfigError, LabFault, PinetError
 from .measurement import Measurement
 from .record.results_dir import ResultsDir, new_run_id
+from .record.routing_tables import routing_tables
 from .record.store import ResultsStore
 from .settings import VIRTUAL, PinetSettings, layered, non_negative_int, positive_int
 from .virtlab import lifecycle
@@ -414,6 +415,8 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     rows = run.results.load()
     if rows:
         _measurement_summary(terminalreporter, rows)
+        for line in routing_tables(rows):
+            terminalreporter.write_line(line)
         terminalreporter.write_line(f"results: {run.results.measurements_file}")
     unsupported = {
         f"unsupported: {fact['host']} {fact['tunable']} (profile {fact['profile']}): {fact['reason']}"

@@ -94,3 +94,39 @@ def test_profile_with_one_unsupported_tunable_is_undone_completely(board):
     with pytest.raises(Unsupported, match="no IRQ named"):
         apply_profile(profile, {"board": host}, link)
     assert QueueMask("rps", "eth0", "all").read(host) == rps_before
+
+
+def test_routed_path_is_provisioned_and_restored(fresh_lab):
+    from pytest_pinet.scenarios.routing import apply_board_qdisc, provision_route
+
+    lab.up(fresh_lab)
+    inventory = load_inventory(fresh_lab.env_file)
+    hosts = {name: RemoteHost(entry.endpoint) for name, entry in inventory.hosts.items()}
+    (route,) = inventory.routes
+    pc, pi = hosts[route.lan.peer], hosts[route.board]
+    try:
+        forwarding_before = pi.check(["sysctl", "-n", "net.ipv4.ip_forward"]).strip()
+        assert not pc.run(["ping", "-c", "1", "-W", "1", route.wan.peer_address]).ok
+        applied = provision_route(route, hosts)
+        qdisc = apply_board_qdisc(route, hosts, "pfifo_fast")
+        # the lan peer reaches the wan peer through the board, under the shaper's pfifo_fast
+        assert pc.run(["ping", "-c", "1", "-W", "2", route.wan.peer_address]).ok
+        for link in (route.lan, route.wan):
+            shown = pi.check(["tc", "qdisc", "show", "dev", link.board_interface])
+            assert "tbf" in shown and "pfifo_fast" in shown
+        assert qdisc.restore() == [] and applied.restore() == []
+        try:  # this machine's kernel lacks sch_sfq; another CI kernel may have it
+            sfq = apply_board_qdisc(route, hosts, "sfq")
+        except Unsupported as exc:
+            assert "kernel lacks sfq" in str(exc)
+            assert "sfq" not in pi.check(["tc", "qdisc", "show", "dev", route.lan.board_interface])
+        else:
+            assert "sfq" in pi.check(["tc", "qdisc", "show", "dev", route.lan.board_interface])
+            assert sfq.restore() == []
+        assert pi.check(["sysctl", "-n", "net.ipv4.ip_forward"]).strip() == forwarding_before
+        assert pc.check(["ip", "route", "show", f"{route.wan.peer_address}/32"]).strip() == ""
+        assert not pc.run(["ping", "-c", "1", "-W", "1", route.wan.peer_address]).ok
+        assert "pfifo_fast" not in pi.check(["tc", "qdisc", "show", "dev", route.lan.board_interface])
+    finally:
+        for host in hosts.values():
+            host.close()

@@ -80,6 +80,20 @@ BREAKAGES = [
     (lambda d: d["pinet"]["links"][0].pop("peer"), "missing ['peer']"),
     (lambda d: d["pinet"]["ssh"].update(known_hosts="nowhere"), "does not exist"),
     (lambda d: d["pinet"]["ssh"].pop("known_hosts"), "pins host keys"),
+    (lambda d: d["pinet"].update(routes={"name": "r"}), "pinet.routes must be a list"),
+    (lambda d: d["pinet"].update(routes=[{"name": "r", "board": "pi", "lan": "eth"}]), "missing ['wan']"),
+    (
+        lambda d: d["pinet"].update(routes=[{"name": "r", "board": "pi", "lan": "eth", "wan": "wifi"}]),
+        "pinet.routes[0].wan: no link named 'wifi'",
+    ),
+    (
+        lambda d: d["pinet"].update(routes=[{"name": "r", "board": "pi", "lan": "eth", "wan": "eth"}]),
+        "two links to two different peers",
+    ),
+    (
+        lambda d: d["pinet"].update(routes=[{"name": "r", "board": "pc", "lan": "eth", "wan": "eth"}]),
+        "is not a link of board 'pc'",
+    ),
 ]
 
 

@@ -1,0 +1,66 @@
+"""The seed's routing tables from a run's measurements: fairness per qdisc, Down/Up per target.
+
+The seed compared qdiscs with two tables: per-stream goodput of a 10-stream download, and
+download against upload at 100/250/500 Mbit/s and unlimited.  The same tables, from the
+results file, end the terminal summary of every run that routed traffic.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .store import jain_fairness
+
+
+def _last_per_cell(rows: list[dict[str, Any]], duplex: str) -> dict[tuple[str, int, str], dict[str, Any]]:
+    """The last measurement of each (qdisc, target, direction): a re-measure replaces the first."""
+    cells: dict[tuple[str, int, str], dict[str, Any]] = {}
+    for row in rows:
+        context = row.get("context", {})
+        if context.get("scenario") != "routing" or context.get("duplex") != duplex:
+            continue
+        key = (
+            str(context.get("qdisc", "")),
+            int(context.get("rate_target_mbps") or 0),
+            str(context.get("direction")),
+        )
+        cells[key] = row
+    return cells
+
+
+def routing_tables(rows: list[dict[str, Any]]) -> list[str]:
+    """Lines of both tables; empty when the run routed nothing."""
+    lines: list[str] = []
+    download = _last_per_cell(rows, "half")
+    if download:
+        lines += [
+            "routing: download through the board",
+            f"  {'qdisc':12} {'Mbit/s':>8} {'Jain':>6} {'min/max':>8}  streams",
+        ]
+        for (qdisc, _target, _direction), row in sorted(download.items()):
+            streams = [float(v) for v in row.get("per_stream_mbps") or []]
+            jain = jain_fairness(streams)
+            ratio = min(streams) / max(streams) if streams and max(streams) > 0 else None
+            lines.append(
+                f"  {qdisc:12} {float(row['goodput_mbps']):8.1f} "
+                f"{'-' if jain is None else f'{jain:.3f}':>6} {'-' if ratio is None else f'{ratio:.2f}':>8}  "
+                + " ".join(f"{v:.0f}" for v in streams)
+            )
+    full = _last_per_cell(rows, "full")
+    if full:
+        qdiscs = sorted({q for q, _t, _d in full})
+        targets = sorted({t for _q, t, _d in full}, key=lambda t: (t == 0, t))
+        lines.append("routing: download while the LAN peer uploads (Down / Up actual, Mbit/s)")
+        lines.append(f"  {'upload':>9} " + " ".join(f"{q:>17}" for q in qdiscs))
+        for target in targets:
+            cells = []
+            for qdisc in qdiscs:
+                down = full.get((qdisc, target, "download"))
+                up = full.get((qdisc, target, "upload"))
+                cells.append(
+                    f"{float(down['goodput_mbps']):8.1f}/{float(up['goodput_mbps']):<8.1f}"
+                    if down and up
+                    else f"{'-':>17}"
+                )
+            lines.append(f"  {str(target) if target else 'unlimited':>9} " + " ".join(cells))
+    return lines
