@@ -79,6 +79,7 @@ class Batch:
     exit_code: int
     test_seconds: dict[str, float]
     rows: list[dict[str, Any]]
+    failed: list[str]
 
 
 def run_batch(env_file: Path, root: Path, name: str, repeats: int, options: list[str]) -> Batch:
@@ -122,12 +123,16 @@ def run_batch(env_file: Path, root: Path, name: str, repeats: int, options: list
     if not junit.exists() or done.returncode not in (0, 1):
         raise RuntimeError(f"bench batch {name} did not run: {done.stdout[-2000:]}{done.stderr[-2000:]}")
     tests = {}
+    failed = []
     for case in ET.parse(junit).getroot().iter("testcase"):  # noqa: S314 - our own file
-        tests[f"{case.get('classname')}::{case.get('name')}"] = float(case.get("time") or 0)
+        name = f"{case.get('classname')}::{case.get('name')}"
+        tests[name] = float(case.get("time") or 0)
+        for problem in list(case.iter("failure")) + list(case.iter("error")):
+            failed.append(f"{name}: {(problem.get('message') or '')[:200]}")
     rows = []
     for path in results.glob("*/measurements.jsonl"):
         rows += [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    return Batch(wall, done.returncode, tests, rows)
+    return Batch(wall, done.returncode, tests, rows, failed)
 
 
 def overhead_per_test(batch: Batch) -> list[float]:
@@ -221,6 +226,7 @@ def run_bench(
             ["--pinet-adaptive", "off", "--pinet-duration", "2", "--pinet-omit", "0"],
         )
         overheads = overhead_per_test(short)
+        details["overhead failed tests"] = short.failed
         if overheads:
             figures.append(
                 _figure(
@@ -245,6 +251,8 @@ def run_bench(
                 spec.env_file, root, "adaptive", adaptive_repeats, [*fixed_options, "--pinet-adaptive", "on"]
             )
             figures += adaptive_figures(fixed, adaptive, details)
+            for batch_name, batch in (("fixed", fixed), ("adaptive", adaptive)):
+                details[f"{batch_name} failed tests"] = batch.failed
     finally:
         lab.down(spec)
     return {
@@ -311,6 +319,9 @@ def format_table(data: dict[str, Any]) -> str:
             f"{f['target']:>20}  {'yes' if f['met'] else 'NO'}"
         )
     for direction, detail in sorted(data.get("details", {}).items()):
+        if isinstance(detail, list):
+            lines += [f"{direction}: {item}" for item in detail]
+            continue
         seconds, ended = detail["adaptive_measured_s"], detail["adaptive_ended_by"]
         lines.append(
             f"{direction}: fixed {', '.join(f'{v:.1f}' for v in detail['fixed_mbps'])} Mbit/s; adaptive "

@@ -163,6 +163,8 @@ def cmd_trends(args: argparse.Namespace) -> int:
             meta: dict[str, dict[str, str]] = {}
             started: dict[str, float] = {}
             for row in store.history(key):
+                if row.verdict in ("lab-fault", "invalid-thermal"):
+                    continue  # not a measurement of the software: never a trend's evidence
                 by_run.setdefault(row.run_id, []).extend(row.intervals or (row.goodput_mbps,))
                 meta[row.run_id] = {
                     "kernel": row.kernel,
@@ -221,6 +223,11 @@ def cmd_lab_check(args: argparse.Namespace) -> int:
             f"  link  {link.name:14} {link.board}:{link.board_interface} {link.board_address} <-> "
             f"{link.peer}:{link.peer_interface} {link.peer_address}  {link.adapter}, "
             f"{link.speed_mbps} Mbit/s, MTU {link.mtu}"
+        )
+    for route in inventory.routes:
+        print(
+            f"  route {route.name:14} {route.wan.peer} ({route.wan.name}) -> {route.board} -> "
+            f"{route.lan.peer} ({route.lan.name})"
         )
     return 0
 

@@ -24,5 +24,5 @@ REPEATS = int(os.environ.get("PINET_BENCH_REPEATS", "3"))
 def test_bench_half_duplex(
     measure_tcp: TcpMeasurer, judge_goodput: Callable[..., list[Measurement]], direction: str, repeat: int
 ) -> None:
-    (measurement,) = judge_goodput([measure_tcp.half_duplex(direction)])
+    (measurement,) = judge_goodput(measure_tcp.half_duplex(direction))
     assert len(measurement.per_stream_mbps) == measurement.context.streams

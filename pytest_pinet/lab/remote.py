@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import shlex
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -69,6 +70,9 @@ class RemoteHost:
         self.endpoint = endpoint
         self.connect_timeout = connect_timeout
         self._connection: Any = None
+        # Several threads share one host (a client, the adaptive sampler, snapshots): one
+        # connects, the others wait and reuse it, and no one closes another's new connection.
+        self._lock = threading.RLock()
 
     @property
     def name(self) -> str:
@@ -116,10 +120,11 @@ class RemoteHost:
     @property
     def connection(self) -> Any:
         """The open fabric Connection, reconnecting if the transport dropped."""
-        if self._connection is None or not self._connection.is_connected:
-            self.close()
-            self._connection = self._connect()
-        return self._connection
+        with self._lock:
+            if self._connection is None or not self._connection.is_connected:
+                self.close()
+                self._connection = self._connect()
+            return self._connection
 
     def run(self, argv: Sequence[str | int | float], *, timeout: float = 60.0) -> CommandResult:
         """Run ``argv`` on the host; never raises for a non-zero exit status."""
@@ -158,9 +163,10 @@ class RemoteHost:
 
     def close(self) -> None:
         """Close the connection (it is reopened on next use)."""
-        if self._connection is not None:
-            try:
-                self._connection.close()
-            except Exception:  # noqa: S110 - closing a dead transport may raise anything
-                pass
-            self._connection = None
+        with self._lock:
+            if self._connection is not None:
+                try:
+                    self._connection.close()
+                except Exception:  # noqa: S110 - closing a dead transport may raise anything
+                    pass
+                self._connection = None

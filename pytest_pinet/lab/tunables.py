@@ -354,10 +354,12 @@ class HostRoute(Tunable):
             raise Unsupported(self.name, host.name, f"{self.describe()}: {result.stderr.strip()}")
 
     def restore(self, host: RemoteHost, saved: list[str]) -> None:
+        # Remove exactly the route this tunable added, then put back what was there.
+        host.run(["ip", "route", "del", self._prefix, "via", self.gateway], timeout=15)
         if saved:
-            host.run(["ip", "route", "replace", *saved], timeout=15)
-        else:
-            host.run(["ip", "route", "del", self._prefix], timeout=15)
+            host.check(["ip", "route", "replace", *saved], timeout=15)
+        elif host.run(["ip", "route", "show", self._prefix], timeout=15).stdout.strip():
+            raise LabFault("command", f"{host.name}: route {self._prefix} still present after restore")
 
     def is_applied(self, host: RemoteHost) -> bool:
         fields = self.read(host)
@@ -542,5 +544,9 @@ def apply_checked(tunable: Tunable, host: RemoteHost) -> Any:
         tunable.restore(host, saved)
         raise
     except LabFault:
+        try:  # half-applied on a host that still answers: put it back before reporting
+            tunable.restore(host, saved)
+        except LabFault:
+            pass
         raise
     return saved

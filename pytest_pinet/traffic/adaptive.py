@@ -126,7 +126,8 @@ def parse_counter_sample(text: str) -> CounterSample | None:
     if len(lines) < 2 or not lines[1].startswith("nic "):
         return None
     try:
-        clock, rx_bytes = float(lines[0]), int(lines[1][4:])
+        # bash writes $EPOCHREALTIME with the locale's decimal mark (1712345678,123456).
+        clock, rx_bytes = float(lines[0].replace(",", ".")), int(lines[1][4:])
         received = [int(line.split(":", 1)[1]) for line in lines[2:] if line.startswith("bytes_received:")]
     except ValueError:
         return None

@@ -322,6 +322,7 @@ def _intervals(value: Any, omit: float) -> tuple[tuple[IntervalSample, ...], boo
         seconds = _num(total.get("seconds"), end - start)
         omitted = bool(total.get("omitted", False))
         bits = _num(total.get("bits_per_second"), 0.0)
+        scale = 1.0
         if not omitted and samples and samples[-1].omitted and seconds > 0 and end - start < 0.5 * seconds:
             # iperf3 (3.9 and 3.12 seen) with -O 2 or more reports the first measured second
             # with the restarted clock (1.000048-1.000115) and "seconds" counting the last
@@ -330,6 +331,7 @@ def _intervals(value: Any, omit: float) -> tuple[tuple[IntervalSample, ...], boo
             # own totals count them so: take off the warm-up second it added.
             corrected = seconds - samples[-1].seconds
             if corrected > 0.1:
+                scale = seconds / corrected
                 seconds = corrected
                 bits = 8.0 * _num(total.get("bytes"), 0) / seconds
         samples.append(
@@ -342,7 +344,8 @@ def _intervals(value: Any, omit: float) -> tuple[tuple[IntervalSample, ...], boo
                 omitted=omitted,
                 retransmits=int(retransmits) if isinstance(retransmits, int | float) else None,
                 stream_bits_per_second=tuple(
-                    _num(_mapping(s).get("bits_per_second"), 0.0) for s in _list(interval.get("streams"))
+                    scale * _num(_mapping(s).get("bits_per_second"), 0.0)
+                    for s in _list(interval.get("streams"))
                 ),
             )
         )

@@ -346,8 +346,13 @@ class _Client:
             if result.error is None:
                 ended_by = MAX_DURATION  # the stop came as the run ended by itself
             else:
-                result = receiver_view(result, self.server.server_json, source)
                 notes = (f"stopped after settling: 95 % half-width {precision:.2f} % of the mean",)
+                try:
+                    result = receiver_view(result, self.server.server_json, source)
+                except LabFault as exc:
+                    # Never lose what was measured: the sender's count, said to be so.
+                    result = replace(result, error=None)
+                    notes += (f"receiver's report unusable ({exc}); goodput is the sender's count",)
         return Iperf3Run(
             result=result,
             client_json=self.outcome.stdout,
@@ -381,8 +386,13 @@ def _drive(
             return FIXED, None
         samples: list[list[CounterSample]] = [[] for _ in watches]
         ended_by, precision = MAX_DURATION, None
-        tick = time.monotonic()
+        started = tick = time.monotonic()
+        planned = max(c.options.duration + c.options.omit for c in clients)
         while not all(f.done() for f in running):
+            if any(f.done() and f.exception() is not None for f in running):
+                # One direction failed: no rate to wait for; stop the others, keep what they took.
+                _interrupt_all(clients)
+                break
             try:
                 for index, (host, interface, port) in enumerate(watches):
                     sample = parse_counter_sample(
@@ -397,9 +407,10 @@ def _drive(
             log.debug("adaptive: %s", [f"{len(r)} s, {settled_half_width_pct(r):.3f} %" for r in rates])
             if all(rule.settled(r) for r in rates):
                 precision = max(settled_half_width_pct(r) for r in rates)
-                if not all(f.done() for f in running):
-                    for client in clients:
-                        client.interrupt()
+                # Within 2 s of its own end a client is left to finish: a SIGINT crossing its
+                # final exchange with the server can leave the server without a report.
+                if planned - (time.monotonic() - started) > 2.0 and not all(f.done() for f in running):
+                    _interrupt_all(clients)
                     ended_by = SETTLED
                 break
             tick += 1.0
@@ -407,6 +418,15 @@ def _drive(
         for future in running:
             future.result()
     return ended_by, precision
+
+
+def _interrupt_all(clients: list[_Client]) -> None:
+    """SIGINT to every client; one that cannot be reached just runs to its own end."""
+    for client in clients:
+        try:
+            client.interrupt()
+        except LabFault as exc:
+            log.warning("adaptive duration: could not stop %s early (%s)", client.sender.name, exc)
 
 
 def _counter_script(interface: str, port: int) -> str:
@@ -420,7 +440,7 @@ def _counter_script(interface: str, port: int) -> str:
     counter = quote([f"/sys/class/net/{interface}/statistics/rx_bytes"])
     sockets = quote(["ss", "-tinH", "state", "established", f"( sport = :{int(port)} )"])
     return (
-        f'read -r b < {counter}; t=$EPOCHREALTIME; echo "${{t:-$(date +%s.%N)}}"; echo "nic $b"; '
+        f'read -r b < {counter}; LC_ALL=C; t=$EPOCHREALTIME; echo "${{t:-$(date +%s.%N)}}"; echo "nic $b"; '
         f"{sockets} 2>/dev/null | grep -o 'bytes_received:[0-9]*'; true"
     )
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -73,7 +74,14 @@ def test_sfq_fair(request, judge_goodput):
 def test_verdicts_through_the_plugin(pytester):
     pytester.makefile(".yaml", **{"lab/thresholds": THRESHOLDS})
     pytester.makepyfile(test_cases=TEST_FILE)
-    result = pytester.runpytest("-p", "no:labgrid", "--pinet-results", "out", "--pinet-lab", "virtual", "-rA")
+    # A hardware lab's env file: on the namespace lab the guard is off (its sensors are the
+    # machine's own); nothing here touches a host, the measurements are made up.
+    examples = Path(__file__).resolve().parents[2] / "lab" / "examples"
+    for name in ("rpi-lab.yaml", "known_hosts.example", "id_ed25519.example"):
+        (pytester.path / name).write_bytes((examples / name).read_bytes())
+    result = pytester.runpytest(
+        "-p", "no:labgrid", "--pinet-results", "out", "--pinet-lab", "rpi-lab.yaml", "-rA"
+    )
     outcomes = result.parseoutcomes()
     assert outcomes.get("passed") == 1 and outcomes.get("xfailed") == 1 and outcomes.get("failed") == 4
     text = result.stdout.str()
