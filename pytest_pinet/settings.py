@@ -42,6 +42,7 @@ class PinetSettings:
     adaptive_min: int = 5  # measured seconds before an adaptive stop
     adaptive_precision: float = 0.5  # 95 % half-width of the mean, percent
     max_temp: float = 80.0  # a board above this (°C) measures invalid results
+    udp_duration: int = 5  # seconds per UDP packet-rate run (a sweep runs one per thread count)
 
     def settle_rule(self) -> SettleRule | None:
         """The adaptive-duration rule, or None for fixed-duration runs."""

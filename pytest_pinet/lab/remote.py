@@ -151,6 +151,13 @@ class RemoteHost:
             raise
         return CommandResult(command, int(result.exited), str(result.stdout), str(result.stderr))
 
+    def put(self, local: Path, remote: str) -> None:
+        """Copy a local file to ``remote`` on the host (SFTP over the same pinned connection)."""
+        try:
+            self.connection.put(str(local), remote)
+        except (OSError, EOFError) as exc:
+            raise LabFault("ssh", f"{self.name}: copying {local.name} to {remote} failed: {exc}") from None
+
     def check(self, argv: Sequence[str | int | float], *, timeout: float = 60.0) -> str:
         """Run ``argv`` and return stdout; a non-zero exit is a lab fault with stderr."""
         result = self.run(argv, timeout=timeout)

@@ -1,4 +1,5 @@
-"""The seed's routing tables from a run's measurements: fairness per qdisc, Down/Up per target.
+"""The seeds' tables from a run's measurements: routing fairness per qdisc, Down/Up per target,
+and UDP packet rates per mode and thread count.
 
 The seed compared qdiscs with two tables: per-stream goodput of a 10-stream download, and
 download against upload at 100/250/500 Mbit/s and unlimited.  The same tables, from the
@@ -63,4 +64,29 @@ def routing_tables(rows: list[dict[str, Any]]) -> list[str]:
                     else f"{'-':>17}"
                 )
             lines.append(f"  {str(target) if target else 'unlimited':>9} " + " ".join(cells))
+    return lines
+
+
+def udp_table(rows: list[dict[str, Any]]) -> list[str]:
+    """The UDP sweep: per mode and path, sent and received rate and CPU per thread count."""
+    udp = [r for r in rows if str(r.get("context", {}).get("scenario", "")).startswith("udp-")]
+    if not udp:
+        return []
+    lines = [
+        "udp: packet rates (1472-byte payload; received = what the receiver's kernel counted)",
+        f"  {'mode':9} {'path':9} {'threads':>7} {'sent pps':>9} {'recv pps':>9} {'recv Mbit/s':>11} "
+        f"{'loss %':>7} {'gen CPU %':>9} {'sys busy %':>10}",
+    ]
+    for row in udp:
+        c, e = row["context"], row.get("evidence") or {}
+
+        def num(key: str, fmt: str, e: dict[str, Any] = e) -> str:
+            value = e.get(key)
+            return format(value, fmt) if isinstance(value, int | float) else "-"
+
+        lines.append(
+            f"  {c['scenario'][4:]:9} {c['link']:9} {c['streams']:>7} {num('sent_pps', '9.0f')} "
+            f"{num('received_pps', '9.0f')} {float(row['goodput_mbps']):11.1f} {num('loss_pct', '7.1f')} "
+            f"{num('generator_cpu_pct', '9.0f')} {num('system_busy_pct', '10.0f')}"
+        )
     return lines

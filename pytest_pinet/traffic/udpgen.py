@@ -1,0 +1,232 @@
+"""The UDP packet-rate generator: built on the host under test, run there, read back as JSON.
+
+The seed measured how many 1472-byte datagrams a board can send with ``sendto``,
+``sendmmsg`` and layer-2 raw frames, per thread count, and what CPU it cost. iperf3 cannot
+say that (one syscall style, no raw frames), so pinet ships a small C program
+(``udpgen/pinet-udpgen.c``). It is compiled on the host during provisioning, cached under
+the hash of its source (a changed generator is rebuilt, an unchanged one never), and prints
+JSON lines: start, one per interval, end (or error).
+
+What the sender claims is half the story: the receiver's counters say what arrived. They
+are read on the peer (the interface's received packets, UDP datagrams to no port) around
+the run, and the loss is the difference.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from weakref import WeakKeyDictionary
+
+from ..errors import LabFault
+from ..lab.inventory import INTERFACE_NAME
+from ..lab.remote import RemoteHost, quote
+
+SOURCE = Path(__file__).resolve().parent.parent / "udpgen" / "pinet-udpgen.c"
+MODES = ("sendto", "sendmmsg", "raw")
+CACHE = ".cache/pinet"
+MAC = re.compile(r"^[0-9a-f]{2}(:[0-9a-f]{2}){5}$")
+_BUILT: WeakKeyDictionary[RemoteHost, str] = WeakKeyDictionary()
+
+
+def source_hash() -> str:
+    """Short hash of the generator's source: the cache key of a built binary."""
+    return hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:16]
+
+
+def ensure_udpgen(host: RemoteHost) -> str:
+    """Path of the generator built on ``host``, building it first when missing."""
+    if host in _BUILT:
+        return _BUILT[host]
+    tag = source_hash()
+    # In the login user's home (where SSH commands and SFTP start), never a shared /tmp: a
+    # binary another user could have planted there would run as the lab's user.
+    binary = f"{CACHE}/pinet-udpgen-{tag}"
+    if not host.run(["test", "-x", binary], timeout=15).ok:
+        source = f"{CACHE}/pinet-udpgen-{tag}.c"
+        host.check(["mkdir", "-p", "-m", "700", CACHE], timeout=15)
+        host.put(SOURCE, source)
+        built = host.run(["cc", "-O2", "-Wall", "-pthread", "-o", binary, source], timeout=180)
+        if not built.ok:
+            detail = (built.stderr or built.stdout).strip()[:300]
+            hint = "install a C compiler (apt-get install gcc)" if built.exit_code == 127 else detail
+            raise LabFault("tool-missing", f"{host.name}: cannot build pinet-udpgen: {hint}")
+    _BUILT[host] = binary
+    return binary
+
+
+@dataclass(frozen=True)
+class UdpGenOptions:
+    """What to send; validated here so nothing odd reaches the remote command line."""
+
+    mode: str
+    dest: str
+    threads: int = 1
+    payload: int = 1472
+    duration: float = 5.0
+    port: int = 9
+    interface: str | None = None
+    src: str | None = None
+    dest_mac: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")
+        if not 1 <= self.threads <= 64 or not 1 <= self.payload <= 8972 or self.duration <= 0:
+            raise ValueError("threads 1..64, payload 1..8972 and a positive duration, please")
+        if self.interface is not None and not INTERFACE_NAME.match(self.interface):
+            raise ValueError(f"not an interface name: {self.interface!r}")
+        if self.mode == "raw" and (self.interface is None or self.src is None or self.dest_mac is None):
+            raise ValueError("raw mode needs interface, src and dest_mac")
+        if self.dest_mac is not None and not MAC.match(self.dest_mac):
+            raise ValueError(f"not a MAC address: {self.dest_mac!r}")
+
+    def argv(self, binary: str) -> list[str | int | float]:
+        """The generator's command line (the receiver counts, so ICMP errors stay out)."""
+        argv: list[str | int | float] = [
+            binary,
+            "--mode",
+            self.mode,
+            "--dest",
+            self.dest,
+            "--port",
+            self.port,
+            "--threads",
+            self.threads,
+            "--payload",
+            self.payload,
+            "--duration",
+            self.duration,
+            "--no-recverr",
+        ]
+        if self.interface:
+            argv += ["--interface", self.interface]
+        if self.src:
+            argv += ["--src", self.src]
+        if self.dest_mac:
+            argv += ["--dest-mac", self.dest_mac]
+        return argv
+
+
+@dataclass(frozen=True)
+class UdpGenRun:
+    """The generator's report: totals, intervals and its CPU use."""
+
+    seconds: float
+    packets: int
+    bytes: int
+    enobufs: int
+    errors: int
+    proc_cpu_s: float
+    sys_busy_pct: float | None
+    intervals: tuple[dict[str, Any], ...] = field(default=())
+    raw: str = ""
+
+    @property
+    def pps(self) -> float:
+        """Datagrams per second the sender got out of its syscalls."""
+        return self.packets / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def cpu_percent(self) -> float:
+        """The generator's CPU time (user + system) per second of wall time, in percent."""
+        return 100.0 * self.proc_cpu_s / self.seconds if self.seconds > 0 else 0.0
+
+
+def parse_udpgen(text: str, source: str) -> UdpGenRun:
+    """Read the JSON lines; an error line, a missing end or garbage is a lab fault naming ``source``."""
+    intervals = []
+    end: dict[str, Any] | None = None
+    for line in text.splitlines():
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError:
+            raise LabFault("udpgen-output", f"{source}: not JSON: {line[:120]!r}") from None
+        kind = event.get("event") if isinstance(event, dict) else None
+        if kind == "error":
+            raise LabFault("udpgen", f"{source}: {event.get('message', 'unknown error')}")
+        if kind == "interval":
+            intervals.append(event)
+        elif kind == "end":
+            end = event
+    if end is None:
+        raise LabFault("udpgen-output", f"{source}: no end line (killed or truncated): {text[-200:]!r}")
+    busy = [i["sys_busy_pct"] for i in intervals if isinstance(i.get("sys_busy_pct"), int | float)]
+    try:
+        return UdpGenRun(
+            seconds=float(end["seconds"]),
+            packets=int(end["packets"]),
+            bytes=int(end["bytes"]),
+            enobufs=int(end.get("enobufs", 0)),
+            errors=int(end.get("errors", 0)) + int(end.get("eagain", 0)),
+            proc_cpu_s=float(end.get("proc_user_s", 0.0)) + float(end.get("proc_sys_s", 0.0)),
+            sys_busy_pct=sum(busy) / len(busy) if busy else None,
+            intervals=tuple(intervals),
+            raw=text,
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise LabFault("udpgen-output", f"{source}: end line lacks {exc}") from None
+
+
+@dataclass(frozen=True)
+class ReceiverCounters:
+    """What a receiver's kernel counted: interface packets, UDP datagrams to no port, UDP in."""
+
+    rx_packets: int
+    udp_in: int
+    udp_noports: int
+    udp_rcvbuf_errors: int
+
+    def __sub__(self, earlier: ReceiverCounters) -> ReceiverCounters:
+        return ReceiverCounters(
+            self.rx_packets - earlier.rx_packets,
+            self.udp_in - earlier.udp_in,
+            self.udp_noports - earlier.udp_noports,
+            self.udp_rcvbuf_errors - earlier.udp_rcvbuf_errors,
+        )
+
+    @property
+    def datagrams(self) -> int:
+        """Datagrams that reached UDP, to a socket or to no port."""
+        return self.udp_in + self.udp_noports + self.udp_rcvbuf_errors
+
+
+def parse_udp_snmp(text: str) -> dict[str, int]:
+    """The ``Udp:`` header and value lines of ``/proc/net/snmp`` as a mapping."""
+    rows = [line.split() for line in text.splitlines() if line.startswith("Udp:")]
+    if len(rows) < 2:
+        return {}
+    return {k: int(v) for k, v in zip(rows[0][1:], rows[1][1:], strict=False) if v.lstrip("-").isdigit()}
+
+
+def read_receiver(host: RemoteHost, interface: str) -> ReceiverCounters:
+    """One round trip: the interface's received packets and the UDP counters."""
+    if not INTERFACE_NAME.match(interface):
+        raise ValueError(f"not an interface name: {interface!r}")
+    counter = quote([f"/sys/class/net/{interface}/statistics/rx_packets"])
+    out = host.check(["sh", "-c", f"cat {counter}; grep '^Udp:' /proc/net/snmp"], timeout=15)
+    first, _, rest = out.partition("\n")
+    udp = parse_udp_snmp(rest)
+    if not first.strip().isdigit() or not udp:
+        raise LabFault("command", f"{host.name}: unreadable receiver counters: {out[:200]!r}")
+    return ReceiverCounters(
+        int(first), udp.get("InDatagrams", 0), udp.get("NoPorts", 0), udp.get("RcvbufErrors", 0)
+    )
+
+
+def run_udpgen(host: RemoteHost, options: UdpGenOptions) -> UdpGenRun:
+    """Build if needed, run for ``options.duration`` under a remote timeout, parse."""
+    binary = ensure_udpgen(host)
+    argv = ["timeout", "--kill-after=5", int(options.duration + 15), *options.argv(binary)]
+    result = host.run(argv, timeout=options.duration + 30)
+    source = f"pinet-udpgen on {host.name} ({quote(argv)})"
+    if result.exit_code == 2:
+        raise LabFault("udpgen", f"{source}: refused its arguments: {result.stderr.strip()[:300]}")
+    return parse_udpgen(result.stdout, source)

@@ -1,0 +1,110 @@
+"""The UDP generator: its source builds, its JSON lines parse, bad runs are lab faults."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from pytest_pinet.errors import LabFault
+from pytest_pinet.traffic.udpgen import (
+    SOURCE,
+    ReceiverCounters,
+    UdpGenOptions,
+    parse_udp_snmp,
+    parse_udpgen,
+    source_hash,
+)
+
+OUTPUTS = Path(__file__).resolve().parents[2] / "fixtures" / "lab-outputs"
+
+
+def test_recorded_loopback_run_parses():
+    run = parse_udpgen((OUTPUTS / "udpgen-sendmmsg-loopback-2threads.jsonl").read_text(), "recorded")
+    assert run.packets > 0 and run.bytes == run.packets * 1472
+    assert run.seconds == pytest.approx(2.0, abs=0.1)
+    assert run.pps == pytest.approx(run.packets / run.seconds)
+    assert sum(int(i["packets"]) for i in run.intervals) == run.packets  # intervals add up
+    assert 0 < run.cpu_percent <= 100 * 2 + 5  # two threads on two cores at most
+
+
+@pytest.mark.parametrize(
+    ("text", "category", "fragment"),
+    [
+        (
+            '{"event":"error","message":"socket: Operation not permitted (needs CAP_NET_RAW)"}\n',
+            "udpgen",
+            "CAP_NET_RAW",
+        ),
+        ('{"event":"start","mode":"sendto"}\n{"event":"interval","t":1.0}\n', "udpgen-output", "no end line"),
+        ("{not json\n", "udpgen-output", "not JSON"),
+        ('{"event":"end","seconds":2.0}\n', "udpgen-output", "end line lacks"),
+    ],
+)
+def test_bad_generator_output_is_a_lab_fault_naming_the_source(text, category, fragment):
+    with pytest.raises(LabFault) as caught:
+        parse_udpgen(text, "pinet-udpgen on pi")
+    assert caught.value.category == category
+    assert fragment in str(caught.value) and "pinet-udpgen on pi" in str(caught.value)
+
+
+def test_options_refuse_what_could_reach_a_shell_oddly():
+    with pytest.raises(ValueError, match="mode"):
+        UdpGenOptions("flood", "10.0.0.2")
+    with pytest.raises(ValueError, match="interface"):
+        UdpGenOptions("sendto", "10.0.0.2", interface="eth0;reboot")
+    with pytest.raises(ValueError, match="raw mode needs"):
+        UdpGenOptions("raw", "10.0.0.2", interface="eth0")
+    with pytest.raises(ValueError, match="MAC"):
+        UdpGenOptions("raw", "10.0.0.2", interface="eth0", src="10.0.0.1", dest_mac="aa:bb")
+    argv = UdpGenOptions("sendmmsg", "10.0.0.2", threads=2).argv("bin")
+    assert argv[:3] == ["bin", "--mode", "sendmmsg"] and "--no-recverr" in argv
+
+
+def test_receiver_counters_from_proc_net_snmp():
+    snmp = (OUTPUTS / "proc-net-snmp-udp.txt").read_text()
+    udp = parse_udp_snmp(snmp)
+    assert {"InDatagrams", "NoPorts", "RcvbufErrors"} <= set(udp)
+    before = ReceiverCounters(100, 10, 1000, 0)
+    after = ReceiverCounters(400, 10, 1290, 5)
+    assert (after - before).datagrams == 295
+
+
+def test_the_source_compiles_cleanly_and_refuses_bad_usage(tmp_path):
+    binary = tmp_path / "pinet-udpgen"
+    cc = subprocess.run(
+        ["cc", "-O2", "-Wall", "-Wextra", "-Werror", "-pthread", "-o", str(binary), str(SOURCE)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert cc.returncode == 0, cc.stderr
+    bad = subprocess.run(
+        [str(binary), "--mode", "sendto", "--dest", "a;b", "--duration", "1"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert bad.returncode == 2 and "not a dotted-quad IPv4 address" in bad.stderr and bad.stdout == ""
+    ok = subprocess.run(
+        [
+            str(binary),
+            "--mode",
+            "sendto",
+            "--dest",
+            "127.0.0.1",
+            "--port",
+            "9",
+            "--duration",
+            "0.5",
+            "--no-recverr",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    events = [json.loads(line)["event"] for line in ok.stdout.splitlines()]
+    assert ok.returncode == 0 and events[0] == "start" and events[-1] == "end"
+    assert len(source_hash()) == 16
