@@ -140,13 +140,15 @@ class RoutingMeasurer:
         rate = None if stream_mbps is None else f"{stream_mbps:g}M"
         return dataclasses.replace(self.options, congestion=congestion, bitrate=rate)
 
-    def _context(self, direction: str, duplex: str, target: int = 0) -> TrafficContext:
+    def _context(
+        self, direction: str, duplex: str, target: int = 0, scenario: str = "routing"
+    ) -> TrafficContext:
         r = self.route
         board_facts = self.facts[r.board]
         wan_if = board_facts.interfaces.get(r.wan.board_interface)
         return TrafficContext(
             lab=self.inventory.lab,
-            scenario="routing",
+            scenario=scenario,
             board=r.board,
             peer=f"{r.wan.peer}<>{r.lan.peer}",
             link=r.name,
@@ -188,15 +190,19 @@ class RoutingMeasurer:
         evidence["min_max_stream_ratio"] = min_max_ratio(streams)
         return record_and_attach(self.request.config, dataclasses.replace(measurement, evidence=evidence))
 
-    def download(self) -> Measurement:
-        """The wan peer sends to the lan peer through the board (the seed's 10-stream download)."""
+    def download(self, scenario: str = "routing") -> Measurement:
+        """The wan peer sends to the lan peer through the board (the seed's 10-stream download).
+
+        ``scenario`` names what else was going on (``routing+disk-io`` in the contention case).
+        """
         r = self.route
         adaptive = AdaptiveStop(self.settle, r.lan.peer_interface) if self.settle else None
         before = self._snapshots()
         run = run_iperf3(
             self.wan_peer, self.lan_peer, r.lan.peer_address, self._options(self.wan_peer), adaptive
         )
-        return self._record(self._context(DOWNLOAD, "half"), run, self.limit, before, self._snapshots())
+        context = self._context(DOWNLOAD, "half", scenario=scenario)
+        return self._record(context, run, self.limit, before, self._snapshots())
 
     def download_while_uploading(self, upload_mbps: int) -> tuple[Measurement, Measurement]:
         """Download at full speed while the lan peer uploads at ``upload_mbps`` in total (0 =

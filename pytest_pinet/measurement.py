@@ -38,6 +38,8 @@ class TrafficContext:
     os: str = ""
     driver: str = ""
     rate_target_mbps: int = 0  # the sender's -b target in total; 0 = as fast as it can
+    filesystem: str = ""  # storage suite: ext2, ext3, ext4, vfat
+    block_bytes: int = 0  # storage suite: the dd block size
 
     def as_match(self) -> dict[str, Any]:
         """The context as threshold match keys."""

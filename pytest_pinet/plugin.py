@@ -18,7 +18,7 @@ from . import __version__
 from .errors import ConfigError, LabFault, PinetError
 from .measurement import Measurement
 from .record.results_dir import ResultsDir, new_run_id
-from .record.routing_tables import routing_tables, udp_table
+from .record.routing_tables import routing_tables, storage_table, udp_table
 from .record.store import ResultsStore
 from .settings import VIRTUAL, PinetSettings, layered, non_negative_int, positive_int
 from .virtlab import lifecycle
@@ -34,7 +34,12 @@ MARKERS = {
     "storage": "USB disk throughput",
 }
 
-pytest_plugins = ["pytest_pinet.fixtures", "pytest_pinet.fixtures_routing", "pytest_pinet.fixtures_udp"]
+pytest_plugins = [
+    "pytest_pinet.fixtures",
+    "pytest_pinet.fixtures_routing",
+    "pytest_pinet.fixtures_udp",
+    "pytest_pinet.fixtures_storage",
+]
 
 
 class PinetRun:
@@ -184,6 +189,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="seconds per UDP packet-rate run; a sweep runs one per mode and thread count (default 5)",
     )
     group.addoption(
+        "--pinet-storage-mib",
+        default=None,
+        metavar="MIB",
+        help="MiB written and read back per block size in the storage sweep (default 8)",
+    )
+    group.addoption(
         "--pinet-max-temp",
         default=None,
         metavar="C",
@@ -206,6 +217,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         ("pinet_adaptive", "default for --pinet-adaptive"),
         ("pinet_max_temp", "default for --pinet-max-temp"),
         ("pinet_udp_duration", "default for --pinet-udp-duration"),
+        ("pinet_storage_mib", "default for --pinet-storage-mib"),
         ("pinet_adaptive_min", "default for --pinet-adaptive-min"),
         ("pinet_adaptive_precision", "default for --pinet-adaptive-precision"),
         ("pinet_remeasure", "default for --pinet-remeasure"),
@@ -312,6 +324,7 @@ def _settings(config: pytest.Config) -> PinetSettings:
         adaptive_precision=setting("adaptive_precision", "0.5", precision),
         max_temp=setting("max_temp", "80", temperature),
         udp_duration=setting("udp_duration", "5", positive_int),
+        storage_mib=setting("storage_mib", "8", positive_int),
     )
 
 
@@ -423,7 +436,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     rows = run.results.load()
     if rows:
         _measurement_summary(terminalreporter, rows)
-        for line in routing_tables(rows) + udp_table(rows):
+        for line in routing_tables(rows) + udp_table(rows) + storage_table(rows):
             terminalreporter.write_line(line)
         terminalreporter.write_line(f"results: {run.results.measurements_file}")
     unsupported = {

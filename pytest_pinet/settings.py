@@ -43,6 +43,7 @@ class PinetSettings:
     adaptive_precision: float = 0.5  # 95 % half-width of the mean, percent
     max_temp: float = 80.0  # a board above this (°C) measures invalid results
     udp_duration: int = 5  # seconds per UDP packet-rate run (a sweep runs one per thread count)
+    storage_mib: int = 8  # MiB written and read per block size in the storage sweep
 
     def settle_rule(self) -> SettleRule | None:
         """The adaptive-duration rule, or None for fixed-duration runs."""

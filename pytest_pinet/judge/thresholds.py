@@ -35,6 +35,8 @@ MATCH_KEYS = frozenset(
         "os",
         "lab",
         "rate_target_mbps",
+        "filesystem",
+        "block_bytes",
     }
 )
 RULE_KEYS = frozenset({"id", "match", "min_mbps", "min_fraction_of_limit", "min_jain", "known_slow", "why"})

@@ -22,7 +22,9 @@ from .remote import SshEndpoint
 
 ROLES = ("board", "peer")
 INTERFACE_NAME = re.compile(r"^[A-Za-z0-9_.:@-]{1,15}$")
-PINET_KEYS = frozenset({"lab", "kind", "ssh", "hosts", "links", "routes"})
+PINET_KEYS = frozenset({"lab", "kind", "ssh", "hosts", "links", "routes", "disks"})
+DISK_KEYS = frozenset({"name", "host", "device", "scratch", "bus"})
+DEVICE = re.compile(r"^/dev/[A-Za-z0-9/_.-]{1,64}$")
 ROUTE_KEYS = frozenset({"name", "board", "lan", "wan"})
 LINK_REQUIRED = (
     "name",
@@ -77,6 +79,17 @@ class RouteEntry:
 
 
 @dataclass(frozen=True)
+class DiskEntry:
+    """A block device of a host for the storage suite; mkfs only when ``scratch`` is true."""
+
+    name: str
+    host: str
+    device: str
+    scratch: bool
+    bus: str
+
+
+@dataclass(frozen=True)
 class Inventory:
     """Everything pinet knows about one lab (one labgrid env file)."""
 
@@ -86,6 +99,7 @@ class Inventory:
     hosts: Mapping[str, HostEntry]
     links: tuple[LinkEntry, ...]
     routes: tuple[RouteEntry, ...] = ()
+    disks: tuple[DiskEntry, ...] = ()
 
     @property
     def boards(self) -> list[HostEntry]:
@@ -188,9 +202,39 @@ def inventory_from_data(data: Any, source: Path) -> Inventory:
     if not isinstance(routes_raw, list):
         raise ConfigError(where, "pinet.routes must be a list")
     routes = tuple(_route(raw, f"pinet.routes[{n}]", where, links) for n, raw in enumerate(routes_raw))
+    disks_raw = pinet.get("disks", [])
+    if not isinstance(disks_raw, list):
+        raise ConfigError(where, "pinet.disks must be a list")
+    disks = tuple(_disk(raw, f"pinet.disks[{n}]", where, hosts) for n, raw in enumerate(disks_raw))
     return Inventory(
-        source, str(pinet.get("lab", source.stem)), str(pinet.get("kind", "hardware")), hosts, links, routes
+        source,
+        str(pinet.get("lab", source.stem)),
+        str(pinet.get("kind", "hardware")),
+        hosts,
+        links,
+        routes,
+        disks,
     )
+
+
+def _disk(raw: Any, key: str, where: str, hosts: Mapping[str, HostEntry]) -> DiskEntry:
+    if not isinstance(raw, Mapping):
+        raise ConfigError(where, f"{key} must be a mapping", f"keys: {sorted(DISK_KEYS)}")
+    unknown = set(raw) - DISK_KEYS
+    missing = sorted({"name", "host", "device"} - set(raw))
+    if unknown or missing:
+        raise ConfigError(
+            where, f"{key}: unknown keys {sorted(unknown)}, missing {missing}", f"keys: {sorted(DISK_KEYS)}"
+        )
+    if raw["host"] not in hosts:
+        raise ConfigError(where, f"{key}.host: {raw['host']!r} is not in pinet.hosts")
+    device = raw["device"]
+    if not isinstance(device, str) or not DEVICE.match(device) or ".." in device:
+        raise ConfigError(where, f"{key}.device {device!r} is not a /dev path", "e.g. /dev/sda")
+    scratch = raw.get("scratch", False)
+    if not isinstance(scratch, bool):
+        raise ConfigError(where, f"{key}.scratch must be true or false, got {scratch!r}")
+    return DiskEntry(str(raw["name"]), str(raw["host"]), device, scratch, str(raw.get("bus", "usb")))
 
 
 def _route(raw: Any, key: str, where: str, links: tuple[LinkEntry, ...]) -> RouteEntry:

@@ -90,3 +90,27 @@ def udp_table(rows: list[dict[str, Any]]) -> list[str]:
             f"{num('generator_cpu_pct', '9.0f')} {num('system_busy_pct', '10.0f')}"
         )
     return lines
+
+
+def storage_table(rows: list[dict[str, Any]]) -> list[str]:
+    """The seed's disk table: MiB/s per block size (rows) and filesystem x write/read (columns)."""
+    cells: dict[tuple[int, str, str], float] = {}
+    for row in rows:
+        c = row.get("context", {})
+        if c.get("scenario") == "storage":
+            mib = (row.get("evidence") or {}).get("mib_per_s")
+            if isinstance(mib, int | float):
+                cells[(int(c["block_bytes"]), str(c["filesystem"]), str(c["direction"]))] = float(mib)
+    if not cells:
+        return []
+    columns = sorted({(fs, d) for _b, fs, d in cells}, key=lambda k: (k[0], k[1] != "write"))
+    lines = [
+        "storage: MiB/s per block size (write fsynced; read after dropping caches)",
+        f"  {'block':>8} " + " ".join(f"{fs + ' ' + d:>11}" for fs, d in columns),
+    ]
+    for block in sorted({b for b, _fs, _d in cells}):
+        values = [cells.get((block, fs, d)) for fs, d in columns]
+        lines.append(
+            f"  {block:>8} " + " ".join(f"{v:11.1f}" if v is not None else f"{'-':>11}" for v in values)
+        )
+    return lines

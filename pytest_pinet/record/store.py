@@ -80,12 +80,14 @@ SCHEMA = [
 def context_key(context: dict[str, Any]) -> str:
     """Stable key of a measurement's context: what must be equal to compare two results.
 
-    A rate target is appended only when set, so the keys (and baselines) of everything
-    measured before targets existed stay what they were.
+    Later keys (rate target, filesystem, block size) are appended only when set, so the keys
+    (and baselines) of everything measured before they existed stay what they were.
     """
     key = "|".join(f"{k}={context.get(k, '')}" for k in CONTEXT_KEY_FIELDS)
-    target = context.get("rate_target_mbps") or 0
-    return f"{key}|rate_target_mbps={target}" if target else key
+    for extra in ("rate_target_mbps", "filesystem", "block_bytes"):
+        if context.get(extra):
+            key += f"|{extra}={context[extra]}"
+    return key
 
 
 def jain_fairness(values: Sequence[float]) -> float | None:

@@ -36,7 +36,7 @@ def power_command(spec: LabSpec, host: str, state: str) -> str:
     return shlex.join(argv)
 
 
-def env_data(spec: LabSpec) -> dict[str, Any]:
+def env_data(spec: LabSpec, devices: dict[str, str] | None = None) -> dict[str, Any]:
     """The env file's content as data."""
     targets: dict[str, Any] = {}
     for host in spec.hosts:
@@ -85,16 +85,23 @@ def env_data(spec: LabSpec) -> dict[str, Any]:
             "hosts": {host.name: {"role": host.role, "tcp_congestion": "cubic"} for host in spec.hosts},
             "links": links,
             "routes": [{"name": r.name, "board": r.board, "lan": r.lan, "wan": r.wan} for r in spec.routes],
+            # A loop device over a sparse file stands for the seed's USB disk; it is the
+            # lab's own, so mkfs on it is allowed (scratch).
+            "disks": [
+                {"name": d.name, "host": d.host, "device": devices[d.name], "scratch": True, "bus": "loop"}
+                for d in spec.disks
+                if devices and d.name in devices
+            ],
         },
     }
 
 
-def write_env_file(spec: LabSpec) -> Path:
+def write_env_file(spec: LabSpec, devices: dict[str, str] | None = None) -> Path:
     """Write ``env.yaml`` into the lab's state directory; return its path."""
     header = (
         f"# labgrid environment of virtual lab {spec.name}, written by `pinet lab up`.\n"
         "# Removed by `pinet lab down`; pass it to pytest with --pinet-lab.\n"
     )
-    text = header + yaml.safe_dump(env_data(spec), sort_keys=False)
+    text = header + yaml.safe_dump(env_data(spec, devices), sort_keys=False)
     spec.env_file.write_text(text, encoding="utf-8")
     return spec.env_file

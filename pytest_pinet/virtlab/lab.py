@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ..errors import PinetError
 from . import envfile, shaping, sshd, system
-from .topology import LabSpec, LinkSpec
+from .topology import DiskSpec, LabSpec, LinkSpec
 
 REQUIRED_TOOLS = ("ip", "tc", "ethtool", "sshd", "ssh-keygen", "iperf3")
 
@@ -82,11 +82,12 @@ class DownReport:
     links: list[str] = field(default_factory=list)
     processes: int = 0
     state_dir: str | None = None
+    disks: list[str] = field(default_factory=list)
 
     @property
     def nothing(self) -> bool:
         """True when there was nothing left to remove."""
-        return not (self.namespaces or self.links or self.processes or self.state_dir)
+        return not (self.namespaces or self.links or self.processes or self.state_dir or self.disks)
 
 
 def down(spec: LabSpec) -> DownReport:
@@ -97,6 +98,9 @@ def down(spec: LabSpec) -> DownReport:
         report.processes += kill_netns_processes(netns)
         _ip("netns", "delete", netns, check=False)
         report.namespaces.append(netns)
+    # After the processes: a filesystem a test mounted lived in a host's mount namespace,
+    # which went with them, so the loop devices are free to detach.
+    report.disks = detach_disks(spec)
     for link in root_links(f"{spec.name}-"):
         _ip("link", "delete", link, check=False)
         report.links.append(link)
@@ -111,10 +115,41 @@ def down(spec: LabSpec) -> DownReport:
         spec.state_root.rmdir()  # only when empty: other labs' state stays
     except OSError:
         pass
-    leftover = namespaces(spec.netns_prefix) + root_links(f"{spec.name}-")
+    leftover = (
+        namespaces(spec.netns_prefix)
+        + root_links(f"{spec.name}-")
+        + [d for d, _ in loop_devices(spec.state_dir)]
+    )
     if leftover:
         raise PinetError(f"pinet lab down: could not remove {', '.join(leftover)}")
     return report
+
+
+def loop_devices(under: Path) -> list[tuple[str, str]]:
+    """(device, backing file) of every loop device whose file lies under ``under``."""
+    out = system.run(["losetup", "-l", "-n", "-O", "NAME,BACK-FILE"], check=False).stdout
+    found = []
+    for line in out.splitlines():
+        parts = line.split(None, 1)
+        if len(parts) == 2 and parts[1].strip().removesuffix(" (deleted)").startswith(str(under) + "/"):
+            found.append((parts[0], parts[1].strip()))
+    return found
+
+
+def detach_disks(spec: LabSpec) -> list[str]:
+    """Detach the lab's loop devices (found by their files' place, not by a record)."""
+    detached = []
+    for device, _ in loop_devices(spec.state_dir):
+        system.run(["losetup", "-d", device], check=False)
+        detached.append(device)
+    return detached
+
+
+def _make_disk(spec: LabSpec, disk: DiskSpec) -> str:
+    image = spec.disk_image(disk)
+    with open(image, "wb") as handle:
+        handle.truncate(disk.size_mib * 1024 * 1024)
+    return system.run(["losetup", "--find", "--show", str(image)]).stdout.strip()
 
 
 def is_up(spec: LabSpec) -> bool:
@@ -201,6 +236,7 @@ def _build(spec: LabSpec) -> None:
         _make_host(spec, host.name)
     for link in spec.links:
         _make_link(spec, link)
+    devices = {disk.name: _make_disk(spec, disk) for disk in spec.disks}
 
     known_hosts = []
     for host in spec.hosts:
@@ -211,7 +247,7 @@ def _build(spec: LabSpec) -> None:
         public = (host_dir / "ssh_host_ed25519_key.pub").read_text(encoding="utf-8").split()
         known_hosts.append(f"{address} {public[0]} {public[1]}")
     (spec.state_dir / "known_hosts").write_text("\n".join(known_hosts) + "\n", encoding="utf-8")
-    envfile.write_env_file(spec)
+    envfile.write_env_file(spec, devices)
     (spec.state_dir / "lab.json").write_text(json.dumps({"lab": spec.name, "state": "up"}), encoding="utf-8")
 
 

@@ -52,6 +52,15 @@ class RouteSpec:
 
 
 @dataclass(frozen=True)
+class DiskSpec:
+    """A scratch disk of a host: a loop device over a sparse file, as the seed's USB disk."""
+
+    name: str
+    host: str
+    size_mib: int = 512
+
+
+@dataclass(frozen=True)
 class LabSpec:
     """Everything needed to name and address one virtual lab (one place)."""
 
@@ -64,6 +73,7 @@ class LabSpec:
         LinkSpec("usb", "pi", "eth1", "inet", "eth0", adapter="emulated-usb"),
     )
     routes: tuple[RouteSpec, ...] = (RouteSpec("pi-router", "pi", lan="eth", wan="usb"),)
+    disks: tuple[DiskSpec, ...] = (DiskSpec("usb-disk", "pi"),)
     state_root: Path = field(default_factory=lambda: Path(os.environ.get(STATE_ROOT_ENV, DEFAULT_STATE_ROOT)))
 
     def __post_init__(self) -> None:
@@ -127,6 +137,10 @@ class LabSpec:
     def host(self, name: str) -> HostSpec:
         """The host called ``name``."""
         return self.hosts[self._host_index(name)]
+
+    def disk_image(self, disk: DiskSpec) -> Path:
+        """The sparse file behind a disk's loop device."""
+        return self.state_dir / f"{disk.name}.img"
 
     def host_dir(self, host: str) -> Path:
         """Per-host state: sshd config, host key, pid and log."""

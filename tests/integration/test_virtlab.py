@@ -30,6 +30,8 @@ def test_up_builds_hosts_link_and_pinned_ssh(fresh_lab):
     roles = {h.name: h.role for h in inventory.hosts.values()}
     assert roles == {"pi": "board", "pc": "peer", "inet": "peer"}
     (route,) = inventory.routes
+    (disk,) = inventory.disks
+    assert disk.scratch and disk.host == "pi" and disk.device.startswith("/dev/loop")
     assert (route.board, route.lan.name, route.wan.name) == ("pi", "eth", "usb")
     pi = RemoteHost(inventory.hosts["pi"].endpoint)
     pc = RemoteHost(inventory.hosts["pc"].endpoint)
@@ -120,6 +122,7 @@ def test_down_removes_everything_and_is_idempotent(fresh_lab):
     assert _ps_in_lab(spec)
     report = lab.down(spec)
     assert sorted(report.namespaces) == ["pinet9-inet", "pinet9-pc", "pinet9-pi"]
+    assert len(report.disks) == 1 and lab.loop_devices(spec.state_dir) == []  # the scratch disk too
     assert report.processes >= 3  # every host's sshd
     assert lab.namespaces(spec.netns_prefix) == []
     assert lab.root_links("pinet9-") == []

@@ -94,6 +94,24 @@ BREAKAGES = [
         lambda d: d["pinet"].update(routes=[{"name": "r", "board": "pc", "lan": "eth", "wan": "eth"}]),
         "is not a link of board 'pc'",
     ),
+    (
+        lambda d: d["pinet"].update(disks=[{"name": "d", "host": "pi", "device": "/dev/sda; reboot"}]),
+        "is not a /dev path",
+    ),
+    (
+        lambda d: d["pinet"].update(disks=[{"name": "d", "host": "pi", "device": "/dev/../etc/passwd"}]),
+        "is not a /dev path",
+    ),
+    (
+        lambda d: d["pinet"].update(disks=[{"name": "d", "host": "nas", "device": "/dev/sda"}]),
+        "'nas' is not in pinet.hosts",
+    ),
+    (
+        lambda d: d["pinet"].update(
+            disks=[{"name": "d", "host": "pi", "device": "/dev/sda", "scratch": "yes"}]
+        ),
+        "scratch must be true or false",
+    ),
 ]
 
 

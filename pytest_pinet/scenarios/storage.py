@@ -1,0 +1,140 @@
+"""Disk throughput on a board: mkfs, block-size sweep, write then read with caches dropped.
+
+The seed measured a USB disk on a Pi: for each filesystem (ext2, ext3, ext4, vfat) and
+each block size from 8 bytes to 1 MiB, write a file and read it back, MiB/s per cell.
+Making a filesystem destroys what the disk held, so it happens only on a disk the
+inventory marks ``scratch: true``; any other disk is refused before a command runs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from ..errors import ConfigError, LabFault
+from ..lab.inventory import DiskEntry
+from ..lab.remote import CommandResult, RemoteHost, quote
+from ..lab.tunables import Unsupported
+
+FILESYSTEMS: dict[str, tuple[str, ...]] = {
+    "ext2": ("mkfs.ext2", "-F", "-q"),
+    "ext3": ("mkfs.ext3", "-F", "-q"),
+    "ext4": ("mkfs.ext4", "-F", "-q"),
+    "vfat": ("mkfs.vfat",),
+}
+DEFAULT_BLOCKS = (8, 64, 512, 4096, 32768, 262144, 1048576)
+DD_REPORT = re.compile(r"(\d+) bytes .*copied, ([0-9.eE+-]+) s")
+CACHE = ".cache/pinet"
+
+
+@dataclass(frozen=True)
+class DiskRun:
+    """One dd: how many bytes in how many seconds (dd's own clock)."""
+
+    direction: str  # "write" or "read"
+    block_bytes: int
+    bytes: int
+    seconds: float
+
+    @property
+    def mib_per_s(self) -> float:
+        """Throughput in MiB/s, the seed's unit."""
+        return self.bytes / self.seconds / 1048576 if self.seconds > 0 else 0.0
+
+
+def parse_dd(text: str, source: str) -> tuple[int, float]:
+    """Bytes and seconds from GNU dd's last line on stderr."""
+    found = DD_REPORT.findall(text)
+    if not found:
+        raise LabFault("command", f"{source}: no dd report in {text.strip()[-200:]!r}")
+    count, seconds = found[-1]
+    return int(count), float(seconds)
+
+
+class ScratchDisk:
+    """A scratch disk of a host, formatted and mounted for one filesystem at a time."""
+
+    def __init__(self, host: RemoteHost, disk: DiskEntry, source: str) -> None:
+        if not disk.scratch:
+            raise ConfigError(
+                source,
+                f"disk {disk.name} ({disk.device} on {disk.host}) is not marked scratch: "
+                "pinet will not mkfs it",
+                "set scratch: true in pinet.disks only for a disk whose contents may be destroyed",
+            )
+        self.host = host
+        self.disk = disk
+        self.mountpoint = f"{CACHE}/mnt-{disk.name}"
+
+    def format(self, filesystem: str) -> None:
+        """mkfs and mount; an fs tool the host lacks is a lab fault naming the package."""
+        if filesystem not in FILESYSTEMS:
+            raise ValueError(f"unknown filesystem {filesystem!r}: one of {sorted(FILESYSTEMS)}")
+        self.unmount()
+        made = self.host.run([*FILESYSTEMS[filesystem], self.disk.device], timeout=300)
+        if not made.ok:
+            package = "dosfstools" if filesystem == "vfat" else "e2fsprogs"
+            hint = f" (install {package})" if made.exit_code == 127 else ""
+            raise LabFault(
+                "command",
+                f"{self.host.name}: mkfs {filesystem} on {self.disk.device} failed{hint}: "
+                f"{made.stderr.strip()[:200]}",
+            )
+        self.host.check(["mkdir", "-p", self.mountpoint], timeout=15)
+        mounted = self.host.run(["mount", self.disk.device, self.mountpoint], timeout=60)
+        if not mounted.ok and "unknown filesystem type" in mounted.stderr:
+            raise Unsupported(
+                "filesystem", self.host.name, f"kernel lacks {filesystem}: {mounted.stderr.strip()}"
+            )
+        if not mounted.ok:
+            raise LabFault(
+                "command", f"{self.host.name}: mount {self.disk.device}: {mounted.stderr.strip()[:200]}"
+            )
+
+    def unmount(self) -> None:
+        """Unmount if mounted (safe to repeat)."""
+        self.host.run_shell(f"umount {quote([self.mountpoint])} 2>/dev/null; true", timeout=60)
+
+    def close(self) -> None:
+        """Unmount and remove the mount point."""
+        self.unmount()
+        self.host.run(["rmdir", self.mountpoint], timeout=15)
+
+    def write_then_read(self, block_bytes: int, total_bytes: int) -> tuple[DiskRun, DiskRun]:
+        """Write ``total_bytes`` in ``block_bytes`` blocks (fsynced), drop caches, read back."""
+        count = max(1, total_bytes // block_bytes)
+        path = f"{self.mountpoint}/pinet-{block_bytes}.bin"
+        source = f"{self.host.name}:{self.disk.device}"
+        write = self.host.run(
+            ["dd", "if=/dev/zero", f"of={path}", f"bs={block_bytes}", f"count={count}", "conv=fsync"],
+            timeout=600,
+        )
+        written = DiskRun("write", block_bytes, *parse_dd(write.stderr, f"{source} write bs={block_bytes}"))
+        # Reading what the page cache still holds would measure memory, not the disk.
+        self.host.check(["sh", "-c", "sync; echo 3 > /proc/sys/vm/drop_caches"], timeout=60)
+        read = self.host.run(["dd", f"if={path}", "of=/dev/null", f"bs={block_bytes}"], timeout=600)
+        got = DiskRun("read", block_bytes, *parse_dd(read.stderr, f"{source} read bs={block_bytes}"))
+        self.host.run(["rm", "-f", path], timeout=60)
+        return written, got
+
+    @contextmanager
+    def busy(self, seconds: int) -> Iterator[Future[CommandResult]]:
+        """Write to the disk in the background for ``seconds`` (the contention scenario)."""
+        path = f"{self.mountpoint}/pinet-busy.bin"
+        argv: list[str | int] = [
+            "timeout",
+            seconds,
+            "sh",
+            "-c",
+            f"while :; do dd if=/dev/zero of={quote([path])} bs=1M count=64 conv=fsync 2>/dev/null; done",
+        ]
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            running = pool.submit(self.host.run, argv, timeout=seconds + 30)
+            try:
+                yield running
+            finally:
+                self.host.run_shell(f"pkill -f -- {quote([path])}; rm -f {quote([path])}; true", timeout=30)
+                running.result()

@@ -1,0 +1,40 @@
+"""USB disk throughput (seed: block sizes 8 B to 1 MiB, ext2/ext3/ext4/vfat) and contention.
+
+mkfs runs only on a disk the inventory marks scratch (the virtual lab's is a loop device
+over a sparse file of its own). Per filesystem and block size, a file is written (fsynced),
+the page cache dropped, and the file read back; each is one measurement. The contention
+case routes traffic through the board while its disk is busy, as the seed's USB disk and
+USB adapter share one bus on a Pi 4.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_pinet.scenarios.storage import DEFAULT_BLOCKS, FILESYSTEMS
+
+pytestmark = [pytest.mark.storage]
+
+
+@pytest.mark.parametrize("filesystem", sorted(FILESYSTEMS))
+def test_block_size_sweep(measure_storage, judge_goodput, filesystem):
+    runs = measure_storage.sweep(filesystem)
+    judge_goodput(*runs)
+    assert [(r.context.block_bytes, r.context.direction) for r in runs] == [
+        (block, direction) for block in DEFAULT_BLOCKS for direction in ("write", "read")
+    ]
+    for run in runs:
+        # dd moved every byte asked of it (rounded down to whole blocks)
+        assert run.evidence["bytes"] >= measure_storage.total_bytes - run.context.block_bytes
+
+
+@pytest.mark.routing
+def test_routing_while_the_disk_is_busy(measure_routing, scratch_disk, judge_goodput):
+    quiet = measure_routing.download()
+    scratch_disk.format("ext4")
+    with scratch_disk.busy(seconds=measure_routing.options.duration + measure_routing.options.omit + 10):
+        busy = measure_routing.download(scenario="routing+disk-io")
+    judge_goodput(quiet, busy)
+    # both recorded; the difference is the shared bus's cost (none on a namespace lab)
+    assert (quiet.context.scenario, busy.context.scenario) == ("routing", "routing+disk-io")
+    assert busy.started > quiet.finished

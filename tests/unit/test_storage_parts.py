@@ -1,0 +1,49 @@
+"""Storage pieces without a disk: dd's report, the scratch rule, the disks section, the table."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_pinet.errors import ConfigError, LabFault
+from pytest_pinet.lab.inventory import DiskEntry
+from pytest_pinet.record.routing_tables import storage_table
+from pytest_pinet.scenarios.storage import DiskRun, ScratchDisk, parse_dd
+
+# GNU coreutils 9.1 (Debian 12), as the storage suite printed it on the virtual lab
+DD_WRITE = (
+    "1048576+0 records in\n1048576+0 records out\n"
+    "8388608 bytes (8.4 MB, 8.0 MiB) copied, 2.65312 s, 3.2 MB/s\n"
+)
+
+
+def test_dd_report_parses_to_bytes_and_seconds():
+    assert parse_dd(DD_WRITE, "pi") == (8388608, 2.65312)
+    assert DiskRun("write", 8, 8388608, 2.65312).mib_per_s == pytest.approx(3.015, abs=0.001)
+    with pytest.raises(LabFault, match="no dd report"):
+        parse_dd("dd: failed to open 'x': No space left on device\n", "pi:/dev/sda")
+
+
+def test_a_disk_not_marked_scratch_is_refused_before_anything_runs():
+    class NoHost:
+        name = "pi"
+
+        def run(self, *args, **kwargs):
+            raise AssertionError("no command may run on a non-scratch disk")
+
+    disk = DiskEntry("data", "pi", "/dev/sda", scratch=False, bus="usb")
+    with pytest.raises(ConfigError) as caught:
+        ScratchDisk(NoHost(), disk, "lab/my-lab.yaml")  # type: ignore[arg-type]
+    message = str(caught.value)
+    assert "lab/my-lab.yaml" in message and "not marked scratch" in message and "/dev/sda" in message
+
+
+def test_storage_table_as_the_seed_shows_it():
+    def row(block, fs, direction, mib):
+        context = {"scenario": "storage", "block_bytes": block, "filesystem": fs, "direction": direction}
+        return {"context": context, "evidence": {"mib_per_s": mib}, "goodput_mbps": 0}
+
+    rows = [row(8, "ext4", "write", 4.8), row(8, "ext4", "read", 7.6), row(4096, "vfat", "read", 100.0)]
+    lines = storage_table(rows)
+    assert lines[1].split() == ["block", "ext4", "write", "ext4", "read", "vfat", "read"]
+    assert lines[2].split() == ["8", "4.8", "7.6", "-"]
+    assert lines[3].split() == ["4096", "-", "-", "100.0"]
