@@ -20,6 +20,7 @@ from .lab.inventory import DiskEntry, Inventory, LinkEntry
 from .lab.remote import RemoteHost
 from .lab.tunables import Unsupported
 from .measurement import Measurement, TrafficContext
+from .record.sweep_charts import attach_chart, storage_chart
 from .scenarios.storage import DEFAULT_BLOCKS, DiskRun, ScratchDisk
 from .settings import PinetSettings
 
@@ -125,6 +126,7 @@ class StorageMeasurer:
                 )
                 taken.append(record_and_attach(self.request.config, measurement))
         self.disk.unmount()
+        attach_chart(storage_chart(taken), f"{filesystem}: MiB/s per block size")
         return taken
 
 

@@ -20,6 +20,7 @@ from .lab.inventory import Inventory, LinkEntry
 from .lab.profiles import AppliedProfile
 from .lab.remote import RemoteHost
 from .measurement import Measurement, TrafficContext
+from .record.sweep_charts import attach_chart, udp_chart
 from .settings import PinetSettings
 from .traffic.udpgen import ReceiverCounters, UdpGenOptions, UdpGenRun, read_receiver, run_udpgen
 
@@ -96,6 +97,12 @@ class UdpMeasurer:
             src=link.board_address,
             dest_mac=mac,
         )
+
+    def sweep(self, mode: str, path: str) -> list[Measurement]:
+        """One run per thread count from 1 to the board's cores, with the seed's chart."""
+        runs = [self.run(mode, path, threads) for threads in range(1, self.cores + 1)]
+        attach_chart(udp_chart(runs), f"{mode} over {path}: rate and CPU per thread count")
+        return runs
 
     def run(self, mode: str, path: str, threads: int) -> Measurement:
         """One run: ``path`` is ``link`` or ``loopback``."""

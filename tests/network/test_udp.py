@@ -19,7 +19,8 @@ pytestmark = [pytest.mark.udp]
 
 @pytest.mark.parametrize("mode", ["sendto", "sendmmsg", "raw"])
 def test_udp_rate_over_the_link(measure_udp, judge_goodput, mode):
-    runs = [measure_udp.run(mode, "link", threads) for threads in range(1, measure_udp.cores + 1)]
+    runs = measure_udp.sweep(mode, "link")
+    assert [r.context.streams for r in runs] == list(range(1, measure_udp.cores + 1))
     judge_goodput(*runs)
     frames_per_second = LinkModel(runs[0].context.link_speed_mbps, runs[0].context.mtu).frames_per_second()
     for run in runs:
@@ -32,7 +33,7 @@ def test_udp_rate_over_the_link(measure_udp, judge_goodput, mode):
 
 @pytest.mark.parametrize("mode", ["sendto", "sendmmsg"])
 def test_udp_rate_over_loopback(measure_udp, judge_goodput, mode):
-    runs = [measure_udp.run(mode, LOOPBACK, threads) for threads in range(1, measure_udp.cores + 1)]
+    runs = measure_udp.sweep(mode, LOOPBACK)
     judge_goodput(*runs)
     for run in runs:
         assert run.context.link == LOOPBACK and run.evidence["received_pps"] > 0

@@ -47,3 +47,58 @@ def test_storage_table_as_the_seed_shows_it():
     assert lines[1].split() == ["block", "ext4", "write", "ext4", "read", "vfat", "read"]
     assert lines[2].split() == ["8", "4.8", "7.6", "-"]
     assert lines[3].split() == ["4096", "-", "-", "100.0"]
+
+
+def _made_up(scenario, direction, streams, goodput, evidence, block=0, filesystem=""):
+    from pytest_pinet.measurement import Measurement, TrafficContext
+
+    context = TrafficContext(
+        "lab",
+        scenario,
+        "pi",
+        "pc",
+        "eth",
+        "",
+        direction,
+        "half",
+        streams,
+        5,
+        0,
+        1000,
+        1500,
+        protocol="UDP",
+        filesystem=filesystem,
+        block_bytes=block,
+    )
+    return Measurement(
+        "t",
+        context,
+        goodput,
+        goodput * 1.01,
+        None,
+        (),
+        (),
+        None,
+        None,
+        957.1,
+        None,
+        0.0,
+        1.0,
+        evidence=evidence,
+    )
+
+
+def test_sweep_charts_render_as_png():
+    from pytest_pinet.record.sweep_charts import storage_chart, udp_chart
+
+    udp = [
+        _made_up("udp-sendto", "board->peer", n, 500.0 * n, {"generator_cpu_pct": 50.0 * n}) for n in (1, 2)
+    ]
+    disk = [
+        _made_up("storage", d, 1, 10.0, {"mib_per_s": float(b) / 1024}, block=b, filesystem="ext4")
+        for b in (8, 4096, 1048576)
+        for d in ("write", "read")
+    ]
+    for png in (udp_chart(udp), storage_chart(disk)):
+        assert png is not None and png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 5000
+    assert udp_chart([]) is None
