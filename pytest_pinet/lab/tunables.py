@@ -502,7 +502,18 @@ class Qdisc(Tunable):
         return ["root"]
 
     def read(self, host: RemoteHost) -> list[str]:
-        return self._parent(host)
+        """Where the qdisc goes, and what to put back there afterwards.
+
+        Under a tbf shaper the child must be *replaced* on restore, never deleted: deleting
+        a tbf's child grafts the noop qdisc, which drops every packet (seen: a link that
+        carried nothing after a routing test).  tbf's own default child is a bfifo of
+        rate x latency + burst bytes, which is what restore puts back.
+        """
+        where = self._parent(host)
+        if where[0] != "parent":
+            return where
+        shown = host.run(["tc", "-d", "qdisc", "show", "dev", self.interface, "root"], timeout=15).stdout
+        return [*where, "bfifo", "limit", str(tbf_default_limit(shown))]
 
     def apply(self, host: RemoteHost) -> None:
         where = self._parent(host)
@@ -519,12 +530,39 @@ class Qdisc(Tunable):
             raise Unsupported(self.name, host.name, f"{self.describe()}: {error}")
 
     def restore(self, host: RemoteHost, saved: list[str]) -> None:
-        # Deleting returns the interface (or the shaper's class) to the kernel's default.
-        host.run(["tc", "qdisc", "del", "dev", self.interface, *saved], timeout=15)
+        if saved[0] == "parent":
+            shown = host.run(["tc", "qdisc", "show", "dev", self.interface], timeout=15).stdout
+            if f"parent {saved[1]} " not in shown + " ":
+                return  # never replaced: the shaper's own hidden default child is still there
+            # Put the shaper's default FIFO back in place of ours (see read()).
+            host.check(["tc", "qdisc", "replace", "dev", self.interface, *saved], timeout=15)
+        else:
+            # A root qdisc of ours: deleting it returns the interface to the kernel's default.
+            host.run(["tc", "qdisc", "del", "dev", self.interface, *saved], timeout=15)
 
     def is_applied(self, host: RemoteHost) -> bool:
         out = host.run(["tc", "qdisc", "show", "dev", self.interface], timeout=15).stdout
         return any(line.split()[1:2] == [self.spec[0]] for line in out.splitlines() if line.strip())
+
+
+UNIT = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9}
+TIME = {"s": 1.0, "ms": 1e-3, "us": 1e-6}
+
+
+def tbf_default_limit(shown: str) -> int:
+    """Bytes of the bfifo tbf creates as its child: rate x latency + burst, as tc computes it.
+
+    From ``tc -d qdisc show`` ("rate 988333Kbit burst 1048497b/1 mpu 83b lat 50ms"); a line
+    it cannot read gives 10 MB, deep enough for any GbE shaper's queue.
+    """
+    rate = re.search(r"rate (\d+(?:\.\d+)?)([KMG]?)bit", shown)
+    burst = re.search(r"burst (\d+(?:\.\d+)?)([KM]?)b", shown)
+    latency = re.search(r"lat (\d+(?:\.\d+)?)(s|ms|us)\b", shown)
+    if not (rate and burst and latency):
+        return 10_000_000
+    bytes_per_s = float(rate.group(1)) * UNIT[rate.group(2)] / 8
+    burst_bytes = float(burst.group(1)) * {"": 1, "K": 1024, "M": 1048576}[burst.group(2)]
+    return int(bytes_per_s * float(latency.group(1)) * TIME[latency.group(2)] + burst_bytes)
 
 
 def apply_checked(tunable: Tunable, host: RemoteHost) -> Any:

@@ -131,6 +131,11 @@ def test_routed_path_is_provisioned_and_restored(fresh_lab):
         assert pc.check(["ip", "route", "show", f"{route.wan.peer_address}/32"]).strip() == ""
         assert not pc.run(["ping", "-c", "1", "-W", "1", route.wan.peer_address]).ok
         assert "pfifo_fast" not in pi.check(["tc", "qdisc", "show", "dev", route.lan.board_interface])
+        # The shaper got its FIFO back, not the noop qdisc deleting a child leaves: the board
+        # still reaches both peers over their cables.
+        for link in (route.lan, route.wan):
+            assert "bfifo" in pi.check(["tc", "qdisc", "show", "dev", link.board_interface])
+            assert pi.run(["ping", "-c", "1", "-W", "2", link.peer_address]).ok
     finally:
         for host in hosts.values():
             host.close()
