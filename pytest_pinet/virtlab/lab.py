@@ -192,15 +192,17 @@ def _check_address_plan(spec: LabSpec) -> None:
 
 BACKLOG = Path("/proc/sys/net/core/netdev_max_backlog")
 LAB_BACKLOG = 10000
+BACKLOG_SAVED = Path("/run/pinet-netdev_max_backlog.orig")
 
 
 def _raise_backlog(spec: LabSpec) -> None:
     """Every veth frame passes the per-CPU backlog; the default 1000 drops at GbE rates.
 
-    The setting is global (not per namespace): the old value is kept in the state root and
-    put back when the last lab goes down.
+    The setting is global (not per namespace), so its original value is kept in one place
+    for the whole machine, whatever state root a lab uses (the bench's and the tests' labs
+    live in temporary ones), and put back when the last lab of any root goes down.
     """
-    saved = spec.state_root / "netdev_max_backlog.orig"
+    saved = BACKLOG_SAVED
     current = int(BACKLOG.read_text().strip())
     if not saved.exists():
         saved.write_text(str(current), encoding="utf-8")
@@ -209,7 +211,7 @@ def _raise_backlog(spec: LabSpec) -> None:
 
 
 def _restore_backlog(spec: LabSpec) -> None:
-    saved = spec.state_root / "netdev_max_backlog.orig"
+    saved = BACKLOG_SAVED
     if saved.exists() and not namespaces("pinet"):
         BACKLOG.write_text(saved.read_text(encoding="utf-8").strip())
         saved.unlink()

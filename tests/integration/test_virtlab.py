@@ -118,11 +118,14 @@ def test_power_cycle_through_labgrid(fresh_lab):
 
 def test_down_removes_everything_and_is_idempotent(fresh_lab):
     spec = fresh_lab
+    backlog_before = lab.BACKLOG.read_text()
     lab.up(spec)
     assert _ps_in_lab(spec)
     report = lab.down(spec)
     assert sorted(report.namespaces) == ["pinet9-inet", "pinet9-pc", "pinet9-pi"]
     assert len(report.disks) == 1 and lab.loop_devices(spec.state_dir) == []  # the scratch disk too
+    if not lab.namespaces("pinet"):  # the last lab of the machine put the global setting back
+        assert lab.BACKLOG.read_text() == backlog_before and not lab.BACKLOG_SAVED.exists()
     assert report.processes >= 3  # every host's sshd
     assert lab.namespaces(spec.netns_prefix) == []
     assert lab.root_links("pinet9-") == []
