@@ -12,7 +12,7 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 
@@ -345,6 +345,28 @@ def pinet_profiles(pinet_settings: PinetSettings) -> dict[str, Profile]:
         pytest.fail(str(exc), pytrace=False)
 
 
+def skip_unsupported(
+    request: pytest.FixtureRequest, exc: Unsupported, name: str, kind: str = "profile"
+) -> NoReturn:
+    """Record what a host could not take as a fact of the run, then skip the test with it.
+
+    Shared by every fixture that provisions (profiles, the routed path, qdiscs,
+    filesystems), so the summary's "unsupported" lines cover them all alike.
+    """
+    _run(request.config).results.record_fact(
+        "unsupported-tunable",
+        {
+            "test_id": request.node.nodeid,
+            "profile": name,
+            "what": kind,
+            "host": exc.host,
+            "tunable": exc.tunable,
+            "reason": exc.reason,
+        },
+    )
+    pytest.skip(f"{kind} {name}: {exc}")
+
+
 @pytest.fixture(params=["stock"])
 def profile(
     request: pytest.FixtureRequest,
@@ -364,17 +386,7 @@ def profile(
     try:
         applied = apply_profile(pinet_profiles[name], hosts, link_under_test)
     except Unsupported as exc:
-        _run(request.config).results.record_fact(
-            "unsupported-tunable",
-            {
-                "test_id": request.node.nodeid,
-                "profile": name,
-                "host": exc.host,
-                "tunable": exc.tunable,
-                "reason": exc.reason,
-            },
-        )
-        pytest.skip(f"profile {name}: {exc}")
+        skip_unsupported(request, exc, name)
     yield applied
     problems = applied.restore()
     if problems:

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from .fixtures import FactsCache, _run, record_and_attach
+from .fixtures import FactsCache, record_and_attach, skip_unsupported
 from .judge.linerate import tcp_goodput_limit
 from .lab.inventory import Inventory, RouteEntry
 from .lab.profiles import AppliedProfile
@@ -48,14 +48,6 @@ def route_entry(pinet_inventory: Inventory) -> RouteEntry:
     return pinet_inventory.routes[0]
 
 
-def _skip_unsupported(request: pytest.FixtureRequest, what: str, exc: Unsupported) -> None:
-    _run(request.config).results.record_fact(
-        "unsupported-tunable",
-        {"profile": what, "host": exc.host, "tunable": exc.tunable, "reason": exc.reason},
-    )
-    pytest.skip(f"{what}: {exc}")
-
-
 @pytest.fixture
 def routed_path(
     request: pytest.FixtureRequest, route_entry: RouteEntry, pinet_hosts: dict[str, RemoteHost]
@@ -64,8 +56,7 @@ def routed_path(
     try:
         applied = provision_route(route_entry, pinet_hosts)
     except Unsupported as exc:
-        _skip_unsupported(request, f"route {route_entry.name}", exc)
-        raise  # unreachable: skip raises
+        skip_unsupported(request, exc, route_entry.name, "route")
     yield applied
     problems = applied.restore()
     if problems:
@@ -84,8 +75,7 @@ def board_qdisc(
     try:
         applied = apply_board_qdisc(route_entry, pinet_hosts, name)
     except Unsupported as exc:
-        _skip_unsupported(request, f"qdisc {name}", exc)
-        raise
+        skip_unsupported(request, exc, name, "qdisc")
     yield name
     problems = applied.restore()
     if problems:

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 import pytest
 
 from .errors import ConfigError
-from .fixtures import FactsCache, _run, record_and_attach
+from .fixtures import FactsCache, record_and_attach, skip_unsupported
 from .lab.inventory import DiskEntry, Inventory, LinkEntry
 from .lab.remote import RemoteHost
 from .lab.tunables import Unsupported
@@ -91,16 +91,7 @@ class StorageMeasurer:
         try:
             self.disk.format(filesystem)
         except Unsupported as exc:
-            _run(self.request.config).results.record_fact(
-                "unsupported-tunable",
-                {
-                    "profile": f"filesystem {filesystem}",
-                    "host": exc.host,
-                    "tunable": exc.tunable,
-                    "reason": exc.reason,
-                },
-            )
-            pytest.skip(str(exc))
+            skip_unsupported(self.request, exc, filesystem, "filesystem")
         taken = []
         for block in self.blocks:
             started = time.time()

@@ -440,7 +440,8 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
             terminalreporter.write_line(line)
         terminalreporter.write_line(f"results: {run.results.measurements_file}")
     unsupported = {
-        f"unsupported: {fact['host']} {fact['tunable']} (profile {fact['profile']}): {fact['reason']}"
+        f"unsupported: {fact['host']} {fact['tunable']} ({fact.get('what', 'profile')} {fact['profile']}): "
+        f"{fact['reason']}"
         for fact in run.results.load_facts()
         if fact.get("kind") == "unsupported-tunable"
     }
