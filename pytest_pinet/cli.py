@@ -14,17 +14,34 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from .errors import PinetError
 from .virtlab import lab
-from .virtlab.topology import LabSpec
+from .virtlab.qemu_image import DEFAULT_KERNEL, KERNELS
+from .virtlab.topology import ACCELERATORS, BOARD_KINDS, LabSpec, lab_spec
 
 
 def _spec(args: argparse.Namespace) -> LabSpec:
+    """The lab plan: as asked (``lab up --board``), else as the running lab was built."""
     try:
-        if args.state_root:
-            return LabSpec(name=args.lab, state_root=Path(args.state_root))
-        return LabSpec(name=args.lab)
+        state_root = Path(args.state_root) if args.state_root else None
+        board = getattr(args, "board", None)
+        if board is None:
+            plain = (
+                LabSpec(name=args.lab)
+                if state_root is None
+                else LabSpec(name=args.lab, state_root=state_root)
+            )
+            built = lab.built_as(plain)
+            return lab_spec(
+                args.lab,
+                board=built.get("board") or "netns",
+                kernel=built.get("kernel", ""),
+                accel=built.get("accel") or "tcg",
+                state_root=state_root,
+            )
+        return lab_spec(args.lab, board=board, kernel=args.kernel, accel=args.accel, state_root=state_root)
     except ValueError as exc:
         raise PinetError(str(exc)) from None
 
@@ -35,7 +52,51 @@ def cmd_lab_up(args: argparse.Namespace) -> int:
     env_file = lab.up(spec, replace=args.replace)
     print(f"virtual lab {spec.name} up in {time.monotonic() - started:.1f} s; env file {env_file}")
     _print_status(lab.status(spec), as_json=False)
+    if spec.is_qemu and args.boot_check:
+        _check_qemu_board(env_file, spec.board_host.name)
     return 0
+
+
+def _check_qemu_board(env_file: Path, host: str) -> None:
+    """Boot the QEMU board through labgrid, log in on its console, power-cycle it, reach it
+    again, and switch it off: the proof that the lab's board works before a run needs it."""
+    strategy, target = _board_strategy(env_file, host, wait=300.0)
+    try:
+        strategy.transition("reachable")
+        print(
+            f"{host}: booted kernel {strategy.console_kernel} through labgrid's QEMUDriver; "
+            f"SSH after {strategy.boot_seconds:.1f} s, console login {strategy.console_login_seconds:.1f} s"
+        )
+        strategy.transition("off")
+        strategy.transition("reachable")
+        print(f"{host}: power-cycled through labgrid; SSH again after {strategy.boot_seconds:.1f} s")
+        strategy.transition("off")
+        print(f"{host}: off until a test run powers it on (it boots in the run's session)")
+    finally:
+        target.deactivate_all_drivers()
+
+
+def _board_strategy(env_file: Path, host: str, wait: float) -> tuple[Any, Any]:
+    """A PinetBoardStrategy for ``host`` of ``env_file``, with pinet's pinned SSH."""
+    from labgrid import Environment
+
+    from .lab.inventory import load_inventory
+    from .lab.remote import RemoteHost
+    from .lab.strategy import PinetBoardStrategy
+
+    if not env_file.exists():
+        raise PinetError(f"{env_file} not found: run `pinet lab up` or pass --env FILE")
+    inventory = load_inventory(env_file)
+    if host not in inventory.hosts:
+        raise PinetError(f"{env_file}: no host {host!r}; hosts: {sorted(inventory.hosts)}")
+    target = Environment(config_file=str(env_file)).get_target(host)
+    try:
+        strategy = PinetBoardStrategy(target, "pinet-strategy")
+    except Exception as exc:
+        raise PinetError(f"{env_file}: {host} has no usable power driver ({exc})") from None
+    strategy.remote = RemoteHost(inventory.hosts[host].endpoint, connect_timeout=3)
+    strategy.boot_timeout = wait
+    return strategy, target
 
 
 def cmd_lab_down(args: argparse.Namespace) -> int:
@@ -101,12 +162,6 @@ def cmd_lab_vhost_power(args: argparse.Namespace) -> int:
 
 def cmd_lab_power(args: argparse.Namespace) -> int:
     """Power a host through labgrid's power driver of the env file (any lab)."""
-    from labgrid import Environment
-
-    from .lab.inventory import load_inventory
-    from .lab.remote import RemoteHost
-    from .lab.strategy import PinetBoardStrategy
-
     # An env whose power command calls `pinet lab power` again would recurse without end.
     if os.environ.get("PINET_POWER_NESTED"):
         raise PinetError(
@@ -114,18 +169,7 @@ def cmd_lab_power(args: argparse.Namespace) -> int:
         )
     os.environ["PINET_POWER_NESTED"] = "1"
     env_file = Path(args.env) if args.env else _spec(args).env_file
-    if not env_file.exists():
-        raise PinetError(f"{env_file} not found: run `pinet lab up` or pass --env FILE")
-    inventory = load_inventory(env_file)
-    if args.host not in inventory.hosts:
-        raise PinetError(f"{env_file}: no host {args.host!r}; hosts: {sorted(inventory.hosts)}")
-    target = Environment(config_file=str(env_file)).get_target(args.host)
-    try:
-        strategy = PinetBoardStrategy(target, "pinet-strategy")
-    except Exception as exc:
-        raise PinetError(f"{env_file}: {args.host} has no usable power driver ({exc})") from None
-    strategy.remote = RemoteHost(inventory.hosts[args.host].endpoint, connect_timeout=3)
-    strategy.boot_timeout = args.wait
+    strategy, target = _board_strategy(env_file, args.host, args.wait)
     try:
         if args.state == "cycle":
             strategy.transition("reachable")
@@ -338,6 +382,24 @@ def build_parser() -> argparse.ArgumentParser:
     up = lab_sub.add_parser("up", help="build the lab: hosts, GbE link, sshd, labgrid env file")
     lab_option(up)
     up.add_argument("--replace", action="store_true", help="rebuild even if the lab is up")
+    up.add_argument(
+        "--board",
+        choices=BOARD_KINDS,
+        default="netns",
+        help="the board: a namespace (default) or a QEMU machine with its own kernel, console and USB",
+    )
+    up.add_argument(
+        "--kernel", choices=sorted(KERNELS), default=DEFAULT_KERNEL, help="the QEMU board's kernel"
+    )
+    up.add_argument(
+        "--accel", choices=ACCELERATORS, default="tcg", help="how QEMU runs the board (default tcg)"
+    )
+    up.add_argument(
+        "--no-boot-check",
+        dest="boot_check",
+        action="store_false",
+        help="QEMU board: skip booting and power-cycling it through labgrid once after building",
+    )
     up.set_defaults(func=cmd_lab_up)
 
     down = lab_sub.add_parser("down", help="remove everything the lab made (idempotent)")

@@ -7,6 +7,7 @@ instead of failing every one of them.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 from collections.abc import Callable, Iterator, Sequence
@@ -68,12 +69,68 @@ def pinet_inventory(pytestconfig: pytest.Config, pinet_settings: PinetSettings) 
 
 
 @pytest.fixture(scope="session")
-def pinet_hosts(pinet_inventory: Inventory) -> Iterator[dict[str, RemoteHost]]:
-    """One reusable SSH connection per host of the lab."""
+def pinet_hosts(
+    request: pytest.FixtureRequest, pinet_inventory: Inventory
+) -> Iterator[dict[str, RemoteHost]]:
+    """One reusable SSH connection per host of the lab.
+
+    Hosts the lab keeps off between runs (``power_on_at_start``: the QEMU board) are booted
+    here through labgrid first, and switched off again when the session ends.
+    """
     hosts = {name: RemoteHost(entry.endpoint) for name, entry in pinet_inventory.hosts.items()}
-    yield hosts
-    for host in hosts.values():
-        host.close()
+    dark = [entry for entry in pinet_inventory.hosts.values() if entry.power_on_at_start]
+    strategies = _strategies(request.config)
+    try:
+        for entry in dark:
+            env = request.getfixturevalue("labgrid_env")
+            strategy = _strategy_for(env, entry, hosts[entry.name])
+            strategies[entry.name] = strategy
+            strategy.transition("reachable")
+            _record_boot(request, entry, strategy)
+        yield hosts
+    finally:
+        for name, strategy in list(strategies.items()):
+            with contextlib.suppress(Exception):  # the run's results matter more than a clean off
+                strategy.transition("off")
+            strategies.pop(name, None)
+        for host in hosts.values():
+            host.close()
+
+
+def _strategies(config: pytest.Config) -> dict[str, Any]:
+    """The session's board strategies by host: one per board, shared by every fixture."""
+    strategies: dict[str, Any] = _run(config).strategies
+    return strategies
+
+
+def _strategy_for(labgrid_env: Any, entry: HostEntry, remote: RemoteHost) -> Any:
+    """The host's PinetBoardStrategy: the env's if it declares one, else created on demand."""
+    from .lab.strategy import PinetBoardStrategy
+
+    target = labgrid_env.get_target(entry.name)
+    try:
+        strategy = target.get_driver(PinetBoardStrategy, activate=False)
+    except Exception:  # labgrid raises NoDriverFoundError when the env declares none
+        try:
+            strategy = PinetBoardStrategy(target, "pinet-strategy")
+        except Exception as exc:  # e.g. no power driver: the board cannot be power-cycled
+            pytest.skip(f"{entry.name} cannot be power-cycled: {exc}")
+    strategy.remote = remote
+    return strategy
+
+
+def _record_boot(request: pytest.FixtureRequest, entry: HostEntry, strategy: Any) -> None:
+    """Boot time, the kernel seen on the console and the console log, with the run's facts."""
+    _run(request.config).results.record_fact(
+        "boot",
+        {
+            "host": entry.name,
+            "boot_seconds": strategy.boot_seconds,
+            "console_login_seconds": strategy.console_login_seconds,
+            "console_kernel": strategy.console_kernel,
+            "console": strategy.console_log[-20000:],
+        },
+    )
 
 
 @pytest.fixture(scope="session")
@@ -118,20 +175,17 @@ def labgrid_env(pinet_inventory: Inventory) -> Any:
 
 
 @pytest.fixture(scope="session")
-def board_strategy(labgrid_env: Any, board_entry: HostEntry, pinet_hosts: dict[str, RemoteHost]) -> Any:
-    """The board's PinetBoardStrategy: the env's if it declares one, else created on demand."""
-    from .lab.strategy import PinetBoardStrategy
-
-    target = labgrid_env.get_target(board_entry.name)
-    try:
-        strategy = target.get_driver(PinetBoardStrategy, activate=False)
-    except Exception:  # labgrid raises NoDriverFoundError when the env declares none
-        try:
-            strategy = PinetBoardStrategy(target, "pinet-strategy")
-        except Exception as exc:  # e.g. no power driver: the board cannot be power-cycled
-            pytest.skip(f"{board_entry.name} cannot be power-cycled: {exc}")
-    strategy.remote = pinet_hosts[board_entry.name]
-    return strategy
+def board_strategy(
+    request: pytest.FixtureRequest,
+    labgrid_env: Any,
+    board_entry: HostEntry,
+    pinet_hosts: dict[str, RemoteHost],
+) -> Any:
+    """The board's PinetBoardStrategy (the one that booted it, if the session did)."""
+    strategies = _strategies(request.config)
+    if board_entry.name not in strategies:
+        strategies[board_entry.name] = _strategy_for(labgrid_env, board_entry, pinet_hosts[board_entry.name])
+    return strategies[board_entry.name]
 
 
 @pytest.fixture(scope="session")
@@ -151,14 +205,7 @@ def powered_board(request: pytest.FixtureRequest, board_strategy: Any, board_ent
         )
     except ImportError:
         pass
-    _run(request.config).results.record_fact(
-        "boot",
-        {
-            "host": board_entry.name,
-            "boot_seconds": board_strategy.boot_seconds,
-            "console": board_strategy.console_log[-20000:],
-        },
-    )
+    _record_boot(request, board_entry, board_strategy)
     return board_entry
 
 

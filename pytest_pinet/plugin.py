@@ -22,7 +22,8 @@ from .record.routing_tables import routing_tables, storage_table, udp_table
 from .record.store import ResultsStore
 from .settings import VIRTUAL, PinetSettings, layered, non_negative_int, positive_int
 from .virtlab import lifecycle
-from .virtlab.topology import LAB_NAME, LabSpec
+from .virtlab.qemu_image import DEFAULT_KERNEL, KERNELS
+from .virtlab.topology import ACCELERATORS, BOARD_KINDS, LAB_NAME
 
 MARKERS = {
     "ethernet": "built-in or adapter Ethernet throughput between a board and a peer",
@@ -32,6 +33,7 @@ MARKERS = {
     "usb_adapter": "USB Ethernet adapters of the board",
     "udp": "UDP packet rates",
     "storage": "USB disk throughput",
+    "qemu_board": "the QEMU board itself: labgrid power-cycle, serial console, USB devices",
 }
 
 pytest_plugins = [
@@ -50,10 +52,11 @@ class PinetRun:
         self.run_id = run_id
         self.is_worker = is_worker
         self.results = ResultsDir(settings.results, run_id)
-        self.spec = LabSpec(name=settings.virtual_lab)
+        self.spec = settings.lab_spec()
         self.lab_error: str | None = None
         self._store: ResultsStore | None = None
         self.row_ids: dict[int, int] = {}  # id(Measurement) -> store row
+        self.strategies: dict[str, Any] = {}  # board name -> its labgrid strategy, per process
 
     @property
     def store(self) -> ResultsStore:
@@ -146,6 +149,25 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="which virtual lab to build and use: pinet (default), pinet1, ... pinet99",
     )
     group.addoption(
+        "--pinet-board",
+        default=None,
+        metavar="netns|qemu",
+        help="the virtual lab's board: a network namespace (default) or a QEMU machine with its own "
+        "kernel, serial console and USB devices",
+    )
+    group.addoption(
+        "--pinet-board-kernel",
+        default=None,
+        metavar="LABEL",
+        help="the QEMU board's kernel: 6.1 (default) or 6.12",
+    )
+    group.addoption(
+        "--pinet-qemu-accel",
+        default=None,
+        metavar="tcg|kvm",
+        help="how QEMU runs the board: tcg, software emulation (default), or kvm",
+    )
+    group.addoption(
         "--pinet-baseline-window",
         default=None,
         metavar="N",
@@ -223,6 +245,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         ("pinet_remeasure", "default for --pinet-remeasure"),
         ("pinet_db", "default for --pinet-db"),
         ("pinet_virtual_lab", "default for --pinet-virtual-lab"),
+        ("pinet_board", "default for --pinet-board"),
+        ("pinet_board_kernel", "default for --pinet-board-kernel"),
+        ("pinet_qemu_accel", "default for --pinet-qemu-accel"),
         ("pinet_baseline_window", "default for --pinet-baseline-window"),
         ("pinet_baseline_min", "default for --pinet-baseline-min"),
         ("pinet_baseline_band", "default for --pinet-baseline-band"),
@@ -263,6 +288,14 @@ def _settings(config: pytest.Config) -> PinetSettings:
         if not 0 <= number < 100:
             raise ConfigError(source, f"must be 0..100, got {number}")
         return number
+
+    def one_of(choices: tuple[str, ...]) -> Callable[[str, str], str]:
+        def parse(value: str, source: str) -> str:
+            if value not in choices:
+                raise ConfigError(source, f"expected one of {', '.join(choices)}, got {value!r}")
+            return value
+
+        return parse
 
     def on_off(value: str, source: str) -> bool:
         if value.lower() not in ("on", "off"):
@@ -325,6 +358,9 @@ def _settings(config: pytest.Config) -> PinetSettings:
         max_temp=setting("max_temp", "80", temperature),
         udp_duration=setting("udp_duration", "5", positive_int),
         storage_mib=setting("storage_mib", "8", positive_int),
+        board=setting("board", "netns", one_of(BOARD_KINDS)),
+        board_kernel=setting("board_kernel", DEFAULT_KERNEL, one_of(tuple(KERNELS))),
+        qemu_accel=setting("qemu_accel", "tcg", one_of(ACCELERATORS)),
     )
 
 
@@ -342,9 +378,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         return
     settings = run.settings
     if settings.virtual:
-        from .virtlab.topology import LabSpec
-
-        spec = LabSpec(name=settings.virtual_lab)
+        spec = settings.lab_spec()
         names = [link.name for link in spec.links if spec.host(link.board).role == "board"]
     else:
         from .lab.inventory import load_inventory

@@ -14,6 +14,7 @@ from typing import TypeVar
 
 from .errors import ConfigError
 from .traffic.adaptive import SettleRule
+from .virtlab.topology import LabSpec, lab_spec
 
 T = TypeVar("T")
 
@@ -44,6 +45,18 @@ class PinetSettings:
     max_temp: float = 80.0  # a board above this (°C) measures invalid results
     udp_duration: int = 5  # seconds per UDP packet-rate run (a sweep runs one per thread count)
     storage_mib: int = 8  # MiB written and read per block size in the storage sweep
+    board: str = "netns"  # the virtual lab's board: a namespace, or a QEMU machine ("qemu")
+    board_kernel: str = "6.1"  # the QEMU board's kernel, one of the image's matrix
+    qemu_accel: str = "tcg"  # how QEMU runs the board: tcg (anywhere) or kvm (where it works)
+
+    def lab_spec(self) -> LabSpec:
+        """The virtual lab this run builds and uses."""
+        return lab_spec(
+            self.virtual_lab,
+            board=self.board,
+            kernel=self.board_kernel if self.board == "qemu" else "",
+            accel=self.qemu_accel,
+        )
 
     def settle_rule(self) -> SettleRule | None:
         """The adaptive-duration rule, or None for fixed-duration runs."""

@@ -24,7 +24,7 @@ ROLES = ("board", "peer")
 INTERFACE_NAME = re.compile(r"^[A-Za-z0-9_.:@-]{1,15}$")
 PINET_KEYS = frozenset({"lab", "kind", "ssh", "hosts", "links", "routes", "disks"})
 DISK_KEYS = frozenset({"name", "host", "device", "scratch", "bus"})
-DEVICE = re.compile(r"^/dev/[A-Za-z0-9/_.-]{1,64}$")
+DEVICE = re.compile(r"^/dev/[A-Za-z0-9/_.:-]{1,128}$")  # by-id names hold colons
 ROUTE_KEYS = frozenset({"name", "board", "lan", "wan"})
 LINK_REQUIRED = (
     "name",
@@ -46,6 +46,9 @@ class HostEntry:
     role: str
     endpoint: SshEndpoint
     tcp_congestion: str | None = None  # passed to iperf3 -C when this host sends
+    # Off until the test run boots it through labgrid (a QEMU board, a board on a PDU that
+    # the lab keeps dark between runs); the run powers it off again at its end.
+    power_on_at_start: bool = False
 
 
 @dataclass(frozen=True)
@@ -178,10 +181,17 @@ def inventory_from_data(data: Any, source: Path) -> Inventory:
         if role not in ROLES:
             raise ConfigError(where, f"{key}.role is {role!r}", f"use one of {list(ROLES)}")
         assert isinstance(entry, Mapping)
-        unknown_host_keys = set(entry) - {"role", "tcp_congestion"}
+        unknown_host_keys = set(entry) - {"role", "tcp_congestion", "power_on_at_start"}
         if unknown_host_keys:
             raise ConfigError(
-                where, f"{key}: unknown keys {sorted(unknown_host_keys)}", "allowed: role, tcp_congestion"
+                where,
+                f"{key}: unknown keys {sorted(unknown_host_keys)}",
+                "allowed: role, tcp_congestion, power_on_at_start",
+            )
+        power_on_at_start = entry.get("power_on_at_start", False)
+        if not isinstance(power_on_at_start, bool):
+            raise ConfigError(
+                where, f"{key}.power_on_at_start must be true or false, got {power_on_at_start!r}"
             )
         congestion = entry.get("tcp_congestion")
         if congestion is not None and not (
@@ -189,7 +199,7 @@ def inventory_from_data(data: Any, source: Path) -> Inventory:
         ):
             raise ConfigError(where, f"{key}.tcp_congestion {congestion!r} is not a congestion control name")
         endpoint = _endpoint(name, targets[name], where, identity, known_hosts)
-        hosts[name] = HostEntry(name, role, endpoint, congestion)
+        hosts[name] = HostEntry(name, role, endpoint, congestion, power_on_at_start)
 
     links_raw = pinet.get("links", [])
     if not isinstance(links_raw, list):

@@ -1,7 +1,9 @@
 """A labgrid Strategy that takes a board from off to on, reachable and provisioned.
 
 Power goes through whatever PowerProtocol driver the env gives the target (PDU, PoE, relay,
-ExternalPowerDriver, QEMU), so the same strategy drives any lab.  "Reachable" means an SSH
+ExternalPowerDriver, QEMU), so the same strategy drives any lab.  Where the env also gives the
+board a ShellDriver on its serial console, the strategy logs in there after every boot, so a
+console that stopped working is found, not only a network that did.  "Reachable" means an SSH
 command answered through pinet's pinned connection, within a bound; while waiting, any
 console the target has is read, so a board that does not come back leaves its boot log in
 the report instead of a bare timeout.
@@ -44,6 +46,7 @@ class PinetBoardStrategy(Strategy):  # type: ignore[misc]
         "power": "PowerProtocol",
         "service": "NetworkService",
         "console": {"ConsoleProtocol", None},
+        "shell": {"ShellDriver", None},
     }
 
     status: BoardState = attr.ib(default=BoardState.unknown)
@@ -55,6 +58,8 @@ class PinetBoardStrategy(Strategy):  # type: ignore[misc]
         self.remote: Any = None  # a pinet RemoteHost, set by pinet; else a TCP banner check
         self.console_log = ""
         self.boot_seconds: float | None = None
+        self.console_kernel: str | None = None  # `uname -r` read over the serial console
+        self.console_login_seconds: float | None = None
 
     @step(args=["status"])  # type: ignore[untyped-decorator]
     def transition(self, status: BoardState | str, *, step: Any = None) -> None:
@@ -69,6 +74,7 @@ class PinetBoardStrategy(Strategy):  # type: ignore[misc]
         if status == self.status:
             return
         if status == BoardState.off:
+            self._leave_shell()
             self.target.activate(self.power)
             self.power.off()
         elif status == BoardState.on:
@@ -86,7 +92,31 @@ class PinetBoardStrategy(Strategy):  # type: ignore[misc]
         """Declare the board to be in ``status`` without touching it (it is already there)."""
         self.status = status if isinstance(status, BoardState) else BoardState[status]
 
+    def _leave_shell(self) -> None:
+        """A shell logged in before a power-cycle is gone with it: log in afresh after."""
+        if self.shell is not None:
+            self.target.deactivate(self.shell)
+
+    def _console_login(self) -> None:
+        """Log in on the serial console (labgrid's ShellDriver) and read the kernel there."""
+        if self.shell is None:
+            return
+        started = time.monotonic()
+        try:
+            self.target.activate(self.shell)
+            out = self.shell.run_check("uname -r", timeout=60)
+        except Exception as exc:  # labgrid raises its own types for a console that never answers
+            self._drain_console()
+            raise LabFault(
+                "console",
+                f"{self.target.name}: no shell on the serial console ({type(exc).__name__}: {exc}); "
+                f"console tail:\n{self.console_log[-2000:]}",
+            ) from exc
+        self.console_login_seconds = time.monotonic() - started
+        self.console_kernel = out[0].strip() if out else ""
+
     def _cycle_and_wait(self) -> None:
+        self._leave_shell()
         self.target.activate(self.power)
         self.console_log = ""
         self.power.off()
@@ -101,6 +131,7 @@ class PinetBoardStrategy(Strategy):  # type: ignore[misc]
             ok, last = self._reachable()
             if ok:
                 self.boot_seconds = time.monotonic() - started
+                self._console_login()
                 return
             time.sleep(0.2)
         self._drain_console()
@@ -112,6 +143,11 @@ class PinetBoardStrategy(Strategy):  # type: ignore[misc]
         )
 
     def _reachable(self) -> tuple[bool, str]:
+        # A banner first: while the board boots, SSH attempts would only fill the log with
+        # paramiko's tracebacks of refused and reset connections.
+        banner, why = self._banner()
+        if not banner:
+            return False, why
         if self.remote is not None:
             try:
                 self.remote.close()
@@ -119,9 +155,13 @@ class PinetBoardStrategy(Strategy):  # type: ignore[misc]
                 return result.ok, f"ssh exit {result.exit_code}"
             except LabFault as exc:
                 return False, str(exc)
+        return True, "banner"
+
+    def _banner(self) -> tuple[bool, str]:
         try:
             with socket.create_connection((self.service.address, self.service.port), timeout=2) as s:
-                return s.recv(4).startswith(b"SSH-"), "banner"
+                s.settimeout(5)
+                return s.recv(4).startswith(b"SSH-"), "no SSH banner"
         except OSError as exc:
             return False, exc.strerror or str(exc)
 

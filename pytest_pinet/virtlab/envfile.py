@@ -15,6 +15,8 @@ from typing import Any
 
 import yaml
 
+from . import qemu_board
+from .qemu_image import BoardImage
 from .topology import LabSpec
 
 
@@ -36,10 +38,20 @@ def power_command(spec: LabSpec, host: str, state: str) -> str:
     return shlex.join(argv)
 
 
-def env_data(spec: LabSpec, devices: dict[str, str] | None = None) -> dict[str, Any]:
-    """The env file's content as data."""
+def env_data(
+    spec: LabSpec, devices: dict[str, str] | None = None, image: BoardImage | None = None
+) -> dict[str, Any]:
+    """The env file's content as data (``image``: the QEMU board's, for a QEMU lab)."""
     targets: dict[str, Any] = {}
+    extra_sections: dict[str, Any] = {}
     for host in spec.hosts:
+        if spec.is_qemu and host.role == "board":
+            if image is None:
+                raise ValueError("a QEMU lab's env file needs the board image")
+            public_key = (spec.state_dir / "id_ed25519.pub").read_text(encoding="utf-8")
+            targets[host.name] = qemu_board.target(spec, image, public_key)
+            extra_sections = qemu_board.env_sections(spec, image)
+            continue
         targets[host.name] = {
             "resources": {
                 "NetworkService": {
@@ -71,8 +83,14 @@ def env_data(spec: LabSpec, devices: dict[str, str] | None = None) -> dict[str, 
         }
         for link in spec.links
     ]
+    hosts: dict[str, Any] = {host.name: {"role": host.role, "tcp_congestion": "cubic"} for host in spec.hosts}
+    if spec.is_qemu:
+        # Off until a test run's strategy boots it through labgrid, as a board on a PDU.
+        hosts[spec.board_host.name]["power_on_at_start"] = True
+    disk_bus = "usb" if spec.is_qemu else "loop"
     return {
         "targets": targets,
+        **extra_sections,
         "pinet": {
             "lab": spec.name,
             "kind": "virtual",
@@ -82,13 +100,13 @@ def env_data(spec: LabSpec, devices: dict[str, str] | None = None) -> dict[str, 
             },
             # The namespaces share this machine's kernel, whose default congestion control
             # may be BBR; the boards' OSes default to cubic, so the lab asks for it per test.
-            "hosts": {host.name: {"role": host.role, "tcp_congestion": "cubic"} for host in spec.hosts},
+            "hosts": hosts,
             "links": links,
             "routes": [{"name": r.name, "board": r.board, "lan": r.lan, "wan": r.wan} for r in spec.routes],
             # A loop device over a sparse file stands for the seed's USB disk; it is the
             # lab's own, so mkfs on it is allowed (scratch).
             "disks": [
-                {"name": d.name, "host": d.host, "device": devices[d.name], "scratch": True, "bus": "loop"}
+                {"name": d.name, "host": d.host, "device": devices[d.name], "scratch": True, "bus": disk_bus}
                 for d in spec.disks
                 if devices and d.name in devices
             ],
@@ -96,12 +114,14 @@ def env_data(spec: LabSpec, devices: dict[str, str] | None = None) -> dict[str, 
     }
 
 
-def write_env_file(spec: LabSpec, devices: dict[str, str] | None = None) -> Path:
+def write_env_file(
+    spec: LabSpec, devices: dict[str, str] | None = None, image: BoardImage | None = None
+) -> Path:
     """Write ``env.yaml`` into the lab's state directory; return its path."""
     header = (
         f"# labgrid environment of virtual lab {spec.name}, written by `pinet lab up`.\n"
         "# Removed by `pinet lab down`; pass it to pytest with --pinet-lab.\n"
     )
-    text = header + yaml.safe_dump(env_data(spec, devices), sort_keys=False)
+    text = header + yaml.safe_dump(env_data(spec, devices, image), sort_keys=False)
     spec.env_file.write_text(text, encoding="utf-8")
     return spec.env_file

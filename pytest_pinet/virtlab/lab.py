@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import PinetError
-from . import envfile, shaping, sshd, system
+from . import envfile, qemu_board, qemu_image, shaping, sshd, system
 from .topology import DiskSpec, LabSpec, LinkSpec
 
 REQUIRED_TOOLS = ("ip", "tc", "ethtool", "sshd", "ssh-keygen", "iperf3")
@@ -159,6 +159,32 @@ def is_up(spec: LabSpec) -> bool:
     return wanted <= present and spec.env_file.exists()
 
 
+def built_as(spec: LabSpec) -> dict[str, str]:
+    """What the running lab was built with (board kind, kernel, accelerator), from lab.json."""
+    try:
+        data = json.loads((spec.state_dir / "lab.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {key: str(data.get(key, "")) for key in ("board", "kernel", "accel")}
+
+
+def check_same_build(spec: LabSpec) -> None:
+    """Refuse to hand a run a lab that is up with another board or kernel than it asked for."""
+    have = built_as(spec)
+    want = {"board": spec.board, "kernel": spec.kernel, "accel": spec.accel}
+    if have and have.get("board", "netns") == "":
+        have["board"] = "netns"
+    differs = {k: (have.get(k, ""), v) for k, v in want.items() if have.get(k, "") != v}
+    if have and differs:
+        said = ", ".join(
+            f"{k} {old or 'none'} (asked for {new or 'none'})" for k, (old, new) in differs.items()
+        )
+        raise PinetError(
+            f"virtual lab {spec.name} is up with {said}: take it down with "
+            f"`pinet lab down --lab {spec.name}` or choose another lab with --lab pinetN"
+        )
+
+
 def up(spec: LabSpec, *, replace: bool = False) -> Path:
     """Build the lab and return its labgrid env file.
 
@@ -168,11 +194,14 @@ def up(spec: LabSpec, *, replace: bool = False) -> Path:
     system.require_root("pinet lab up")
     system.require_tools(REQUIRED_TOOLS)
     if is_up(spec) and not replace:
+        check_same_build(spec)
         return spec.env_file
     down(spec)
     _check_address_plan(spec)
+    # The board's image first: building it takes minutes and touches nothing of the lab.
+    image = qemu_image.ensure_image() if spec.is_qemu else None
     try:
-        _build(spec)
+        _build(spec, image)
     except BaseException:
         down(spec)
         raise
@@ -217,7 +246,7 @@ def _restore_backlog(spec: LabSpec) -> None:
         saved.unlink()
 
 
-def _build(spec: LabSpec) -> None:
+def _build(spec: LabSpec, image: qemu_image.BoardImage | None = None) -> None:
     spec.state_dir.mkdir(parents=True, exist_ok=True)
     os.chmod(spec.state_dir, 0o700)
     _raise_backlog(spec)
@@ -238,10 +267,20 @@ def _build(spec: LabSpec) -> None:
         _make_host(spec, host.name)
     for link in spec.links:
         _make_link(spec, link)
-    devices = {disk.name: _make_disk(spec, disk) for disk in spec.disks}
-
     known_hosts = []
+    if image is not None:
+        qemu_board.plumb(spec, _ip)
+        qemu_board.write_wrapper(spec)
+        qemu_board.make_disk(spec, spec.disks[0].size_mib)
+        devices = {spec.disks[0].name: qemu_board.USB_DISK_DEVICE}
+        # The image's own host key: every boot of it presents the same one, so it is pinned.
+        known_hosts.append(f"{spec.mgmt_address(spec.board_host.name)} {image.host_key}")
+    else:
+        devices = {disk.name: _make_disk(spec, disk) for disk in spec.disks}
+
     for host in spec.hosts:
+        if _is_qemu_board(spec, host.name):
+            continue
         host_dir = spec.host_dir(host.name)
         address = spec.mgmt_address(host.name)
         sshd.write_config(host_dir, host.name, address, authorized)
@@ -249,8 +288,13 @@ def _build(spec: LabSpec) -> None:
         public = (host_dir / "ssh_host_ed25519_key.pub").read_text(encoding="utf-8").split()
         known_hosts.append(f"{address} {public[0]} {public[1]}")
     (spec.state_dir / "known_hosts").write_text("\n".join(known_hosts) + "\n", encoding="utf-8")
-    envfile.write_env_file(spec, devices)
-    (spec.state_dir / "lab.json").write_text(json.dumps({"lab": spec.name, "state": "up"}), encoding="utf-8")
+    envfile.write_env_file(spec, devices, image)
+    built = {"lab": spec.name, "state": "up", "board": spec.board, "kernel": spec.kernel, "accel": spec.accel}
+    (spec.state_dir / "lab.json").write_text(json.dumps(built), encoding="utf-8")
+
+
+def _is_qemu_board(spec: LabSpec, host: str) -> bool:
+    return spec.is_qemu and host == spec.board_host.name
 
 
 def _make_host(spec: LabSpec, host: str) -> None:
@@ -261,14 +305,19 @@ def _make_host(spec: LabSpec, host: str) -> None:
     _ip("link", "add", veth, "type", "veth", "peer", "name", "mgmt0", "netns", netns)
     _ip("link", "set", veth, "master", spec.bridge)
     _ip("link", "set", veth, "up")
-    _ip("addr", "add", f"{spec.mgmt_address(host)}/24", "dev", "mgmt0", netns=netns)
-    _ip("link", "set", "mgmt0", "up", netns=netns)
     host_dir = spec.host_dir(host)
     host_dir.mkdir(mode=0o700, exist_ok=True)
+    if _is_qemu_board(spec, host):
+        return  # its mgmt0 is a bridge port; the address is the QEMU machine's
+    _ip("addr", "add", f"{spec.mgmt_address(host)}/24", "dev", "mgmt0", netns=netns)
+    _ip("link", "set", "mgmt0", "up", netns=netns)
     sshd.generate_key(host_dir / "ssh_host_ed25519_key", f"{host}@{spec.name}")
 
 
 def _make_link(spec: LabSpec, link: LinkSpec) -> None:
+    if _is_qemu_board(spec, link.board):
+        _make_qemu_link(spec, link)
+        return
     board_ns, peer_ns = spec.netns(link.board), spec.netns(link.peer)
     _ip(
         "link",
@@ -297,6 +346,38 @@ def _make_link(spec: LabSpec, link: LinkSpec) -> None:
         _wait_operstate_up(netns, device)
 
 
+def _make_qemu_link(spec: LabSpec, link: LinkSpec) -> None:
+    """A cable from the peer to the QEMU board's namespace, where a bridge joins it to the tap.
+
+    The peer's end is shaped and addressed as in the namespace lab; the board shapes its
+    own egress inside the QEMU machine.
+    """
+    board_ns, peer_ns = spec.netns(link.board), spec.netns(link.peer)
+    end = qemu_board.cable_end(link.board_interface)
+    _ip(
+        "link",
+        "add",
+        end,
+        "netns",
+        board_ns,
+        "type",
+        "veth",
+        "peer",
+        "name",
+        link.peer_interface,
+        "netns",
+        peer_ns,
+    )
+    _ip("link", "set", end, "mtu", str(link.mtu), netns=board_ns)
+    _ip("link", "set", end, "up", netns=board_ns)
+    _ip("link", "set", link.peer_interface, "mtu", str(link.mtu), netns=peer_ns)
+    shaping.disable_offloads(peer_ns, link.peer_interface)
+    shaping.apply(peer_ns, link.peer_interface, shaping.Shaping(link.speed_mbps, link.mtu))
+    _ip("addr", "add", f"{spec.link_address(link, 'peer')}/24", "dev", link.peer_interface, netns=peer_ns)
+    _ip("link", "set", link.peer_interface, "up", netns=peer_ns)
+    _wait_operstate_up(peer_ns, link.peer_interface)
+
+
 def _wait_operstate_up(netns: str, device: str, timeout: float = 5.0) -> None:
     """A cable is ready when both ends report carrier, not when the command returned."""
     deadline = time.monotonic() + timeout
@@ -315,6 +396,11 @@ def power(spec: LabSpec, host: str, state: str) -> None:
     """
     system.require_root("pinet lab power")
     spec.host(host)  # KeyError for an unknown host, turned into a message by the CLI
+    if _is_qemu_board(spec, host):
+        raise PinetError(
+            f"{host} is a QEMU board: labgrid's QEMUDriver in the test run powers it "
+            f"(`pinet lab power {host} cycle` boots and checks it)"
+        )
     netns = spec.netns(host)
     if netns not in namespaces(spec.netns_prefix):
         raise PinetError(f"virtual lab {spec.name} is not up: run `pinet lab up` first")
@@ -362,6 +448,8 @@ def status(spec: LabSpec) -> dict[str, object]:
             out = _ip("-br", "addr", "show", netns=netns, check=False)
             interfaces = [" ".join(line.split()) for line in out.splitlines() if line.strip()]
         pid = sshd.read_pid(spec.host_dir(host.name))
+        if _is_qemu_board(spec, host.name):
+            pid = qemu_board.running_pid(spec)
         hosts.append(
             HostStatus(
                 host.name,
@@ -392,6 +480,8 @@ def status(spec: LabSpec) -> dict[str, object]:
     return {
         "lab": spec.name,
         "up": is_up(spec),
+        "board": spec.board,
+        "kernel": spec.kernel or None,
         "env_file": str(spec.env_file) if spec.env_file.exists() else None,
         "hosts": hosts,
         "links": links,
@@ -411,7 +501,10 @@ def degrade(spec: LabSpec, percent: float) -> list[str]:
         raise PinetError(f"virtual lab {spec.name} is not up: run `pinet lab up` first")
     changed = []
     for link in spec.links:
-        for host, device in ((link.board, link.board_interface), (link.peer, link.peer_interface)):
+        ends = [(link.board, link.board_interface), (link.peer, link.peer_interface)]
+        if _is_qemu_board(spec, link.board):
+            ends = ends[1:]  # the board shapes its own egress inside the QEMU machine
+        for host, device in ends:
             shaper = shaping.Shaping(
                 link.speed_mbps, link.mtu, calibration=shaping.DEFAULT_CALIBRATION * (1 - percent / 100.0)
             )

@@ -21,6 +21,9 @@ TOOL_PACKAGES = {
     "sshd": "openssh-server",
     "ssh-keygen": "openssh-client",
     "iperf3": "iperf3",
+    "mmdebstrap": "mmdebstrap",
+    "mke2fs": "e2fsprogs",
+    "qemu-system-x86_64": "qemu-system-x86",
 }
 SBIN_DIRS = ("/usr/sbin", "/sbin", "/usr/local/sbin")
 

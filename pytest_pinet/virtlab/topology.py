@@ -60,9 +60,18 @@ class DiskSpec:
     size_mib: int = 512
 
 
+BOARD_KINDS = ("netns", "qemu")
+ACCELERATORS = ("tcg", "kvm")
+QEMU_BOARD = "qpi"
+
+
 @dataclass(frozen=True)
 class LabSpec:
-    """Everything needed to name and address one virtual lab (one place)."""
+    """Everything needed to name and address one virtual lab (one place).
+
+    ``board`` says what the board is: a namespace sharing this machine's kernel ("netns"),
+    or a QEMU machine with its own kernel ("qemu", see :func:`qemu_lab`).
+    """
 
     name: str = DEFAULT_LAB
     hosts: tuple[HostSpec, ...] = (HostSpec("pi", "board"), HostSpec("pc", "peer"), HostSpec("inet", "peer"))
@@ -75,10 +84,27 @@ class LabSpec:
     routes: tuple[RouteSpec, ...] = (RouteSpec("pi-router", "pi", lan="eth", wan="usb"),)
     disks: tuple[DiskSpec, ...] = (DiskSpec("usb-disk", "pi"),)
     state_root: Path = field(default_factory=lambda: Path(os.environ.get(STATE_ROOT_ENV, DEFAULT_STATE_ROOT)))
+    board: str = "netns"
+    kernel: str = ""  # the QEMU board's kernel label ("6.1", "6.12"); "" for a namespace board
+    accel: str = "tcg"  # how QEMU runs the board: software emulation, or KVM where it works
 
     def __post_init__(self) -> None:
         if not LAB_NAME.match(self.name):
             raise ValueError(f"lab name {self.name!r} must be 'pinet' optionally followed by 1-2 digits")
+        if self.board not in BOARD_KINDS:
+            raise ValueError(f"board must be one of {', '.join(BOARD_KINDS)}, got {self.board!r}")
+        if self.accel not in ACCELERATORS:
+            raise ValueError(f"accel must be one of {', '.join(ACCELERATORS)}, got {self.accel!r}")
+
+    @property
+    def board_host(self) -> HostSpec:
+        """The (first) board of the lab."""
+        return next(h for h in self.hosts if h.role == "board")
+
+    @property
+    def is_qemu(self) -> bool:
+        """True when the board is a QEMU machine rather than a namespace."""
+        return self.board == "qemu"
 
     @property
     def index(self) -> int:
@@ -145,3 +171,50 @@ class LabSpec:
     def host_dir(self, host: str) -> Path:
         """Per-host state: sshd config, host key, pid and log."""
         return self.state_dir / host
+
+
+def qemu_lab(
+    name: str = DEFAULT_LAB,
+    *,
+    kernel: str = "6.1",
+    accel: str = "tcg",
+    state_root: Path | None = None,
+) -> LabSpec:
+    """A lab whose board ``qpi`` is a QEMU machine with a virtio port and a USB adapter.
+
+    Under emulation the USB adapter (QEMU's usb-net on xHCI) is the board's slow port, as a
+    USB 2.0 adapter is on a real board, so it faces the LAN: downloads queue in the board's
+    qdisc on that port, which is where pfifo_fast and SFQ differ.  The virtio port faces the
+    "internet" peer.
+    """
+    extra = {} if state_root is None else {"state_root": state_root}
+    return LabSpec(
+        name=name,
+        hosts=(HostSpec(QEMU_BOARD, "board"), HostSpec("pc", "peer"), HostSpec("inet", "peer")),
+        links=(
+            LinkSpec("eth", QEMU_BOARD, "eth0", "inet", "eth0", adapter="virtio"),
+            LinkSpec("usb", QEMU_BOARD, "eth1", "pc", "eth0", adapter="qemu-usb-net"),
+        ),
+        routes=(RouteSpec("qpi-router", QEMU_BOARD, lan="usb", wan="eth"),),
+        disks=(DiskSpec("usb-disk", QEMU_BOARD, size_mib=256),),
+        board="qemu",
+        kernel=kernel,
+        accel=accel,
+        **extra,
+    )
+
+
+def lab_spec(
+    name: str = DEFAULT_LAB,
+    *,
+    board: str = "netns",
+    kernel: str = "",
+    accel: str = "tcg",
+    state_root: Path | None = None,
+) -> LabSpec:
+    """The lab plan for a board kind: the one place CLI, plugin and bench build it from."""
+    if board == "qemu":
+        return qemu_lab(name, kernel=kernel or "6.1", accel=accel, state_root=state_root)
+    if board != "netns":
+        raise ValueError(f"board must be one of {', '.join(BOARD_KINDS)}, got {board!r}")
+    return LabSpec(name=name) if state_root is None else LabSpec(name=name, state_root=state_root)

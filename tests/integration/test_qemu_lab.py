@@ -1,0 +1,144 @@
+"""The QEMU board end to end: image, lab, labgrid boot and power-cycle, the suite on it.
+
+The first run on a machine builds the board image (about 1.5 minutes from the package
+sources, then cached); each boot under software emulation takes about 40 s.  The suite
+part runs the cases CI must cover: the board's own tests (console, USB, power-cycle), a
+half-duplex measurement and the SFQ routing case, whose kernel qdisc this machine lacks.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from pytest_pinet.virtlab import lab, qemu_board
+from pytest_pinet.virtlab.topology import qemu_lab
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def qemu_spec(tmp_path_factory):
+    if os.geteuid() != 0:
+        pytest.skip("the QEMU lab needs root (network namespaces, taps)")
+    for tool in ("mmdebstrap", "qemu-system-x86_64"):
+        if subprocess.run(["sh", "-c", f"command -v {tool}"], capture_output=True).returncode != 0:
+            pytest.skip(f"{tool} is not installed (scripts/setup.sh installs it)")
+    spec = qemu_lab("pinet8", state_root=tmp_path_factory.mktemp("qemu") / "state")
+    lab.down(spec)
+    lab.up(spec)
+    yield spec
+    lab.down(spec)
+
+
+def _suite(spec, results: Path, *selection: str) -> tuple[subprocess.CompletedProcess[str], ET.Element]:
+    junit = results / "junit.xml"
+    env = {**os.environ, "PINET_STATE_DIR": str(spec.state_root)}
+    argv = [
+        sys.executable,
+        "-m",
+        "pytest",
+        *selection,
+        "--pinet-board",
+        "qemu",
+        "--pinet-virtual-lab",
+        spec.name,
+        "--pinet-results",
+        str(results),
+        "--pinet-duration",
+        "10",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:randomly",
+        f"--junitxml={junit}",
+        "-q",
+    ]
+    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=1500)
+    return done, ET.parse(junit).getroot()
+
+
+def test_suite_runs_on_the_qemu_board(qemu_spec, tmp_path):
+    results = tmp_path / "results"
+    done, junit = _suite(
+        qemu_spec,
+        results,
+        "tests/network/test_qemu_board.py",
+        "tests/network/test_ethernet.py::test_tcp_half_duplex_goodput[board->peer-stock]",
+        "tests/network/test_routing.py::test_download_through_the_board[sfq]",
+    )
+    outcomes = {}
+    for case in junit.iter("testcase"):
+        kind = next((child.tag for child in case if child.tag in ("failure", "error", "skipped")), "passed")
+        outcomes[case.get("name")] = kind
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert outcomes == {
+        "test_console_login_sees_the_kernel_it_booted": "passed",
+        "test_usb_adapter_and_disk_hang_off_xhci": "passed",
+        "test_power_cycle_through_labgrid_restarts_the_board": "passed",
+        "test_tcp_half_duplex_goodput[board->peer-stock]": "passed",
+        "test_download_through_the_board[sfq]": "passed",
+    }, done.stdout[-4000:]
+
+    (run_dir,) = [p for p in results.iterdir() if (p / "measurements.jsonl").exists()]
+    measured = [json.loads(line) for line in (run_dir / "measurements.jsonl").read_text().splitlines()]
+    sfq = [m for m in measured if m["context"]["scenario"] == "routing" and m["context"]["qdisc"] == "sfq"]
+    assert sfq, "the SFQ routing case measured nothing"
+    for m in sfq:
+        # The board's own kernel ran sfq (this machine's kernel has none) and it carried
+        # every byte of the download: the evidence the routing test itself checked.
+        assert m["context"]["board"] == "qpi" and m["context"]["kernel"].startswith("6.1.")
+        (on_lan,) = [e for e in m["evidence"]["qdisc"] if e["interface"] == "eth1"]
+        assert on_lan["kind"] == "sfq" and on_lan["sent_bytes"] > 0
+        assert m["goodput_mbps"] > 0
+    half = [m for m in measured if m["context"]["scenario"] == "ethernet"]
+    assert half and all(m["goodput_mbps"] > 0 for m in half)
+    facts = [json.loads(line) for line in (run_dir / "facts.jsonl").read_text().splitlines()]
+    boots = [f for f in facts if f["kind"] == "boot" and f["host"] == "qpi"]
+    assert boots and all(b["console_kernel"] == half[0]["context"]["kernel"] for b in boots)
+
+
+def test_down_stops_a_board_whose_test_run_was_killed(qemu_spec):
+    """A test run killed with the board on leaves QEMU running; ``lab down`` stops it."""
+    script = (
+        "import sys, time\n"
+        "from labgrid import Environment\n"
+        "from labgrid.driver import QEMUDriver\n"
+        "target = Environment(config_file=sys.argv[1]).get_target('qpi')\n"
+        "qemu = target.get_driver(QEMUDriver)\n"
+        "qemu.on()\n"
+        "print('on', flush=True)\n"
+        "time.sleep(600)\n"
+    )
+    runner = subprocess.Popen(
+        [sys.executable, "-c", script, str(qemu_spec.env_file)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert runner.stdout is not None and runner.stdout.readline().strip() == "on"
+        deadline = time.monotonic() + 20
+        while not qemu_board.running_pid(qemu_spec) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        pid = qemu_board.running_pid(qemu_spec)
+        assert pid, "QEMU did not start"
+        runner.send_signal(signal.SIGKILL)
+        runner.wait(timeout=10)
+        time.sleep(0.5)
+        assert qemu_board.running_pid(qemu_spec) == pid, "QEMU should outlive the killed run"
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+    report = lab.down(qemu_spec)
+    assert report.processes >= 1
+    assert qemu_board.running_pid(qemu_spec) == 0
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+    assert not lab.namespaces(qemu_spec.netns_prefix)
+    lab.up(qemu_spec)  # the module's other tests may still need it

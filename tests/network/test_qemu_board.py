@@ -1,0 +1,95 @@
+"""The QEMU board: labgrid powers it and logs in on its serial console; it has a USB adapter
+and a USB disk on xHCI; a power-cycle through labgrid really restarts it.
+
+These run only against a board driven by labgrid's QEMUDriver (``--pinet-board qemu``, or
+a real lab's env with a QEMU target); on any other board they skip with that reason.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+
+import pytest
+
+pytestmark = [pytest.mark.qemu_board]
+
+MARKER = "/root/pinet-power-cycle-marker"
+
+
+@pytest.fixture(scope="module")
+def qemu_driver(board_strategy, board_entry):
+    """The board's QEMUDriver (labgrid), or a skip naming what the board is instead."""
+    from labgrid.driver import QEMUDriver
+
+    try:
+        return board_strategy.target.get_driver(QEMUDriver, activate=False)
+    except Exception:
+        pytest.skip(f"{board_entry.name} is not a QEMU board (run with --pinet-board qemu)")
+
+
+def test_console_login_sees_the_kernel_it_booted(
+    qemu_driver, board_strategy, board_entry, host_facts, labgrid_env
+):
+    """ShellDriver logged in on the serial console and read the same kernel SSH reports,
+    which is the one the env file told QEMU to boot."""
+    if board_strategy.console_kernel is None:
+        board_strategy.transition("reachable")  # booted by another fixture: boot it here
+    kernel = host_facts[board_entry.name].kernel
+    assert board_strategy.console_kernel == kernel
+    booted = labgrid_env.config.get_image_path("kernel")
+    assert os.path.basename(booted) == f"vmlinuz-{kernel}"
+    assert board_strategy.console_login_seconds is not None
+
+
+def test_usb_adapter_and_disk_hang_off_xhci(
+    qemu_driver, board_entry, pinet_inventory, pinet_hosts, host_facts
+):
+    """The second port is a USB network adapter (cdc_ether) and the scratch disk a USB
+    mass-storage device, both behind the emulated xHCI controller, as on a Pi."""
+    facts = host_facts[board_entry.name]
+    usb_links = [
+        link for link in pinet_inventory.links if link.board == board_entry.name and link.adapter != "virtio"
+    ]
+    assert usb_links, "the QEMU lab declares a USB adapter link"
+    for link in usb_links:
+        port = facts.interfaces[link.board_interface]
+        assert port.driver == "cdc_ether"
+        assert (port.bus_info or "").startswith("usb-")
+    board = pinet_hosts[board_entry.name]
+    for disk in pinet_inventory.disks:
+        if disk.host != board_entry.name:
+            continue
+        path = board.run(["readlink", "-f", disk.device], timeout=10).stdout.strip()
+        sysfs = board.run(["readlink", "-f", f"/sys/class/block/{os.path.basename(path)}"], timeout=10).stdout
+        assert "/usb" in sysfs, f"{disk.device} -> {path} is not on USB: {sysfs}"
+        driver = board.run(["sh", "-c", "readlink -f /sys/bus/pci/drivers/xhci_hcd/*:*"], timeout=10).stdout
+        assert driver.strip(), "no xHCI controller bound on the board"
+
+
+def test_power_cycle_through_labgrid_restarts_the_board(
+    qemu_driver, board_strategy, board_entry, pinet_hosts
+):
+    """Off and on through labgrid's QEMUDriver: the QEMU process is replaced, a process and
+    a file made before the cycle are gone after it (every boot starts from the image), and
+    the board is reachable and logged in on its console again."""
+    board = pinet_hosts[board_entry.name]
+    board.run(
+        ["sh", "-c", f"echo before > {shlex.quote(MARKER)}; setsid sleep 86400 >/dev/null 2>&1 &"], timeout=20
+    )
+    assert board.run(["test", "-e", MARKER], timeout=10).ok
+    old_pid = qemu_driver._child.pid  # labgrid keeps the QEMU process it started
+
+    board_strategy.transition("off")
+    assert qemu_driver.status == 0
+    with pytest.raises(ProcessLookupError):
+        os.kill(old_pid, 0)
+
+    board_strategy.transition("reachable")
+    assert qemu_driver.status == 1 and qemu_driver._child.pid != old_pid
+    assert (
+        board_strategy.boot_seconds is not None and board_strategy.boot_seconds < board_strategy.boot_timeout
+    )
+    assert board_strategy.console_kernel
+    assert not board.run(["test", "-e", MARKER], timeout=10).ok
+    assert not board.run(["pgrep", "-f", "sleep 86400"], timeout=10).ok
