@@ -127,10 +127,17 @@ def _print_status(data: dict[str, object], *, as_json: bool) -> None:
     if as_json:
         print(json.dumps(data, indent=2))
         return
-    print(f"lab {data['lab']}: {'up' if data['up'] else 'down'}  env file: {data['env_file'] or '-'}")
+    board = data.get("board", "netns")
+    kernel = f", kernel {data['kernel']}" if data.get("kernel") else ""
+    print(
+        f"lab {data['lab']}: {'up' if data['up'] else 'down'}  board {board}{kernel}  "
+        f"env file: {data['env_file'] or '-'}"
+    )
     for host in data["hosts"]:  # type: ignore[attr-defined]
         state = "present" if host["present"] else "absent"
         sshd = "sshd running" if host["sshd_running"] else "sshd stopped"
+        if board == "qemu" and host["role"] == "board":
+            sshd = "QEMU running" if host["sshd_running"] else "QEMU off (a test run boots it)"
         print(
             f"  host {host['name']:4} ({host['role']}) netns {host['netns']} {state}, {sshd}, "
             f"ssh {host['mgmt_address']}"
@@ -143,7 +150,9 @@ def _print_status(data: dict[str, object], *, as_json: bool) -> None:
             f"{link['speed_mbps']} Mbit/s MTU {link['mtu']}"
         )
         for side in ("board", "peer"):
-            if f"{side}_qdisc" in link:
+            if side == "board" and board == "qemu":
+                print("      board egress: shaped inside the QEMU board")
+            elif f"{side}_qdisc" in link:
                 print(f"      {side} egress: {link[f'{side}_qdisc']}")
 
 

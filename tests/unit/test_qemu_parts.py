@@ -1,0 +1,136 @@
+"""The QEMU board's plan, env target, image cache and settings, without booting anything."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+import pytest
+import yaml
+
+from pytest_pinet.errors import ConfigError, PinetError
+from pytest_pinet.lab.inventory import load_inventory
+from pytest_pinet.virtlab import envfile, lab, qemu_board, qemu_image
+from pytest_pinet.virtlab.topology import lab_spec, qemu_lab
+
+pytest_plugins = ["pytester"]
+
+
+def _image(tmp_path: Path) -> qemu_image.BoardImage:
+    kernels = {}
+    for label, release in (("6.1", "6.1.0-56-amd64"), ("6.12", "6.12.117+deb12-amd64")):
+        kernels[label] = qemu_image.BoardKernel(
+            label, release, tmp_path / f"vmlinuz-{release}", tmp_path / f"initrd.img-{release}"
+        )
+    return qemu_image.BoardImage(tmp_path, tmp_path / "rootfs.ext4", kernels, "ssh-ed25519 AAAAhostkey", 1.0)
+
+
+@pytest.fixture
+def spec(tmp_path):
+    made = qemu_lab("pinet3", kernel="6.12", state_root=tmp_path / "state")
+    made.state_dir.mkdir(parents=True)
+    # Base64 holds '+' and '/': the board's command line must carry them intact.
+    (made.state_dir / "id_ed25519.pub").write_text("ssh-ed25519 AAAA+b/c= pinet-client@pinet3\n")
+    (made.state_dir / "id_ed25519").write_text("not a key: the inventory only checks it exists\n")
+    return made
+
+
+def test_qemu_lab_plan_puts_the_slow_usb_port_on_the_lan(spec):
+    assert spec.is_qemu and spec.board_host.name == "qpi"
+    (route,) = spec.routes
+    lan = next(link for link in spec.links if link.name == route.lan)
+    assert lan.adapter == "qemu-usb-net" and lan.board_interface == "eth1"
+    assert lab_spec("pinet3", board="netns").board_host.name == "pi"
+    with pytest.raises(ValueError, match="board must be one of"):
+        lab_spec("pinet3", board="vmware")
+
+
+def test_boot_args_carry_addresses_key_and_shaper_per_port(spec):
+    words = qemu_board.boot_args(spec, "ssh-ed25519 AAAA+b/c= comment").split()
+    assert "pinet.authkey=ssh-ed25519,AAAA+b/c=" in words
+    ports = [w.removeprefix("pinet.if=").split(",") for w in words if w.startswith("pinet.if=")]
+    by_name = {p[1]: p for p in ports}
+    assert by_name["mgmt0"][2] == f"{spec.mgmt_address('qpi')}/24"
+    assert by_name["eth0"][2] == "10.204.3.1/24" and by_name["eth0"][4].startswith("tbf+rate+")
+    assert len(by_name["eth1"]) == 4  # the USB adapter is slow by itself: no shaper
+    macs = [p[0] for p in ports]
+    assert len(set(macs)) == 3 and all(m.startswith("52:54:00:5e:03:") for m in macs)
+
+
+def test_extra_args_put_the_adapter_and_disk_on_xhci(spec, tmp_path):
+    args = shlex.split(qemu_board.extra_args(spec, _image(tmp_path)))
+    devices = [args[i + 1] for i, a in enumerate(args) if a == "-device"]
+    assert "qemu-xhci,id=xhci" in devices
+    assert any(d.startswith("usb-net,bus=xhci.0,netdev=n-eth1") for d in devices)
+    assert any(d.startswith("usb-storage,bus=xhci.0") for d in devices)
+    assert sum(d.startswith("virtio-net-pci") for d in devices) == 2
+    assert args[args.index("-initrd") + 1].endswith("initrd.img-6.12.117+deb12-amd64")
+    assert args[args.index("-accel") + 1] == "tcg"
+
+
+def test_env_file_of_a_qemu_lab_is_a_valid_inventory(spec, tmp_path):
+    image = _image(tmp_path)
+    (spec.state_dir / "known_hosts").write_text("")
+    envfile.write_env_file(spec, {"usb-disk": qemu_board.USB_DISK_DEVICE}, image)
+    data = yaml.safe_load(spec.env_file.read_text())
+    drivers = data["targets"]["qpi"]["drivers"]
+    assert set(drivers) == {"QEMUDriver", "ShellDriver"}
+    assert drivers["QEMUDriver"]["disk_opts"] == "snapshot=on"
+    assert data["images"]["kernel"].endswith("vmlinuz-6.12.117+deb12-amd64")
+    assert data["tools"]["qemu"] == str(qemu_board.wrapper_path(spec))
+    inventory = load_inventory(spec.env_file)
+    assert inventory.hosts["qpi"].power_on_at_start and not inventory.hosts["pc"].power_on_at_start
+    (disk,) = inventory.disks
+    assert disk.device == qemu_board.USB_DISK_DEVICE and disk.scratch
+
+
+def test_power_on_at_start_must_be_a_boolean(spec, tmp_path):
+    (spec.state_dir / "known_hosts").write_text("")
+    envfile.write_env_file(spec, {}, _image(tmp_path))
+    data = yaml.safe_load(spec.env_file.read_text())
+    data["pinet"]["hosts"]["qpi"]["power_on_at_start"] = "yes; reboot"
+    spec.env_file.write_text(yaml.safe_dump(data))
+    with pytest.raises(ConfigError, match="power_on_at_start must be true or false"):
+        load_inventory(spec.env_file)
+
+
+def test_a_lab_up_with_another_kernel_is_refused_by_name(spec):
+    (spec.state_dir / "lab.json").write_text(json.dumps({"board": "qemu", "kernel": "6.1", "accel": "tcg"}))
+    with pytest.raises(PinetError, match=r"kernel 6.1 \(asked for 6.12\).*pinet lab down --lab pinet3"):
+        lab.check_same_build(spec)
+    (spec.state_dir / "lab.json").write_text(json.dumps({"board": "qemu", "kernel": "6.12", "accel": "tcg"}))
+    lab.check_same_build(spec)
+
+
+def test_image_cache_key_follows_the_recipe_and_loads_only_complete_images(tmp_path, monkeypatch):
+    key = qemu_image.image_key()
+    assert len(key) == 12 and key == qemu_image.image_key()
+    monkeypatch.setattr(qemu_image, "PACKAGES", (*qemu_image.PACKAGES, "strace"))
+    assert qemu_image.image_key() != key
+    assert qemu_image.load(tmp_path) is None  # nothing there
+    (tmp_path / "image.json").write_text(
+        json.dumps(
+            {
+                "rootfs": "rootfs.ext4",
+                "host_key": "ssh-ed25519 AAAA",
+                "kernels": {"6.1": {"release": "6.1.0-1-amd64", "vmlinuz": "v", "initrd": "i"}},
+            }
+        )
+    )
+    assert qemu_image.load(tmp_path) is None  # the manifest without its files: incomplete
+    for name in ("rootfs.ext4", "v", "i"):
+        (tmp_path / name).write_bytes(b"x")
+    image = qemu_image.load(tmp_path)
+    assert image is not None and image.kernel("6.1").release == "6.1.0-1-amd64"
+    with pytest.raises(PinetError, match="no kernel '5.10'; choose one of 6.1"):
+        image.kernel("5.10")
+
+
+def test_board_settings_are_validated_naming_their_source(pytester):
+    pytester.makepyfile("def test_nothing():\n    pass\n")
+    # labgrid's own plugin keeps process-global state that refuses a second in-process run.
+    result = pytester.runpytest("-p", "no:labgrid", "--pinet-board", "vmware")
+    result.stderr.fnmatch_lines(["*--pinet-board*expected one of netns, qemu*vmware*"])
+    result = pytester.runpytest("-p", "no:labgrid", "--pinet-board-kernel", "4.19")
+    result.stderr.fnmatch_lines(["*--pinet-board-kernel*expected one of 6.1, 6.12*"])
