@@ -134,3 +134,35 @@ def test_board_settings_are_validated_naming_their_source(pytester):
     result.stderr.fnmatch_lines(["*--pinet-board*expected one of netns, qemu*vmware*"])
     result = pytester.runpytest("-p", "no:labgrid", "--pinet-board-kernel", "4.19")
     result.stderr.fnmatch_lines(["*--pinet-board-kernel*expected one of 6.1, 6.12*"])
+
+
+@pytest.mark.parametrize(
+    ("context", "rule"),
+    [
+        ({"scenario": "ethernet", "duplex": "half"}, "qpi-ethernet-half-duplex"),
+        (
+            {"scenario": "routing", "direction": "download", "duplex": "half", "qdisc": "sfq"},
+            "qpi-routing-download-sfq",
+        ),
+        (
+            {
+                "scenario": "routing",
+                "direction": "download",
+                "duplex": "full",
+                "qdisc": "sfq",
+                "rate_target_mbps": 100,
+            },
+            "qpi-routing-full-download",
+        ),
+        ({"protocol": "UDP", "direction": "board->peer"}, "qpi-udp-over-the-link"),
+    ],
+)
+def test_the_qemu_board_is_judged_by_its_own_rules(context, rule):
+    """Each qpi rule outranks the generic rule for the same case; other boards keep theirs."""
+    from pytest_pinet.judge.thresholds import load_thresholds
+
+    thresholds = load_thresholds(Path(__file__).resolve().parents[2] / "lab" / "thresholds.yaml")
+    full = {"link_speed_mbps": 1000, "mtu": 1500, "rate_target_mbps": 0, **context}
+    assert thresholds.rule_for({**full, "board": "qpi"}).rule_id == rule
+    other = thresholds.rule_for({**full, "board": "pi"})
+    assert other is not None and not other.rule_id.startswith("qpi-")
