@@ -315,14 +315,18 @@ def _make_host(spec: LabSpec, host: str) -> None:
 
 
 def _make_link(spec: LabSpec, link: LinkSpec) -> None:
-    if _is_qemu_board(spec, link.board):
-        _make_qemu_link(spec, link)
-        return
+    """A veth pair from the board to the peer, shaped, addressed and with carrier.
+
+    A QEMU board shapes and addresses its own port inside the machine: the cable's end in
+    its namespace is only a port of the bridge that joins it to the board's tap.
+    """
     board_ns, peer_ns = spec.netns(link.board), spec.netns(link.peer)
+    qemu = _is_qemu_board(spec, link.board)
+    board_end = qemu_board.cable_end(link.board_interface) if qemu else link.board_interface
     _ip(
         "link",
         "add",
-        link.board_interface,
+        board_end,
         "netns",
         board_ns,
         "type",
@@ -333,49 +337,20 @@ def _make_link(spec: LabSpec, link: LinkSpec) -> None:
         "netns",
         peer_ns,
     )
-    for netns, device, side in (
-        (board_ns, link.board_interface, "board"),
-        (peer_ns, link.peer_interface, "peer"),
-    ):
+    ends = [(peer_ns, link.peer_interface, "peer")]
+    if qemu:
+        _ip("link", "set", board_end, "mtu", str(link.mtu), netns=board_ns)
+        _ip("link", "set", board_end, "up", netns=board_ns)
+    else:
+        ends.insert(0, (board_ns, board_end, "board"))
+    for netns, device, side in ends:
         _ip("link", "set", device, "mtu", str(link.mtu), netns=netns)
         shaping.disable_offloads(netns, device)
         shaping.apply(netns, device, shaping.Shaping(link.speed_mbps, link.mtu))
         _ip("addr", "add", f"{spec.link_address(link, side)}/24", "dev", device, netns=netns)
         _ip("link", "set", device, "up", netns=netns)
-    for netns, device in ((board_ns, link.board_interface), (peer_ns, link.peer_interface)):
+    for netns, device, _ in ends:
         _wait_operstate_up(netns, device)
-
-
-def _make_qemu_link(spec: LabSpec, link: LinkSpec) -> None:
-    """A cable from the peer to the QEMU board's namespace, where a bridge joins it to the tap.
-
-    The peer's end is shaped and addressed as in the namespace lab; the board shapes its
-    own egress inside the QEMU machine.
-    """
-    board_ns, peer_ns = spec.netns(link.board), spec.netns(link.peer)
-    end = qemu_board.cable_end(link.board_interface)
-    _ip(
-        "link",
-        "add",
-        end,
-        "netns",
-        board_ns,
-        "type",
-        "veth",
-        "peer",
-        "name",
-        link.peer_interface,
-        "netns",
-        peer_ns,
-    )
-    _ip("link", "set", end, "mtu", str(link.mtu), netns=board_ns)
-    _ip("link", "set", end, "up", netns=board_ns)
-    _ip("link", "set", link.peer_interface, "mtu", str(link.mtu), netns=peer_ns)
-    shaping.disable_offloads(peer_ns, link.peer_interface)
-    shaping.apply(peer_ns, link.peer_interface, shaping.Shaping(link.speed_mbps, link.mtu))
-    _ip("addr", "add", f"{spec.link_address(link, 'peer')}/24", "dev", link.peer_interface, netns=peer_ns)
-    _ip("link", "set", link.peer_interface, "up", netns=peer_ns)
-    _wait_operstate_up(peer_ns, link.peer_interface)
 
 
 def _wait_operstate_up(netns: str, device: str, timeout: float = 5.0) -> None:
