@@ -8,6 +8,7 @@ up``) is left alone.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -50,8 +51,13 @@ def release(spec: LabSpec, run_id: str) -> bool:
         try:
             built_by = owner.read_text(encoding="utf-8").strip()
         except OSError:
-            return False
-        if built_by != run_id:
-            return False
-        lab.down(spec)
-        return True
+            built_by = ""
+        if built_by == run_id:
+            lab.down(spec)
+            return True
+    if not spec.state_dir.exists():
+        # No lab at all: the lock file this call made is the only trace; leave none.
+        (spec.state_root / f"{spec.name}.lock").unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            spec.state_root.rmdir()
+    return False
