@@ -245,6 +245,28 @@ class FactsCache:
         return self._facts[host]
 
 
+def link_context(
+    inventory: Inventory, facts: FactsCache, cable: LinkEntry, /, **fields: Any
+) -> TrafficContext:
+    """The context of traffic over ``cable``: lab, ends, cable, and the board's kernel, OS and
+    driver of its port; ``fields`` says what was measured (and may override the cable's)."""
+    board_facts = facts[cable.board]
+    board_if = board_facts.interfaces.get(cable.board_interface)
+    over_link: dict[str, Any] = {
+        "lab": inventory.lab,
+        "board": cable.board,
+        "peer": cable.peer,
+        "link": cable.name,
+        "adapter": cable.adapter,
+        "link_speed_mbps": cable.speed_mbps,
+        "mtu": cable.mtu,
+        "kernel": board_facts.kernel,
+        "os": board_facts.os_name,
+        "driver": (board_if.driver or "") if board_if else "",
+    }
+    return TrafficContext(**{**over_link, **fields})
+
+
 @pytest.fixture(scope="session")
 def host_facts(pinet_inventory: Inventory, pinet_hosts: dict[str, RemoteHost]) -> FactsCache:
     """Facts of every host (kernel, OS, board, CPU, interfaces), gathered once per session."""
@@ -281,27 +303,17 @@ class TcpMeasurer:
         return dataclasses.replace(self.options, congestion=congestion)
 
     def _context(self, direction: str, scenario: str, duplex: str) -> TrafficContext:
-        link = self.link
-        board_facts = self.facts[link.board]
-        board_if = board_facts.interfaces.get(link.board_interface)
-        return TrafficContext(
-            lab=self.inventory.lab,
+        return link_context(
+            self.inventory,
+            self.facts,
+            self.link,
             scenario=scenario,
-            board=link.board,
-            peer=link.peer,
-            link=link.name,
-            adapter=link.adapter,
             direction=direction,
             duplex=duplex,
             streams=self.options.streams,
             duration_s=self.options.duration,
             omit_s=self.options.omit,
-            link_speed_mbps=link.speed_mbps,
-            mtu=link.mtu,
             profile=self.profile,
-            kernel=board_facts.kernel,
-            os=board_facts.os_name,
-            driver=(board_if.driver or "") if board_if else "",
         )
 
     def _snapshots(self) -> list[Snapshot]:

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from .fixtures import FactsCache, record_and_attach
+from .fixtures import FactsCache, link_context, record_and_attach
 from .judge.linerate import LinkModel
 from .lab.inventory import Inventory, LinkEntry
 from .lab.profiles import AppliedProfile
@@ -56,28 +56,29 @@ class UdpMeasurer:
         return max(1, self.facts[self.link.board].cpus or 1)
 
     def _context(self, mode: str, path: str, threads: int) -> TrafficContext:
-        link = self.link
-        board_facts = self.facts[link.board]
-        board_if = board_facts.interfaces.get(link.board_interface)
-        return TrafficContext(
-            lab=self.inventory.lab,
+        # Over loopback the board talks to itself: no cable, adapter or driver is involved.
+        loopback: dict[str, Any] = {}
+        if path == LOOPBACK:
+            loopback = {
+                "peer": self.link.board,
+                "link": LOOPBACK,
+                "adapter": "",
+                "link_speed_mbps": 0,
+                "driver": "",
+            }
+        return link_context(
+            self.inventory,
+            self.facts,
+            self.link,
             scenario=f"udp-{mode}",
-            board=link.board,
-            peer=link.board if path == LOOPBACK else link.peer,
-            link=LOOPBACK if path == LOOPBACK else link.name,
-            adapter="" if path == LOOPBACK else link.adapter,
             direction="board->board" if path == LOOPBACK else "board->peer",
             duplex="half",
             streams=threads,
             duration_s=int(self.duration),
             omit_s=0,
-            link_speed_mbps=0 if path == LOOPBACK else link.speed_mbps,
-            mtu=link.mtu,
             protocol="UDP",
             profile=self.profile,
-            kernel=board_facts.kernel,
-            os=board_facts.os_name,
-            driver="" if path == LOOPBACK else ((board_if.driver or "") if board_if else ""),
+            **loopback,
         )
 
     def _options(self, mode: str, path: str, threads: int) -> UdpGenOptions:
