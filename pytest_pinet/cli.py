@@ -47,6 +47,8 @@ def _spec(args: argparse.Namespace) -> LabSpec:
 
 
 def cmd_lab_up(args: argparse.Namespace) -> int:
+    if args.places:
+        return _places_up(args)
     spec = _spec(args)
     started = time.monotonic()
     env_file = lab.up(spec, replace=args.replace)
@@ -54,6 +56,25 @@ def cmd_lab_up(args: argparse.Namespace) -> int:
     _print_status(lab.status(spec), as_json=False)
     if spec.is_qemu and args.boot_check:
         _check_qemu_board(env_file, spec.board_host.name)
+    return 0
+
+
+def _places_up(args: argparse.Namespace) -> int:
+    """K independent labs pinet1..pinetK: own namespaces, addresses, keys and env file each."""
+    if not 1 <= args.places <= 99:
+        raise PinetError(f"--places must be 1..99, got {args.places}")
+    for number in range(1, args.places + 1):
+        args.lab = f"pinet{number}"
+        spec = _spec(args)
+        started = time.monotonic()
+        env_file = lab.up(spec, replace=args.replace)
+        print(f"place {spec.name} up in {time.monotonic() - started:.1f} s; env file {env_file}")
+        if spec.is_qemu and args.boot_check:
+            _check_qemu_board(env_file, spec.board_host.name)
+    print(
+        f"{args.places} places up; run `pytest -n {args.places}` (each worker takes its own) "
+        "and `pinet lab down --all` to remove them"
+    )
     return 0
 
 
@@ -391,6 +412,13 @@ def build_parser() -> argparse.ArgumentParser:
     up = lab_sub.add_parser("up", help="build the lab: hosts, GbE link, sshd, labgrid env file")
     lab_option(up)
     up.add_argument("--replace", action="store_true", help="rebuild even if the lab is up")
+    up.add_argument(
+        "--places",
+        type=int,
+        default=0,
+        metavar="K",
+        help="build K independent labs pinet1..pinetK, one place per xdist worker (ignores --lab)",
+    )
     up.add_argument(
         "--board",
         choices=BOARD_KINDS,

@@ -7,6 +7,7 @@ live in :mod:`pytest_pinet.fixtures`.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable, Generator
 from pathlib import Path
@@ -16,11 +17,20 @@ import pytest
 
 from . import __version__
 from .errors import ConfigError, LabFault, PinetError
+from .lab.place_keeper import PlaceKeeper
 from .measurement import Measurement
 from .record.results_dir import ResultsDir, new_run_id
 from .record.routing_tables import routing_tables, storage_table, udp_table
 from .record.store import ResultsStore
-from .settings import VIRTUAL, PinetSettings, layered, non_negative_int, positive_int
+from .settings import (
+    VIRTUAL,
+    PinetSettings,
+    coordinator_address,
+    layered,
+    non_negative_int,
+    place_tags,
+    positive_int,
+)
 from .virtlab import lifecycle
 from .virtlab.qemu_image import DEFAULT_KERNEL, KERNELS
 from .virtlab.topology import ACCELERATORS, BOARD_KINDS, LAB_NAME
@@ -57,6 +67,7 @@ class PinetRun:
         self._store: ResultsStore | None = None
         self.row_ids: dict[int, int] = {}  # id(Measurement) -> store row
         self.strategies: dict[str, Any] = {}  # board name -> its labgrid strategy, per process
+        self.places = PlaceKeeper(settings, run_id, self.results)
 
     @property
     def store(self) -> ResultsStore:
@@ -74,15 +85,31 @@ class PinetRun:
         return raw_dir
 
     def env_file(self) -> Path:
-        """The labgrid env file to use, building the virtual lab on first need."""
-        if not self.settings.virtual:
-            return Path(self.settings.lab)
-        return lifecycle.ensure_up(self.spec, self.run_id)
+        """The labgrid env file of this process's place, taking the place on first need
+        (and building it, for a virtual place)."""
+        place = self.places.take()
+        if place.source == "virtual":
+            self.spec = dataclasses.replace(self.spec, name=place.name)
+            return lifecycle.ensure_up(self.spec, self.run_id)
+        assert place.env_file is not None
+        return place.env_file
 
     def release_lab(self) -> None:
-        """Tear the virtual lab down if this run built it and it is not to be kept."""
-        if self.settings.virtual and not self.settings.keep_lab and os.geteuid() == 0:
-            lifecycle.release(self.spec, self.run_id)
+        """Give back what the run took: its places, and the virtual labs it built (unless kept).
+
+        Called by every process; the controller also releases what a killed worker held.
+        """
+        self.places.release()
+        if self.is_worker:
+            return
+        self.places.release_leftovers()
+        if not self.settings.virtual or os.geteuid() != 0:
+            return
+        if self.settings.keep_lab:
+            for kept in lifecycle.owned_labs(self.spec, self.run_id):
+                lifecycle.disown(kept)
+        else:
+            lifecycle.release_all(self.spec, self.run_id)
 
 
 PINET_RUN = pytest.StashKey[PinetRun]()
@@ -147,6 +174,26 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         metavar="NAME",
         help="which virtual lab to build and use: pinet (default), pinet1, ... pinet99",
+    )
+    group.addoption(
+        "--pinet-places",
+        default=None,
+        metavar="N",
+        help="virtual places pinet1..pinetN; each pytest process takes a free one, an xdist worker "
+        "gwK first pinet(K+1) (default: one per xdist worker)",
+    )
+    group.addoption(
+        "--pinet-coordinator",
+        default=None,
+        metavar="HOST:PORT",
+        help="reserve this process's place from a labgrid coordinator (with --pinet-place-tags); "
+        "--pinet-lab then names the env file, or a directory of PLACE.yaml env files",
+    )
+    group.addoption(
+        "--pinet-place-tags",
+        default=None,
+        metavar="K=V,...",
+        help="tags a place reserved from the coordinator must carry, e.g. board=rpi4,pinet=yes",
     )
     group.addoption(
         "--pinet-board",
@@ -246,6 +293,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         ("pinet_db", "default for --pinet-db"),
         ("pinet_virtual_lab", "default for --pinet-virtual-lab"),
         ("pinet_board", "default for --pinet-board"),
+        ("pinet_places", "default for --pinet-places"),
+        ("pinet_coordinator", "default for --pinet-coordinator"),
+        ("pinet_place_tags", "default for --pinet-place-tags"),
         ("pinet_board_kernel", "default for --pinet-board-kernel"),
         ("pinet_qemu_accel", "default for --pinet-qemu-accel"),
         ("pinet_baseline_window", "default for --pinet-baseline-window"),
@@ -269,12 +319,25 @@ def _settings(config: pytest.Config) -> PinetSettings:
     def lab_value(value: str, source: str) -> str:
         if value == VIRTUAL:
             return value
-        path = Path(value)
-        if not path.is_file():
-            raise ConfigError(
-                source, f"lab env file {value!r} does not exist", "give a labgrid env file or 'virtual'"
-            )
-        return str(path.resolve())
+        parts = [part.strip() for part in value.split(",") if part.strip()]
+        if len(parts) == 1 and Path(parts[0]).is_dir():
+            return str(Path(parts[0]).resolve())  # one env file per place, for a coordinator
+        for part in parts:
+            if not Path(part).is_file():
+                raise ConfigError(
+                    source,
+                    f"lab env file {part!r} does not exist",
+                    "give a labgrid env file, several separated by commas (one per place), or 'virtual'",
+                )
+        if not parts:
+            raise ConfigError(source, "no env file given", "give a labgrid env file or 'virtual'")
+        return ",".join(str(Path(part).resolve()) for part in parts)
+
+    def places_value(value: str, source: str) -> int:
+        number = non_negative_int(value, source)
+        if number > 99:
+            raise ConfigError(source, f"at most 99 virtual places (pinet1..pinet99), got {number}")
+        return number
 
     def path_value(value: str, source: str) -> Path:
         path = Path(value)
@@ -361,6 +424,9 @@ def _settings(config: pytest.Config) -> PinetSettings:
         board=setting("board", "netns", one_of(BOARD_KINDS)),
         board_kernel=setting("board_kernel", DEFAULT_KERNEL, one_of(tuple(KERNELS))),
         qemu_accel=setting("qemu_accel", "tcg", one_of(ACCELERATORS)),
+        places=setting("places", "0", places_value),
+        coordinator=setting("coordinator", "", coordinator_address),
+        place_tags=setting("place_tags", "", place_tags),
     )
 
 
@@ -383,8 +449,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     else:
         from .lab.inventory import load_inventory
 
-        inventory = load_inventory(settings.lab)
-        names = [link.name for link in inventory.links]
+        files = [path for path in settings.lab_files if path.is_file()]
+        if not files:
+            return  # a directory of places' env files: the adapter matrix is the place's own
+        names = [link.name for link in load_inventory(files[0]).links]
     metafunc.parametrize("link_name", names, ids=[f"link-{n}" for n in names])
 
 
@@ -401,7 +469,12 @@ def pytest_configure(config: pytest.Config) -> None:
         from .lab.inventory import load_inventory
 
         try:
-            load_inventory(settings.lab)
+            for path in settings.lab_files:
+                if path.is_dir():
+                    for place_env in sorted(path.glob("*.yaml")):
+                        load_inventory(place_env)
+                else:
+                    load_inventory(path)
         except ConfigError as exc:
             raise pytest.UsageError(str(exc)) from None
     workerinput = getattr(config, "workerinput", None)
@@ -439,16 +512,19 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    """The controller (or a plain run) writes run-level report files and tears down its lab."""
+    """Every process gives its place back; the controller (or a plain run) also writes the
+    run-level report files and tears down the labs the run built."""
     run = session.config.stash.get(PINET_RUN, None)
-    if run is not None and not run.is_worker:
+    if run is None:
+        return
+    if not run.is_worker:
         alluredir = getattr(session.config.option, "allure_report_dir", None)
         if alluredir:
             _write_allure_run_files(Path(alluredir), run)
-        try:
-            run.release_lab()
-        except PinetError as exc:  # never hide the test results behind a teardown error
-            session.config.stash[PINET_RUN].lab_error = str(exc)
+    try:
+        run.release_lab()
+    except PinetError as exc:  # never hide the test results behind a teardown error
+        run.lab_error = str(exc)
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -7,6 +7,7 @@ Each value is validated by a function that names where a bad value came from, so
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,6 +49,9 @@ class PinetSettings:
     board: str = "netns"  # the virtual lab's board: a namespace, or a QEMU machine ("qemu")
     board_kernel: str = "6.1"  # the QEMU board's kernel, one of the image's matrix
     qemu_accel: str = "tcg"  # how QEMU runs the board: tcg (anywhere) or kvm (where it works)
+    places: int = 0  # virtual places pinet1..pinetN to spread over; 0 = one per xdist worker
+    coordinator: str = ""  # labgrid coordinator (HOST:PORT) to reserve places from; "" = none
+    place_tags: tuple[str, ...] = ()  # KEY=VALUE tags a reserved place must carry
 
     def lab_spec(self) -> LabSpec:
         """The virtual lab this run builds and uses."""
@@ -63,6 +67,11 @@ class PinetSettings:
         if not self.adaptive or self.adaptive_min >= self.duration:
             return None
         return SettleRule(self.adaptive_min, self.adaptive_precision)
+
+    @property
+    def lab_files(self) -> tuple[Path, ...]:
+        """The env files (one per place) of a real lab; empty for the virtual lab."""
+        return () if self.virtual else tuple(Path(part) for part in self.lab.split(","))
 
     @property
     def virtual(self) -> bool:
@@ -90,6 +99,33 @@ def non_negative_int(value: str, source: str) -> int:
     if number < 0:
         raise ConfigError(source, f"must not be negative, got {number}")
     return number
+
+
+COORDINATOR = re.compile(r"^(?:[A-Za-z0-9.-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\]):[0-9]{1,5}$")
+# labgrid's own rule for tag names and values (the coordinator refuses anything else).
+TAG = re.compile(r"^[a-z0-9_-]+$")
+
+
+def coordinator_address(value: str, source: str) -> str:
+    """``HOST:PORT`` of a labgrid coordinator, or "" for none."""
+    if value and not COORDINATOR.match(value):
+        raise ConfigError(source, f"expected HOST:PORT of a labgrid coordinator, got {value!r}")
+    return value
+
+
+def place_tags(value: str, source: str) -> tuple[str, ...]:
+    """``key=value,key=value`` -> ("key=value", ...), each part checked against labgrid's rule."""
+    tags = []
+    for part in (p.strip() for p in value.split(",")):
+        if not part:
+            continue
+        key, sep, tag_value = part.partition("=")
+        if not sep or not TAG.match(key) or not TAG.match(tag_value):
+            raise ConfigError(
+                source, f"tag {part!r} is not KEY=VALUE of lowercase letters, digits, '_' and '-'"
+            )
+        tags.append(f"{key}={tag_value}")
+    return tuple(tags)
 
 
 def layered(

@@ -1,0 +1,149 @@
+"""Which place this pytest process uses, taken on first need and always given back.
+
+One keeper per process.  An xdist worker ``gwN`` prefers place N, so ``pytest -n K`` over K
+places gives every worker its own and no two workers ever drive the same board; a run with
+fewer places than workers makes the spare workers wait for a place to free up.
+
+Given back on every way out: normal end and Ctrl-C through pytest's session end; a crashed
+or killed worker through the kernel (local ``flock``) and through the controller, which
+releases every coordinator place a worker of this run recorded and did not release.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError
+from ..settings import PinetSettings
+from ..virtlab.topology import DEFAULT_STATE_ROOT, STATE_ROOT_ENV
+from .places import Place, PlaceLock, take_place, worker_count, worker_index
+
+
+def local_lock_dir() -> Path:
+    """Where this machine's place locks live: the virtual labs' state root if writable."""
+    root = Path(os.environ.get(STATE_ROOT_ENV, DEFAULT_STATE_ROOT))
+    if os.access(root if root.exists() else root.parent, os.W_OK):
+        return root
+    return Path(tempfile.gettempdir()) / f"pinet-places-{os.getuid()}"
+
+
+def virtual_place_names(settings: PinetSettings) -> list[str]:
+    """The virtual labs a run spreads over: one per worker (or ``--pinet-places``), else the one."""
+    count = settings.places or (worker_count() if worker_index() is not None else 0)
+    if count == 0:
+        return [settings.virtual_lab]
+    return [f"pinet{number}" for number in range(1, count + 1)]
+
+
+def env_places(settings: PinetSettings) -> list[Place]:
+    """One place per env file of ``--pinet-lab a.yaml,b.yaml``."""
+    return [Place(str(path), "env", path) for path in settings.lab_files]
+
+
+class PlaceKeeper:
+    """Takes this process's place on first need and gives it back exactly once."""
+
+    def __init__(self, settings: PinetSettings, run_id: str, results: Any) -> None:
+        self.settings = settings
+        self.run_id = run_id
+        self.results = results  # ResultsDir: where places taken are recorded for the controller
+        self.place: Place | None = None
+        self._lock: PlaceLock | None = None
+        self._reservation: Any = None  # a coordinator.Reservation while one is held
+
+    def take(self) -> Place:
+        """This process's place (taken, locked and recorded on the first call)."""
+        if self.place is not None:
+            return self.place
+        preferred = worker_index() or 0
+        if self.settings.coordinator:
+            self.place = self._take_from_coordinator()
+            return self.place
+        if self.settings.virtual:
+            candidates = [Place(name, "virtual") for name in virtual_place_names(self.settings)]
+            lock_dir = Path(os.environ.get(STATE_ROOT_ENV, DEFAULT_STATE_ROOT))
+        else:
+            candidates = env_places(self.settings)
+            lock_dir = local_lock_dir()
+        self.place, self._lock = take_place(candidates, lock_dir, preferred)
+        self._note("taken")
+        return self.place
+
+    def _take_from_coordinator(self) -> Place:
+        from . import coordinator
+
+        client = coordinator.Client(self.settings.coordinator)
+        reservation = client.reserve_and_acquire(self.settings.place_tags, self.run_id)
+        self._reservation = reservation
+        self._note("taken", token=reservation.token)
+        return Place(reservation.place, "coordinator", self._coordinator_env(reservation.place))
+
+    def _coordinator_env(self, place: str) -> Path:
+        """The env file of a reserved place: ``<dir>/<place>.yaml`` when --pinet-lab is a
+        directory, else the one env file (which then names its place with ``$LG_PLACE``)."""
+        os.environ["LG_PLACE"] = place
+        os.environ["LG_COORDINATOR"] = self.settings.coordinator
+        lab = Path(self.settings.lab)
+        if lab.is_dir():
+            env_file = lab / f"{place}.yaml"
+            if not env_file.is_file():
+                raise ConfigError(
+                    str(lab),
+                    f"the coordinator gave place {place!r} but there is no {env_file.name}",
+                    "add one env file per place, named after it",
+                )
+            return env_file
+        return lab
+
+    def _note(self, event: str, **extra: Any) -> None:
+        """Record in the results which place this process took or gave back."""
+        assert self.place is not None
+        self.results.record_fact(
+            "place",
+            {
+                "event": event,
+                "place": self.place.name,
+                "source": self.place.source,
+                "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"),
+                "pid": os.getpid(),
+                **extra,
+            },
+        )
+
+    def release(self) -> None:
+        """Give the place back; safe to call more than once."""
+        if self.place is None:
+            return
+        if self._reservation is not None:
+            self._reservation.release()
+            self._reservation = None
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
+        self._note("released")
+        self.place = None
+
+    def release_leftovers(self) -> list[str]:
+        """On the controller: release coordinator places whose worker died holding them."""
+        if not self.settings.coordinator:
+            return []
+        from . import coordinator
+
+        held: dict[str, dict[str, Any]] = {}
+        for fact in self.results.load_facts():
+            if fact.get("kind") != "place" or fact.get("source") != "coordinator":
+                continue
+            key = f"{fact.get('place')}:{fact.get('pid')}"
+            if fact.get("event") == "taken":
+                held[key] = fact
+            else:
+                held.pop(key, None)
+        client = coordinator.Client(self.settings.coordinator)
+        released = []
+        for fact in held.values():
+            client.release_stale(str(fact["place"]), str(fact.get("token", "")))
+            released.append(str(fact["place"]))
+        return released

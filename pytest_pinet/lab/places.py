@@ -1,0 +1,131 @@
+"""Places: which board and peers one test process may use, and the lock that makes it its own.
+
+labgrid has no pytest-xdist support: every worker would build the same Environment and drive
+the same board.  pinet gives each worker its own *place* (a board with its peers: a virtual
+lab ``pinetN``, one env file of a list, or a place reserved from a labgrid coordinator).
+
+Places on this machine are locked with ``flock`` on a lock file per place.  The kernel drops
+such a lock when its process dies, so a worker killed with SIGKILL still frees its place:
+nothing has to notice the death.  Each lock file is unlinked by its holder on release, and a
+taker re-checks after locking that the file it holds is still the one at the path, so two
+processes can never both believe they hold a place.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import LabFault
+
+WORKER_ID = re.compile(r"^gw([0-9]+)$")
+
+
+@dataclass(frozen=True)
+class Place:
+    """One place: its name, how it was found, and its env file once known."""
+
+    name: str
+    source: str  # "virtual", "env" or "coordinator"
+    env_file: Path | None = None
+
+
+def worker_index() -> int | None:
+    """This process's pytest-xdist worker number (gw3 -> 3), or None outside xdist."""
+    match = WORKER_ID.match(os.environ.get("PYTEST_XDIST_WORKER", ""))
+    return int(match.group(1)) if match else None
+
+
+def worker_count() -> int:
+    """How many xdist workers the run has (1 outside xdist)."""
+    try:
+        return max(1, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
+    except ValueError:
+        return 1
+
+
+def lock_name(place: str) -> str:
+    """A file name for a place's lock: readable, and safe for any place name or path."""
+    readable = re.sub(r"[^A-Za-z0-9_.-]", "_", place)[-40:]
+    digest = hashlib.sha256(place.encode("utf-8")).hexdigest()[:12]
+    return f"{readable}-{digest}.lock"
+
+
+class PlaceLock:
+    """An exclusive hold on one place on this machine, released on close or process death."""
+
+    def __init__(self, lock_dir: Path, place: str) -> None:
+        self.place = place
+        self.path = lock_dir / lock_name(place)
+        self._fd: int | None = None
+
+    @property
+    def held(self) -> bool:
+        """True while this object holds the place."""
+        return self._fd is not None
+
+    def try_take(self) -> bool:
+        """Take the place if nobody holds it; never waits."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        while True:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                return False
+            # The holder before us may have unlinked the file between our open and our lock:
+            # then we hold a lock nobody else can see.  Start again on the current file.
+            try:
+                same = os.stat(self.path).st_ino == os.fstat(fd).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                os.ftruncate(fd, 0)
+                os.write(fd, f"{os.getpid()}\n".encode())
+                self._fd = fd
+                return True
+            os.close(fd)
+
+    def release(self) -> None:
+        """Give the place back (unlinking the lock file first, so no file is left behind)."""
+        if self._fd is None:
+            return
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()
+        os.close(self._fd)
+        self._fd = None
+        with contextlib.suppress(OSError):
+            self.path.parent.rmdir()  # only when no other place is held
+
+
+def take_place(
+    candidates: Sequence[Place], lock_dir: Path, preferred: int = 0, wait: float = 3600.0
+) -> tuple[Place, PlaceLock]:
+    """Take the first free place, starting at ``preferred`` (a worker's own index).
+
+    Worker ``gwN`` first tries place N, so a run with as many places as workers gives each
+    worker its own without contention; with fewer places, workers wait for one to free up.
+    """
+    if not candidates:
+        raise ValueError("no places to choose from")
+    order = [candidates[(preferred + i) % len(candidates)] for i in range(len(candidates))]
+    deadline = time.monotonic() + wait
+    delay = 0.1
+    while True:
+        for place in order:
+            lock = PlaceLock(lock_dir, place.name)
+            if lock.try_take():
+                return place, lock
+        if time.monotonic() >= deadline:
+            names = ", ".join(p.name for p in candidates)
+            raise LabFault("place-busy", f"every place ({names}) stayed taken for {wait:.0f} s")
+        time.sleep(delay)
+        delay = min(delay * 2, 2.0)
