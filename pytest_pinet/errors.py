@@ -35,8 +35,10 @@ class LabFault(PinetError):
     ``category`` is a short stable word used by reports to group faults.
     """
 
-    def __init__(self, category: str, message: str) -> None:
+    def __init__(self, category: str, message: str, host: str | None = None) -> None:
         self.category = category
+        self.host = host  # the host that misbehaved, where known: recovery starts there
+        self.recorded = False  # True once kept as a fact of the run (by recovery)
         super().__init__(f"lab fault ({category}): {message}")
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -25,6 +26,7 @@ from .judge.thresholds import Thresholds, load_thresholds
 from .lab.facts import HostFacts, gather_facts
 from .lab.inventory import HostEntry, Inventory, LinkEntry, load_inventory
 from .lab.profiles import AppliedProfile, Profile, apply_profile, load_profiles
+from .lab.recovery import LabRecovery
 from .lab.remote import RemoteHost
 from .lab.tunables import Unsupported
 from .measurement import Measurement, TrafficContext
@@ -207,6 +209,39 @@ def powered_board(request: pytest.FixtureRequest, board_strategy: Any, board_ent
         pass
     _record_boot(request, board_entry, board_strategy)
     return board_entry
+
+
+@pytest.fixture(scope="session")
+def pinet_recovery(
+    request: pytest.FixtureRequest, pinet_inventory: Inventory, pinet_hosts: dict[str, RemoteHost]
+) -> LabRecovery:
+    """Recovery from lab faults for this process's place: power-cycle, re-provision, retry once."""
+    strategies = _strategies(request.config)
+
+    def strategy_for(name: str) -> Any:
+        if name not in strategies:
+            from .lab.strategy import PinetBoardStrategy
+
+            try:
+                target = request.getfixturevalue("labgrid_env").get_target(name)
+                strategy = PinetBoardStrategy(target, "pinet-recovery")
+            except Exception:  # no power driver: this host can only be reconnected
+                return None
+            strategy.remote = pinet_hosts[name]
+            strategies[name] = strategy
+        return strategies[name]
+
+    def attach(text: str, name: str) -> None:
+        try:
+            import allure
+
+            allure.attach(text, name, allure.attachment_type.TEXT)
+        except ImportError:
+            pass
+
+    return LabRecovery(
+        pinet_inventory, pinet_hosts, strategy_for, _run(request.config).results.record_fact, attach
+    )
 
 
 @pytest.fixture(scope="session")
@@ -495,13 +530,17 @@ def record_measurement(request: pytest.FixtureRequest) -> Callable[[Measurement]
 
 @pytest.fixture
 def judge_goodput(
-    request: pytest.FixtureRequest, pinet_thresholds: Thresholds, pinet_settings: PinetSettings
+    request: pytest.FixtureRequest,
+    pinet_thresholds: Thresholds,
+    pinet_settings: PinetSettings,
+    pinet_recovery: LabRecovery,
 ) -> Callable[..., list[Measurement]]:
     """Judge measurements against their threshold rules; a failure states all three figures.
 
     Pass the measurements, or a callable that takes them: then a result below its floor is
     measured again (``--pinet-remeasure`` times; on the virtual lab once by default, because
-    its host is shared and a neighbour's burst is not a regression).  Every attempt is
+    its host is shared and a neighbour's burst is not a regression), and a lab fault while
+    measuring is recovered from by power-cycling the place and measuring once more.  Every attempt is
     recorded and shown; the verdict is the last attempt's.  Every direction is judged before
     the test fails, so a full-duplex failure reports both.
     """
@@ -571,7 +610,10 @@ def judge_goodput(
         return failures
 
     def judge(*taken: Measurement | Callable[[], Sequence[Measurement]]) -> list[Measurement]:
-        measure = taken[0] if len(taken) == 1 and callable(taken[0]) else None
+        measure: Callable[[], Sequence[Measurement]] | None = None
+        first = taken[0] if taken else None
+        if len(taken) == 1 and callable(first):
+            measure = functools.partial(pinet_recovery.measure, request.node.nodeid, first)
         measurements = list(measure()) if measure else [m for m in taken if isinstance(m, Measurement)]
         failures = verdicts(measurements)
         earlier: list[str] = []

@@ -529,13 +529,29 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, None]:
-    """Show a lab fault as one line with its category, not as a product traceback."""
+    """Show a lab fault as one line with its category, not as a product traceback, and keep
+    it as a fact of the run (recovery keeps the faults it handled itself)."""
     outcome = yield
     report = outcome.get_result()
     if call.excinfo is not None and isinstance(call.excinfo.value, LabFault):
         fault = call.excinfo.value
         report.longrepr = f"{fault} [not a regression: the lab failed, see the evidence above]"
         report.user_properties.append(("pinet_lab_fault", fault.category))
+        run = item.config.stash.get(PINET_RUN, None)
+        if run is not None and not fault.recorded:
+            fault.recorded = True
+            run.results.record_fact(
+                "lab-fault",
+                {
+                    "test_id": item.nodeid,
+                    "phase": call.when,
+                    "category": fault.category,
+                    "host": fault.host,
+                    "message": str(fault),
+                    "recovered": False,
+                    "action": "none",
+                },
+            )
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
@@ -557,8 +573,29 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     }
     for line in sorted(unsupported):
         terminalreporter.write_line(line)
+    for line in lab_fault_lines(run.results.load_facts()):
+        terminalreporter.write_line(line)
     if run.lab_error:
         terminalreporter.write_line(f"pinet: virtual lab teardown failed: {run.lab_error}", red=True)
+
+
+def lab_fault_lines(facts: list[dict[str, Any]]) -> list[str]:
+    """The run's lab faults: one line each, then the count by category and outcome."""
+    faults = [fact for fact in facts if fact.get("kind") == "lab-fault"]
+    if not faults:
+        return []
+    lines = []
+    for fault in faults:
+        test = str(fault.get("test_id", "")).rsplit("::", 1)[-1]
+        outcome = "recovered" if fault.get("recovered") else "NOT recovered"
+        lines.append(f"lab fault: {fault.get('category')} on {fault.get('host') or '?'} in {test}: {outcome}")
+    recovered = sum(1 for fault in faults if fault.get("recovered"))
+    categories = sorted({str(fault.get("category")) for fault in faults})
+    lines.append(
+        f"lab faults: {len(faults)} ({', '.join(categories)}); recovered by power-cycle and retry: "
+        f"{recovered}; these are the lab's, not regressions of the boards"
+    )
+    return lines
 
 
 def _ended(row: dict[str, Any]) -> str:

@@ -78,15 +78,26 @@ class Profile:
         return made
 
 
-@dataclass
+@dataclass(eq=False)
 class AppliedProfile:
     """A profile in force on the hosts; ``restore`` puts every host back as found."""
 
     profile: Profile
     applied: list[tuple[Tunable, RemoteHost, Any]] = field(default_factory=list)
 
+    def reapply(self) -> list[str]:
+        """Apply every tunable again after a power-cycle wiped it, keeping the state saved
+        before the first apply (what ``restore`` must put back); return what it did."""
+        done = []
+        for tunable, host, _saved in self.applied:
+            if not tunable.is_applied(host):
+                tunable.apply(host)
+                done.append(f"{host.name}: {tunable.describe()}")
+        return done
+
     def restore(self) -> list[str]:
         """Restore in reverse order; return problems (a restore must not hide results)."""
+        IN_FORCE.discard(self)
         problems = []
         for tunable, host, saved in reversed(self.applied):
             try:
@@ -122,7 +133,13 @@ def apply_steps(profile: Profile, steps: list[tuple[Tunable, RemoteHost]]) -> Ap
             applied.restore()  # a lab fault half-way must not leave a host half-provisioned
             raise
         applied.applied.append((tunable, host, saved))
+    IN_FORCE.add(applied)
     return applied
+
+
+# What this process has in force on its place, so that recovery from a lab fault can put it
+# back after a power-cycle: a retry must measure under the same profile, not a stock board.
+IN_FORCE: set[AppliedProfile] = set()
 
 
 def load_profiles(path: str | Path) -> dict[str, Profile]:

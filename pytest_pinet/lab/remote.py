@@ -89,6 +89,9 @@ class RemoteHost:
             "allow_agent": False,
             "banner_timeout": self.connect_timeout,
             "auth_timeout": self.connect_timeout,
+            # Opening a session on a host whose sshd hangs would otherwise wait paramiko's
+            # default hour: a hung board must become a lab fault in seconds.
+            "channel_timeout": self.connect_timeout,
         }
         if ep.identity is not None:
             connect_kwargs["key_filename"] = str(ep.identity)
@@ -112,9 +115,9 @@ class RemoteHost:
         try:
             connection.open()
         except (OSError, EOFError) as exc:
-            raise LabFault("unreachable", f"cannot reach {ep!r}: {exc}") from None
+            raise LabFault("unreachable", f"cannot reach {ep!r}: {exc}", ep.name) from None
         except Exception as exc:  # paramiko's SSHException family and BadHostKeyException
-            raise LabFault("ssh", f"SSH to {ep!r} failed: {type(exc).__name__}: {exc}") from None
+            raise LabFault("ssh", f"SSH to {ep!r} failed: {type(exc).__name__}: {exc}", ep.name) from None
         return connection
 
     @property
@@ -139,17 +142,30 @@ class RemoteHost:
             result = self.connection.run(command, hide=True, warn=True, timeout=timeout, in_stream=False)
         except CommandTimedOut:
             raise LabFault(
-                "timeout", f"{self.name}: `{command}` still running after {timeout:.0f} s"
+                "timeout", f"{self.name}: `{command}` still running after {timeout:.0f} s", self.name
             ) from None
         except (TimeoutError, OSError, EOFError) as exc:
             self.close()
-            raise LabFault("ssh-dropped", f"{self.name}: connection lost during `{command}`: {exc}") from None
+            raise LabFault(
+                "ssh-dropped", f"{self.name}: connection lost during `{command}`: {exc}", self.name
+            ) from None
         except Exception as exc:  # paramiko SSHException: channel or transport died
             if type(exc).__module__.startswith("paramiko"):
                 self.close()
-                raise LabFault("ssh-dropped", f"{self.name}: `{command}`: {exc}") from None
+                raise LabFault("ssh-dropped", f"{self.name}: `{command}`: {exc}", self.name) from None
             raise
+        if int(result.exited) == -1 and not self._still_connected():
+            # No exit status and the transport is gone: sshd (or the host) died under the
+            # command, which is not the command's own failure.
+            self.close()
+            raise LabFault(
+                "ssh-dropped", f"{self.name}: connection lost during `{command}` (no exit status)", self.name
+            )
         return CommandResult(command, int(result.exited), str(result.stdout), str(result.stderr))
+
+    def _still_connected(self) -> bool:
+        with self._lock:
+            return self._connection is not None and bool(self._connection.is_connected)
 
     def put(self, local: Path, remote: str) -> None:
         """Copy a local file to ``remote`` on the host (SFTP over the same pinned connection)."""

@@ -157,7 +157,9 @@ class Iperf3Server:
                 last = (result.stderr or result.stdout).strip()
                 self.port = port
                 self.stop()
-        raise LabFault("iperf3-server", f"{self.host.name}: iperf3 server did not start: {last[:300]}")
+        raise LabFault(
+            "iperf3-server", f"{self.host.name}: iperf3 server did not start: {last[:300]}", self.host.name
+        )
 
     def stop(self) -> str:
         """Stop this server, never another, and remove its files; return its JSON report.
@@ -332,15 +334,19 @@ class _Client:
     def finish(self, ended_by: str, precision: float | None) -> Iperf3Run:
         """Parse what the client printed, with the receiver's view when it was stopped early."""
         if self.outcome is None:
-            raise LabFault("iperf3-output", f"iperf3 client on {self.sender.name} did not run")
+            raise LabFault(
+                "iperf3-output", f"iperf3 client on {self.sender.name} did not run", self.sender.name
+            )
         source = f"iperf3 client on {self.sender.name} ({self.command})"
         try:
             result = parse_iperf3(self.outcome.stdout, source)
         except Iperf3ReportedError as exc:
-            raise LabFault(f"iperf3-{exc.category}", str(exc)) from None
+            raise LabFault(f"iperf3-{exc.category}", str(exc), self.sender.name) from None
         except Iperf3OutputError as exc:
             detail = self.outcome.stderr.strip()[:300]
-            raise LabFault("iperf3-output", f"{exc}{'; stderr: ' + detail if detail else ''}") from None
+            raise LabFault(
+                "iperf3-output", f"{exc}{'; stderr: ' + detail if detail else ''}", self.sender.name
+            ) from None
         notes: tuple[str, ...] = ()
         if ended_by == SETTLED:
             if result.error is None:
