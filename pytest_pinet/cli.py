@@ -103,7 +103,7 @@ def _board_strategy(env_file: Path, host: str, wait: float) -> tuple[Any, Any]:
 
     from .lab.inventory import load_inventory
     from .lab.remote import RemoteHost
-    from .lab.strategy import PinetBoardStrategy
+    from .lab.strategy import new_strategy
 
     if not env_file.exists():
         raise PinetError(f"{env_file} not found: run `pinet lab up` or pass --env FILE")
@@ -112,7 +112,7 @@ def _board_strategy(env_file: Path, host: str, wait: float) -> tuple[Any, Any]:
         raise PinetError(f"{env_file}: no host {host!r}; hosts: {sorted(inventory.hosts)}")
     target = Environment(config_file=str(env_file)).get_target(host)
     try:
-        strategy = PinetBoardStrategy(target, "pinet-strategy")
+        strategy = new_strategy(target, host)
     except Exception as exc:
         raise PinetError(f"{env_file}: {host} has no usable power driver ({exc})") from None
     strategy.remote = RemoteHost(inventory.hosts[host].endpoint, connect_timeout=3)

@@ -107,14 +107,14 @@ def _strategies(config: pytest.Config) -> dict[str, Any]:
 
 def _strategy_for(labgrid_env: Any, entry: HostEntry, remote: RemoteHost) -> Any:
     """The host's PinetBoardStrategy: the env's if it declares one, else created on demand."""
-    from .lab.strategy import PinetBoardStrategy
+    from .lab.strategy import PinetBoardStrategy, new_strategy
 
     target = labgrid_env.get_target(entry.name)
     try:
         strategy = target.get_driver(PinetBoardStrategy, activate=False)
     except Exception:  # labgrid raises NoDriverFoundError when the env declares none
         try:
-            strategy = PinetBoardStrategy(target, "pinet-strategy")
+            strategy = new_strategy(target, entry.name)
         except Exception as exc:  # e.g. no power driver: the board cannot be power-cycled
             pytest.skip(f"{entry.name} cannot be power-cycled: {exc}")
     strategy.remote = remote
@@ -220,11 +220,11 @@ def pinet_recovery(
 
     def strategy_for(name: str) -> Any:
         if name not in strategies:
-            from .lab.strategy import PinetBoardStrategy
+            from .lab.strategy import new_strategy
 
             try:
                 target = request.getfixturevalue("labgrid_env").get_target(name)
-                strategy = PinetBoardStrategy(target, "pinet-recovery")
+                strategy = new_strategy(target, name, "pinet-recovery")
             except Exception:  # no power driver: this host can only be reconnected
                 return None
             strategy.remote = pinet_hosts[name]

@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError
+from ..errors import ConfigError, LabFault
 from ..settings import PinetSettings
 from ..virtlab.topology import DEFAULT_STATE_ROOT, STATE_ROOT_ENV
 from .places import Place, PlaceLock, take_place, worker_count, worker_index
@@ -118,13 +118,43 @@ class PlaceKeeper:
         if self.place is None:
             return
         if self._reservation is not None:
-            self._reservation.release()
-            self._reservation = None
+            reservation, self._reservation = self._reservation, None
+            try:
+                still_held = reservation.release()
+            except LabFault as fault:
+                self._fault("coordinator", f"releasing place {reservation.place} failed: {fault}")
+            else:
+                if not still_held:
+                    self._fault(
+                        "coordinator",
+                        f"place {reservation.place} was no longer acquired at release: the coordinator "
+                        "forgot it (restarted during the run)",
+                    )
+                if reservation.client.reconnects:
+                    self._fault(
+                        "coordinator",
+                        f"coordinator {reservation.client.address} was unreachable for "
+                        f"{reservation.client.reconnects} call(s); waited it out",
+                        recovered=True,
+                    )
         if self._lock is not None:
             self._lock.release()
             self._lock = None
         self._note("released")
         self.place = None
+
+    def _fault(self, category: str, message: str, recovered: bool = False) -> None:
+        self.results.record_fact(
+            "lab-fault",
+            {
+                "test_id": "(session)",
+                "category": category,
+                "host": self.settings.coordinator,
+                "message": message,
+                "recovered": recovered,
+                "action": "waited for the coordinator" if recovered else "none",
+            },
+        )
 
     def release_leftovers(self) -> list[str]:
         """On the controller: release coordinator places whose worker died holding them."""
