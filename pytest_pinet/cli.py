@@ -78,6 +78,29 @@ def _places_up(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_lab_export(args: argparse.Namespace) -> int:
+    """Write exporter and RemotePlace env files for places pinet1..K; register them."""
+    from .lab.coordinator import Client
+    from .virtlab.coordinator_export import DEFAULT_TAGS, register_places, write_export
+
+    specs = []
+    for number in range(1, args.places + 1):
+        args.lab = f"pinet{number}"
+        specs.append(_spec(args))
+    out = Path(args.out)
+    for path in write_export(specs, out):
+        print(f"wrote {path}")
+    if args.coordinator:
+        register_places(Client(args.coordinator), specs, args.exporter_name, DEFAULT_TAGS)
+        print(f"places {', '.join(s.name for s in specs)} registered on {args.coordinator}")
+    print(
+        f"serve them: labgrid-exporter -c {args.coordinator or 'HOST:PORT'} -n {args.exporter_name} "
+        f"{out / 'exporter.yaml'}\nuse them: pytest -n {args.places} --pinet-coordinator "
+        f"{args.coordinator or 'HOST:PORT'} --pinet-place-tags {DEFAULT_TAGS[0]} --pinet-lab {out / 'places'}"
+    )
+    return 0
+
+
 def _check_qemu_board(env_file: Path, host: str) -> None:
     """Boot the QEMU board through labgrid, log in on its console, power-cycle it, reach it
     again, and switch it off: the proof that the lab's board works before a run needs it."""
@@ -438,6 +461,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="QEMU board: skip booting and power-cycling it through labgrid once after building",
     )
     up.set_defaults(func=cmd_lab_up)
+
+    export = lab_sub.add_parser(
+        "export", help="offer places pinet1..K through a labgrid coordinator (exporter + env files)"
+    )
+    lab_option(export)
+    export.add_argument("--places", type=int, required=True, metavar="K", help="places pinet1..pinetK")
+    export.add_argument("--out", required=True, help="directory for exporter.yaml and PLACE.yaml env files")
+    export.add_argument("--coordinator", default="", help="HOST:PORT: create the places there, tagged")
+    export.add_argument("--exporter-name", default="pinet", help="the exporter's -n name (default pinet)")
+    export.set_defaults(func=cmd_lab_export)
 
     down = lab_sub.add_parser("down", help="remove everything the lab made (idempotent)")
     lab_option(down)

@@ -24,7 +24,7 @@ from .judge.linerate import tcp_goodput_limit
 from .judge.thermal import thermal_evidence
 from .judge.thresholds import Thresholds, load_thresholds
 from .lab.facts import HostFacts, gather_facts
-from .lab.inventory import HostEntry, Inventory, LinkEntry, load_inventory
+from .lab.inventory import HostEntry, Inventory, LinkEntry, load_inventory, resolve_remote
 from .lab.profiles import AppliedProfile, Profile, apply_profile, load_profiles
 from .lab.recovery import LabRecovery
 from .lab.remote import RemoteHost
@@ -63,7 +63,7 @@ def pinet_inventory(pytestconfig: pytest.Config, pinet_settings: PinetSettings) 
         )
     try:
         env_file = _run(pytestconfig).env_file()
-        return load_inventory(env_file)
+        return resolve_remote(load_inventory(env_file))
     except ConfigError as exc:
         pytest.fail(str(exc), pytrace=False)
     except PinetError as exc:

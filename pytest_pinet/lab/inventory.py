@@ -9,15 +9,17 @@ file describes a lab completely.  See docs/inventory.md for the format.
 from __future__ import annotations
 
 import ipaddress
+import os
 import re
+import string
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from ..errors import ConfigError
+from ..errors import ConfigError, LabFault
 from .remote import SshEndpoint
 
 ROLES = ("board", "peer")
@@ -49,6 +51,9 @@ class HostEntry:
     # Off until the test run boots it through labgrid (a QEMU board, a board on a PDU that
     # the lab keeps dark between runs); the run powers it off again at its end.
     power_on_at_start: bool = False
+    # The coordinator place its NetworkService comes from (a RemotePlace target); the
+    # endpoint is then filled in by resolve_remote() once the place is acquired.
+    remote_place: str | None = None
 
 
 @dataclass(frozen=True)
@@ -133,12 +138,28 @@ def load_inventory(path: str | Path) -> Inventory:
     except OSError as exc:
         raise ConfigError(where, f"cannot read lab env file: {exc.strerror}", "check --pinet-lab") from None
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_EnvLoader)  # noqa: S506 - a SafeLoader with one more tag
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f" at line {mark.line + 1}" if mark is not None else ""
         raise ConfigError(where, f"malformed YAML{line}", "fix the syntax") from None
     return inventory_from_data(data, source)
+
+
+class _EnvLoader(yaml.SafeLoader):
+    """YAML as labgrid reads env files: safe, plus ``!template $VAR`` from the environment.
+
+    An unset variable stays as written here (a file is checked before its place is known);
+    labgrid itself refuses it when the env is used.
+    """
+
+
+def _template(loader: yaml.SafeLoader, node: yaml.Node) -> str:
+    value = loader.construct_scalar(node)  # type: ignore[arg-type]
+    return string.Template(str(value)).safe_substitute(os.environ)
+
+
+_EnvLoader.add_constructor("!template", _template)
 
 
 def inventory_from_data(data: Any, source: Path) -> Inventory:
@@ -198,8 +219,14 @@ def inventory_from_data(data: Any, source: Path) -> Inventory:
             isinstance(congestion, str) and re.fullmatch(r"[a-z0-9_]{1,16}", congestion)
         ):
             raise ConfigError(where, f"{key}.tcp_congestion {congestion!r} is not a congestion control name")
-        endpoint = _endpoint(name, targets[name], where, identity, known_hosts)
-        hosts[name] = HostEntry(name, role, endpoint, congestion, power_on_at_start)
+        remote_place = _remote_place(name, targets[name], where)
+        if remote_place is not None:
+            # Reached through the coordinator's place: the exporter's NetworkService named
+            # after the host gives the address once the place is acquired.
+            endpoint = SshEndpoint(name, "", "root", 22, identity, known_hosts)
+        else:
+            endpoint = _endpoint(name, targets[name], where, identity, known_hosts)
+        hosts[name] = HostEntry(name, role, endpoint, congestion, power_on_at_start, remote_place)
 
     links_raw = pinet.get("links", [])
     if not isinstance(links_raw, list):
@@ -275,16 +302,75 @@ def _route(raw: Any, key: str, where: str, links: tuple[LinkEntry, ...]) -> Rout
     return RouteEntry(str(raw["name"]), str(raw["board"]), lan, wan)
 
 
+def _resources(target: Any) -> dict[str, Any]:
+    """A target's resources by class, from labgrid's mapping or list form."""
+    resources = target.get("resources") if isinstance(target, Mapping) else None
+    if isinstance(resources, Mapping):
+        return dict(resources)
+    found: dict[str, Any] = {}
+    if isinstance(resources, list):  # labgrid also accepts a list of single-key mappings
+        for item in resources:
+            if isinstance(item, Mapping):
+                found.update(item)
+    return found
+
+
+def _remote_place(name: str, target: Any, where: str) -> str | None:
+    """The place name of a target backed by a coordinator's RemotePlace, else None."""
+    resources = _resources(target)
+    if "RemotePlace" not in resources or "NetworkService" in resources:
+        return None
+    remote = resources["RemotePlace"]
+    place = remote.get("name") if isinstance(remote, Mapping) else None
+    if not isinstance(place, str) or not re.fullmatch(r"[A-Za-z0-9_.$+-]{1,64}", place):
+        raise ConfigError(where, f"targets.{name}.resources.RemotePlace.name {place!r} is not a place name")
+    return place
+
+
+def resolve_remote(inventory: Inventory) -> Inventory:
+    """Fill in the endpoints of RemotePlace hosts from the acquired place's NetworkServices.
+
+    The exporter names each NetworkService after the host (``pi``, ``pc``, ...); labgrid's
+    RemotePlace hands them to the target once this user holds the place.
+    """
+    remote = [h for h in inventory.hosts.values() if h.remote_place is not None]
+    if not remote:
+        return inventory
+    from labgrid import Environment
+    from labgrid.resource import NetworkService
+
+    env = Environment(config_file=str(inventory.source))
+    hosts = dict(inventory.hosts)
+    try:
+        for host in remote:
+            try:
+                service = env.get_target(host.name).get_resource(NetworkService, name=host.name)
+            except Exception as exc:  # labgrid: place not acquired, no such resource, no coordinator
+                raise LabFault(
+                    "coordinator",
+                    f"{inventory.source}: no NetworkService {host.name!r} in place {host.remote_place}: "
+                    f"{type(exc).__name__}: {exc}",
+                    host.name,
+                ) from None
+            data = {"address": service.address, "username": service.username, "port": service.port}
+            if getattr(service, "password", ""):
+                data["password"] = service.password
+            endpoint = _endpoint(
+                host.name,
+                {"resources": {"NetworkService": data}},
+                f"{inventory.source} (place {host.remote_place})",
+                host.endpoint.identity,
+                host.endpoint.known_hosts,
+            )
+            hosts[host.name] = replace(host, endpoint=endpoint)
+    finally:
+        env.cleanup()
+    return replace(inventory, hosts=hosts)
+
+
 def _endpoint(name: str, target: Any, where: str, identity: Path | None, known_hosts: Path) -> SshEndpoint:
     key = f"targets.{name}.resources.NetworkService"
-    resources = target.get("resources") if isinstance(target, Mapping) else None
-    service = None
-    if isinstance(resources, Mapping):
-        service = resources.get("NetworkService")
-    elif isinstance(resources, list):  # labgrid also accepts a list of single-key mappings
-        for item in resources:
-            if isinstance(item, Mapping) and "NetworkService" in item:
-                service = item["NetworkService"]
+    service = _resources(target).get("NetworkService")
     if not isinstance(service, Mapping):
         raise ConfigError(where, f"{key} is missing", "pinet reaches hosts over SSH: add a NetworkService")
     address = service.get("address")

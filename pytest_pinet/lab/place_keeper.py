@@ -77,7 +77,10 @@ class PlaceKeeper:
 
         client = coordinator.Client(self.settings.coordinator)
         reservation = client.reserve_and_acquire(self.settings.place_tags, self.run_id)
+        # Held from here on: recorded before anything else can fail, so that release() and,
+        # if this process dies, the controller give it back.
         self._reservation = reservation
+        self.place = Place(reservation.place, "coordinator")
         self._note("taken", token=reservation.token)
         return Place(reservation.place, "coordinator", self._coordinator_env(reservation.place))
 
