@@ -39,6 +39,7 @@ class LabFault(PinetError):
         self.category = category
         self.host = host  # the host that misbehaved, where known: recovery starts there
         self.recorded = False  # True once kept as a fact of the run (by recovery)
+        self.evidence: dict[str, str] = {}  # what the failing step saw (a cut-short output)
         super().__init__(f"lab fault ({category}): {message}")
 
 

@@ -116,8 +116,8 @@ class LabRecovery:
         except LabFault as fault:
             if fault.category not in RECOVERABLE:
                 raise
-            record = FaultRecord(test_id, fault.category, fault.host, str(fault))
-        record.evidence = self.evidence()
+            record = FaultRecord(test_id, fault.category, fault.host, str(fault), dict(fault.evidence))
+        record.evidence.update(self.evidence())
         started = time.monotonic()
         try:
             record.action = self.power_cycle_place()

@@ -32,7 +32,7 @@ from .adaptive import (
     settled_half_width_pct,
 )
 from .iperf3_model import Iperf3Result, StreamResult, Totals
-from .iperf3_parse import Iperf3OutputError, Iperf3ReportedError, parse_iperf3
+from .iperf3_parse import Iperf3OutputError, Iperf3ReportedError, classify_error, parse_iperf3
 
 log = logging.getLogger(__name__)
 
@@ -348,6 +348,18 @@ class _Client:
                 "iperf3-output", f"{exc}{'; stderr: ' + detail if detail else ''}", self.sender.name
             ) from None
         notes: tuple[str, ...] = ()
+        if ended_by != SETTLED and result.error is not None:
+            # Nobody here stopped it: a signal (the remote `timeout` after a stall, a dying
+            # host) cut the run short.  Its figures cover a stall, not the link: a lab fault,
+            # never a goodput to judge.
+            fault = LabFault(
+                f"iperf3-{classify_error(result.error)}",
+                f"{source} ended with {result.error!r} instead of running its {self.options.duration} s "
+                f"(after {self.finished - self.started:.0f} s)",
+                self.sender.name,
+            )
+            fault.evidence["iperf3 client output (cut short)"] = self.outcome.stdout[-20000:]
+            raise fault
         if ended_by == SETTLED:
             if result.error is None:
                 ended_by = MAX_DURATION  # the stop came as the run ended by itself

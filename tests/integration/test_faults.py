@@ -1,0 +1,317 @@
+"""Lab faults injected into a real run of the suite on the namespace lab.
+
+Each case runs two half-duplex tests in a pytest subprocess against lab ``pinet7`` and
+breaks the lab while the *second* one measures: sshd killed, the board's cable down, the
+board hung (every process stopped), the iperf3 server taken by a foreign client (busy) or
+stopped (stale), and a power command that fails.  Expected of every case: the fault is a
+categorized lab fault kept in the run's facts with its evidence, recovered by a power-cycle
+and one retry where a power-cycle can help, the run goes on to its end, and the measurement
+taken before the fault is in the results file, the store and the Allure results.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+import xml.etree.ElementTree as ET
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+import yaml
+
+from pytest_pinet.virtlab import lab
+from pytest_pinet.virtlab.topology import LabSpec
+
+ROOT = Path(__file__).resolve().parents[2]
+TESTS = [
+    "tests/network/test_ethernet.py::test_tcp_half_duplex_goodput[board->peer-stock]",
+    "tests/network/test_ethernet.py::test_tcp_half_duplex_goodput[peer->board-stock]",
+]
+
+
+@pytest.fixture(scope="module")
+def fault_lab(tmp_path_factory) -> Iterator[LabSpec]:
+    if os.geteuid() != 0:
+        pytest.skip("virtual lab tests need root (network namespaces)")
+    spec = LabSpec(name="pinet7", state_root=tmp_path_factory.mktemp("faults") / "state")
+    lab.down(spec)
+    lab.up(spec)
+    yield spec
+    lab.down(spec)
+
+
+@pytest.fixture
+def healthy_lab(fault_lab: LabSpec) -> Iterator[LabSpec]:
+    """The lab, every host switched on again after a case (a failed recovery leaves it dark)."""
+    yield fault_lab
+    for host in fault_lab.hosts:
+        netns = fault_lab.netns(host.name)
+        for pid in lab.netns_pids(netns):
+            os.kill(pid, signal.SIGCONT)
+        lab.power(fault_lab, host.name, "off")
+        lab.power(fault_lab, host.name, "on")
+
+
+def pids_in(netns: str) -> list[tuple[int, str]]:
+    """(pid, command line) of processes in ``netns``, read from /proc (fast enough to race)."""
+    inode = os.stat(f"/run/netns/{netns}").st_ino
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            if os.stat(f"/proc/{entry}/ns/net").st_ino != inode:
+                continue
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
+        except OSError:
+            continue
+        found.append((int(entry), cmdline))
+    return found
+
+
+@dataclass
+class Injector:
+    """Waits until the first test's measurement is recorded and the second one's iperf3 runs
+    (``trigger``), then breaks the lab (``action``), once."""
+
+    spec: LabSpec
+    results: Path
+    trigger: Callable[[LabSpec], bool]
+    action: Callable[[LabSpec], str]
+    done: list[str] = field(default_factory=list)
+
+    def measurements(self) -> int:
+        return sum(len(p.read_text().splitlines()) for p in self.results.glob("*/measurements.jsonl"))
+
+    def run(self, deadline: float) -> None:
+        while time.monotonic() < deadline and self.measurements() < 1:
+            time.sleep(0.05)
+        while time.monotonic() < deadline:
+            if self.trigger(self.spec):
+                self.done.append(self.action(self.spec))
+                return
+            time.sleep(0.002)
+
+
+def client_running(spec: LabSpec) -> bool:
+    return any(cmd.startswith("iperf3 -c") for host in ("pi", "pc") for _, cmd in pids_in(spec.netns(host)))
+
+
+def after_warmup(check: Callable[[LabSpec], bool], seconds: float = 2.0) -> Callable[[LabSpec], bool]:
+    """``check`` first true, then ``seconds`` later: the fault lands mid-measurement."""
+    seen: list[float] = []
+
+    def trigger(spec: LabSpec) -> bool:
+        if not seen and check(spec):
+            seen.append(time.monotonic())
+        return bool(seen) and time.monotonic() - seen[0] >= seconds
+
+    return trigger
+
+
+def kill_sshd(spec: LabSpec) -> str:
+    killed = [pid for pid, cmd in pids_in(spec.netns("pi")) if cmd.startswith("sshd")]
+    for pid in killed:
+        os.kill(pid, signal.SIGKILL)
+    return f"killed {len(killed)} sshd processes of pi"
+
+
+def cable_down(spec: LabSpec) -> str:
+    subprocess.run(["ip", "-n", spec.netns("pi"), "link", "set", "eth0", "down"], check=True)
+    return "pi eth0 down"
+
+
+def hang_board(spec: LabSpec) -> str:
+    stopped = [pid for pid, _ in pids_in(spec.netns("pi"))]
+    for pid in stopped:
+        os.kill(pid, signal.SIGSTOP)
+    return f"stopped all {len(stopped)} processes of pi"
+
+
+def server_of_second_test(spec: LabSpec) -> tuple[str, int] | None:
+    """(netns, port) of a running `iperf3 -s -1` of the run, if one is up."""
+    for host in ("pi", "pc"):
+        for _, cmd in pids_in(spec.netns(host)):
+            parts = cmd.split()
+            if parts[:3] == ["iperf3", "-s", "-1"] and "-p" in parts:
+                return spec.netns(host), int(parts[parts.index("-p") + 1])
+    return None
+
+
+def take_server(spec: LabSpec) -> str:
+    """A foreign client grabs the run's iperf3 server before the run's own client connects."""
+    found = server_of_second_test(spec)
+    assert found is not None
+    netns, port = found
+    address = spec.link_address(spec.links[0], "peer" if netns.endswith("-pc") else "board")
+    other = spec.netns("pi") if netns.endswith("-pc") else spec.netns("pc")
+    subprocess.Popen(
+        ["ip", "netns", "exec", other, "iperf3", "-c", address, "-p", str(port), "-t", "30"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    return f"foreign client on {other} took the server on port {port}"
+
+
+def stop_server(spec: LabSpec) -> str:
+    """The run's iperf3 server stops answering mid-run (a stale server)."""
+    for host in ("pi", "pc"):
+        for pid, cmd in pids_in(spec.netns(host)):
+            if cmd.startswith("iperf3 -s -1"):
+                os.kill(pid, signal.SIGSTOP)
+                return f"stopped iperf3 server {pid} on {host}"
+    raise AssertionError("no iperf3 server to stop")
+
+
+def run_with_fault(spec: LabSpec, tmp: Path, trigger, action, env_file: Path | None = None) -> dict:
+    results = tmp / "results"
+    allure_dir = tmp / "allure"
+    junit = tmp / "junit.xml"
+    argv = [
+        sys.executable,
+        "-m",
+        "pytest",
+        *TESTS,
+        "--pinet-lab",
+        str(env_file or spec.env_file),
+        "--pinet-results",
+        str(results),
+        "--pinet-duration",
+        "6",
+        "--pinet-adaptive",
+        "off",
+        "--pinet-remeasure",
+        "0",
+        "--alluredir",
+        str(allure_dir),
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:randomly",
+        f"--junitxml={junit}",
+        "-q",
+    ]
+    injector = Injector(spec, results, trigger, action)
+    thread = threading.Thread(target=injector.run, args=(time.monotonic() + 240,), daemon=True)
+    thread.start()
+    env = {**os.environ, "PINET_STATE_DIR": str(spec.state_root)}
+    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    thread.join(timeout=5)
+    assert injector.done, f"the fault was never injected:\n{done.stdout[-3000:]}"
+    (run_dir,) = list(results.glob("2*"))
+    facts = [json.loads(line) for line in (run_dir / "facts.jsonl").read_text().splitlines()]
+    measurements = [json.loads(line) for line in (run_dir / "measurements.jsonl").read_text().splitlines()]
+    with sqlite3.connect(results / "pinet.sqlite") as db:
+        stored = db.execute("select test_id, goodput_mbps from measurements").fetchall()
+    outcomes = {case.get("name"): case for case in ET.parse(junit).getroot().iter("testcase")}
+    allure_results = [json.loads(p.read_text()) for p in allure_dir.glob("*-result.json")]
+    return {
+        "stdout": done.stdout,
+        "faults": [f for f in facts if f["kind"] == "lab-fault"],
+        "measurements": measurements,
+        "stored": stored,
+        "junit": outcomes,
+        "allure": allure_results,
+        "injected": injector.done[0],
+    }
+
+
+def assert_nothing_lost(outcome: dict, first_test: str) -> None:
+    """The measurement taken before the fault is in the results file, the store and Allure."""
+    before = [m for m in outcome["measurements"] if m["test_id"].endswith(first_test)]
+    assert before and before[0]["goodput_mbps"] > 100
+    assert any(test_id.endswith(first_test) for test_id, _ in outcome["stored"])
+    assert len(outcome["stored"]) == len(outcome["measurements"])
+    reported = [r for r in outcome["allure"] if r["name"].endswith(first_test.split("::")[-1])]
+    assert reported and reported[0]["status"] == "passed"
+
+
+def assert_recovered(outcome: dict, categories: set[str]) -> None:
+    assert outcome["faults"], outcome["stdout"][-3000:]
+    fault = outcome["faults"][0]
+    assert fault["category"] in categories, fault
+    assert fault["recovered"] is True, fault
+    assert "power-cycled" in fault["action"]
+    assert fault["evidence"], "no evidence collected"
+    # Both tests passed: the faulty one on its retry, and the run went on.
+    assert len(outcome["measurements"]) == 2, outcome["stdout"][-3000:]
+    assert all(
+        case.find("failure") is None and case.find("error") is None for case in outcome["junit"].values()
+    )
+    evidence = [
+        a
+        for r in outcome["allure"]
+        for a in r.get("attachments", [])
+        if a["name"].startswith("lab fault:") and "recovered" in a["name"]
+    ]
+    assert evidence, "the fault's evidence is not attached to the report"
+    assert "lab faults: 1" in outcome["stdout"]
+
+
+FIRST = TESTS[0].split("::")[-1]
+
+
+def test_sshd_killed_mid_run_is_recovered(healthy_lab, tmp_path):
+    outcome = run_with_fault(healthy_lab, tmp_path, after_warmup(client_running), kill_sshd)
+    assert_recovered(outcome, {"ssh-dropped", "ssh", "unreachable", "timeout"})
+    assert_nothing_lost(outcome, FIRST)
+
+
+def test_cable_down_mid_run_is_recovered(healthy_lab, tmp_path):
+    outcome = run_with_fault(healthy_lab, tmp_path, after_warmup(client_running), cable_down)
+    assert_recovered(
+        outcome, {"iperf3-connect", "iperf3-output", "timeout", "iperf3-iperf3", "iperf3-interrupted"}
+    )
+    assert_nothing_lost(outcome, FIRST)
+
+
+def test_hung_board_is_recovered(healthy_lab, tmp_path):
+    outcome = run_with_fault(healthy_lab, tmp_path, after_warmup(client_running), hang_board)
+    # Whichever end notices first: the board's SSH, or the peer's iperf3 cut short.
+    assert_recovered(
+        outcome, {"timeout", "ssh-dropped", "ssh", "unreachable", "iperf3-output", "iperf3-interrupted"}
+    )
+    assert_nothing_lost(outcome, FIRST)
+
+
+def test_busy_iperf3_server_is_recovered(healthy_lab, tmp_path):
+    outcome = run_with_fault(
+        healthy_lab, tmp_path, lambda spec: server_of_second_test(spec) is not None, take_server
+    )
+    assert_recovered(outcome, {"iperf3-server-busy"})
+    assert_nothing_lost(outcome, FIRST)
+
+
+def test_stale_iperf3_server_is_recovered(healthy_lab, tmp_path):
+    outcome = run_with_fault(healthy_lab, tmp_path, after_warmup(client_running), stop_server)
+    assert_recovered(
+        outcome, {"timeout", "iperf3-output", "iperf3-control-socket", "iperf3-iperf3", "iperf3-interrupted"}
+    )
+    assert_nothing_lost(outcome, FIRST)
+
+
+def test_failing_power_command_ends_as_an_unrecovered_lab_fault(healthy_lab, tmp_path):
+    data = yaml.safe_load(healthy_lab.env_file.read_text())
+    data["targets"]["pi"]["drivers"]["ExternalPowerDriver"]["cmd_on"] = "sh -c 'echo relay stuck >&2; exit 3'"
+    broken_env = tmp_path / "env-broken-power.yaml"
+    broken_env.write_text(yaml.safe_dump(data))
+    outcome = run_with_fault(healthy_lab, tmp_path, after_warmup(client_running), kill_sshd, broken_env)
+    first = outcome["faults"][0]
+    assert first["recovered"] is False
+    assert first["action"].startswith("power-cycle failed")
+    assert "relay stuck" in first["action"] or "exit" in first["action"]
+    failed = [case for case in outcome["junit"].values() if case.find("failure") is not None]
+    assert len(failed) == 1
+    assert "lab fault (recovery-failed)" in failed[0].find("failure").get("message", "")
+    assert "not a regression" in failed[0].find("failure").get("message", "")
+    broken = [r for r in outcome["allure"] if r["status"] == "broken"]
+    assert len(broken) == 1  # Allure shows the lab's failure as broken, not as a failed test
+    assert_nothing_lost(outcome, FIRST)
