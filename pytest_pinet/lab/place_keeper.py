@@ -177,6 +177,17 @@ class PlaceKeeper:
         client = coordinator.Client(self.settings.coordinator)
         released = []
         for fact in held.values():
-            client.release_stale(str(fact["place"]), str(fact.get("token", "")))
+            was_held = client.release_stale(str(fact["place"]), str(fact.get("token", "")))
             released.append(str(fact["place"]))
+            self.results.record_fact(
+                "place",
+                {
+                    "event": "released-leftover",
+                    "place": fact["place"],
+                    "source": "coordinator",
+                    "worker": fact.get("worker"),
+                    "pid": fact.get("pid"),
+                    "still_held": was_held,
+                },
+            )
         return released
