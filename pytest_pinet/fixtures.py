@@ -32,6 +32,7 @@ from .lab.tunables import Unsupported
 from .measurement import Measurement, TrafficContext
 from .record.allure_out import attach_measurement, write_metric
 from .record.store import context_key, jain_fairness
+from .secrets import mask
 from .settings import PinetSettings
 from .traffic.adaptive import SettleRule
 from .traffic.iperf3_runner import AdaptiveStop, Iperf3Options, Iperf3Run, run_iperf3, run_iperf3_both_ways
@@ -201,7 +202,7 @@ def powered_board(request: pytest.FixtureRequest, board_strategy: Any, board_ent
         import allure
 
         allure.attach(
-            board_strategy.console_log or "(no console on this target)",
+            mask(board_strategy.console_log or "(no console on this target)"),
             f"{board_entry.name}: boot console",
             allure.attachment_type.TEXT,
         )
@@ -235,7 +236,7 @@ def pinet_recovery(
         try:
             import allure
 
-            allure.attach(text, name, allure.attachment_type.TEXT)
+            allure.attach(mask(text), name, allure.attachment_type.TEXT)
         except ImportError:
             pass
 

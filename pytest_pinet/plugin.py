@@ -22,6 +22,8 @@ from .measurement import Measurement
 from .record.results_dir import ResultsDir, new_run_id
 from .record.routing_tables import routing_tables, storage_table, udp_table
 from .record.store import ResultsStore
+from .secrets import mask
+from .secrets import register as register_secret
 from .settings import (
     VIRTUAL,
     PinetSettings,
@@ -477,6 +479,10 @@ def pytest_configure(config: pytest.Config) -> None:
                     load_inventory(path)
         except ConfigError as exc:
             raise pytest.UsageError(str(exc)) from None
+    if settings.db:
+        from urllib.parse import urlsplit
+
+        register_secret(urlsplit(settings.db).password)
     workerinput = getattr(config, "workerinput", None)
     run_id = workerinput["pinet_run_id"] if workerinput else new_run_id()
     config.stash[PINET_RUN] = PinetRun(settings, run_id, workerinput is not None)
@@ -535,7 +541,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     report = outcome.get_result()
     if call.excinfo is not None and isinstance(call.excinfo.value, LabFault):
         fault = call.excinfo.value
-        report.longrepr = f"{fault} [not a regression: the lab failed, see the evidence above]"
+        report.longrepr = mask(f"{fault} [not a regression: the lab failed, see the evidence above]")
         report.user_properties.append(("pinet_lab_fault", fault.category))
         run = item.config.stash.get(PINET_RUN, None)
         if run is not None and not fault.recorded:

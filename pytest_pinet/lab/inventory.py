@@ -19,6 +19,7 @@ from typing import Any
 
 import yaml
 
+from .. import secrets
 from ..errors import ConfigError, LabFault
 from .remote import SshEndpoint
 
@@ -390,6 +391,7 @@ def _endpoint(name: str, target: Any, where: str, identity: Path | None, known_h
     if isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536:
         raise ConfigError(where, f"{key}.port must be 1..65535, got {port!r}")
     password = service.get("password") or None
+    secrets.register(str(password) if password else None)
     return SshEndpoint(
         name, address, username, port, identity, known_hosts, str(password) if password else None
     )

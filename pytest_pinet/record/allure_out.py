@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..measurement import Measurement
+from ..secrets import mask, mask_data
 
 CATEGORIES = [
     {
@@ -90,9 +91,13 @@ def attach_measurement(measurement: Measurement) -> None:
         label_measurement(measurement)  # once per test, also when a test records two directions
     name = measurement.context.direction
     allure.attach(
-        json.dumps(measurement.summary(), indent=2), f"{name}: measurement", allure.attachment_type.JSON
+        json.dumps(mask_data(measurement.summary()), indent=2),
+        f"{name}: measurement",
+        allure.attachment_type.JSON,
     )
-    allure.attach(measurement.raw.get("client", ""), f"{name}: iperf3 client -J", allure.attachment_type.JSON)
+    allure.attach(
+        mask(measurement.raw.get("client", "")), f"{name}: iperf3 client -J", allure.attachment_type.JSON
+    )
     allure.attach(per_stream_table(measurement), f"{name}: per-stream goodput", allure.attachment_type.CSV)
     allure.attach(observer_table(measurement), f"{name}: interrupts and CPU", allure.attachment_type.TEXT)
     chart = per_second_chart(measurement)

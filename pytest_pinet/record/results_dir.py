@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..measurement import Measurement
+from ..secrets import mask, mask_data
 
 SAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
 
@@ -42,18 +43,18 @@ class ResultsDir:
     def record(self, measurement: Measurement) -> Path:
         """Append ``measurement`` durably; write its raw outputs; return the raw directory."""
         self.path.mkdir(parents=True, exist_ok=True)
-        line = json.dumps({"run_id": self.run_id, **measurement.summary()}, sort_keys=True)
+        line = json.dumps(mask_data({"run_id": self.run_id, **measurement.summary()}), sort_keys=True)
         _append_durably(self.measurements_file, line)
         raw_dir = self.path / "raw" / SAFE_NAME.sub("_", measurement.test_id)[:150]
         raw_dir.mkdir(parents=True, exist_ok=True)
         for name, text in measurement.raw.items():
-            (raw_dir / f"iperf3-{name}.json").write_text(text, encoding="utf-8")
+            (raw_dir / f"iperf3-{name}.json").write_text(mask(text), encoding="utf-8")
         return raw_dir
 
     def record_fact(self, kind: str, data: dict[str, Any]) -> None:
         """Append a fact learned during the run (an unsupported tunable, a lab fault)."""
         self.path.mkdir(parents=True, exist_ok=True)
-        line = json.dumps({"run_id": self.run_id, "kind": kind, **data}, sort_keys=True)
+        line = json.dumps(mask_data({"run_id": self.run_id, "kind": kind, **data}), sort_keys=True)
         _append_durably(self.path / "facts.jsonl", line)
 
     def load_facts(self) -> list[dict[str, Any]]:
