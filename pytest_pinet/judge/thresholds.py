@@ -171,6 +171,8 @@ def load_thresholds(path: str | Path) -> Thresholds:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(source, f"cannot read thresholds file: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(source, f"not UTF-8 text (byte {exc.start})") from None
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:

@@ -138,6 +138,8 @@ def load_inventory(path: str | Path) -> Inventory:
         text = source.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(where, f"cannot read lab env file: {exc.strerror}", "check --pinet-lab") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(where, f"not UTF-8 text (byte {exc.start})", "give a YAML env file") from None
     try:
         data = yaml.load(text, Loader=_EnvLoader)  # noqa: S506 - a SafeLoader with one more tag
     except yaml.YAMLError as exc:
@@ -408,7 +410,7 @@ def _link(raw: Any, key: str, where: str, hosts: Mapping[str, HostEntry]) -> Lin
         raise ConfigError(where, f"{key}: missing {missing}")
     for side, role in (("board", "board"), ("peer", "peer")):
         host = raw[side]
-        if host not in hosts or hosts[host].role != role:
+        if not isinstance(host, str) or host not in hosts or hosts[host].role != role:
             raise ConfigError(where, f"{key}.{side}: {host!r} is not a {role} in pinet.hosts")
         interface = raw[f"{side}_interface"]
         if not isinstance(interface, str) or not INTERFACE_NAME.match(interface):

@@ -149,6 +149,8 @@ def load_profiles(path: str | Path) -> dict[str, Profile]:
         data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
     except OSError as exc:
         raise ConfigError(source, f"cannot read profiles file: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(source, f"not UTF-8 text (byte {exc.start})") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""

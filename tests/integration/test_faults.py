@@ -23,6 +23,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -171,7 +172,7 @@ def stop_server(spec: LabSpec) -> str:
     raise AssertionError("no iperf3 server to stop")
 
 
-def run_with_fault(spec: LabSpec, tmp: Path, trigger, action, env_file: Path | None = None) -> dict:
+def run_with_fault(spec: LabSpec, tmp: Path, trigger, action, env_file: Path | None = None) -> dict[str, Any]:
     results = tmp / "results"
     allure_dir = tmp / "allure"
     junit = tmp / "junit.xml"
@@ -224,7 +225,7 @@ def run_with_fault(spec: LabSpec, tmp: Path, trigger, action, env_file: Path | N
     }
 
 
-def assert_nothing_lost(outcome: dict, first_test: str) -> None:
+def assert_nothing_lost(outcome: dict[str, Any], first_test: str) -> None:
     """The measurement taken before the fault is in the results file, the store and Allure."""
     before = [m for m in outcome["measurements"] if m["test_id"].endswith(first_test)]
     assert before and before[0]["goodput_mbps"] > 100
@@ -234,7 +235,7 @@ def assert_nothing_lost(outcome: dict, first_test: str) -> None:
     assert reported and reported[0]["status"] == "passed"
 
 
-def assert_recovered(outcome: dict, categories: set[str]) -> None:
+def assert_recovered(outcome: dict[str, Any], categories: set[str]) -> None:
     assert outcome["faults"], outcome["stdout"][-3000:]
     fault = outcome["faults"][0]
     assert fault["category"] in categories, fault

@@ -15,6 +15,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -26,17 +27,17 @@ ROOT = Path(__file__).resolve().parents[2]
 SUITE = "tests/network/test_ethernet.py::test_tcp_half_duplex_goodput"
 
 
-def _facts(results: Path) -> list[dict]:
+def _facts(results: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for p in results.glob("2*/facts.jsonl") for line in p.read_text().splitlines()]
 
 
-def _measurements(results: Path) -> list[dict]:
+def _measurements(results: Path) -> list[dict[str, Any]]:
     return [
         json.loads(line) for p in results.glob("2*/measurements.jsonl") for line in p.read_text().splitlines()
     ]
 
 
-def _taken(results: Path) -> list[dict]:
+def _taken(results: Path) -> list[dict[str, Any]]:
     return [f for f in _facts(results) if f["kind"] == "place" and f["event"] == "taken"]
 
 

