@@ -534,7 +534,6 @@ def judge_goodput(
     request: pytest.FixtureRequest,
     pinet_thresholds: Thresholds,
     pinet_settings: PinetSettings,
-    pinet_recovery: LabRecovery,
 ) -> Callable[..., list[Measurement]]:
     """Judge measurements against their threshold rules; a failure states all three figures.
 
@@ -614,7 +613,10 @@ def judge_goodput(
         measure: Callable[[], Sequence[Measurement]] | None = None
         first = taken[0] if taken else None
         if len(taken) == 1 and callable(first):
-            measure = functools.partial(pinet_recovery.measure, request.node.nodeid, first)
+            # Only a test that measures here needs the lab (and its recovery); judging
+            # measurements taken elsewhere does not.
+            recovery: LabRecovery = request.getfixturevalue("pinet_recovery")
+            measure = functools.partial(recovery.measure, request.node.nodeid, first)
         measurements = list(measure()) if measure else [m for m in taken if isinstance(m, Measurement)]
         failures = verdicts(measurements)
         earlier: list[str] = []
