@@ -300,26 +300,22 @@ def assert_recovered(outcome: dict[str, Any], categories: set[str]) -> None:
 FIRST = TESTS[0].split("::")[-1]
 
 
-def test_sshd_killed_mid_run_is_recovered(healthy_lab, tmp_path):
-    outcome = run_with_fault(healthy_lab, tmp_path, after_warmup(client_running), kill_sshd)
-    assert_recovered(outcome, {"ssh-dropped", "ssh", "unreachable", "timeout"})
-    assert_nothing_lost(outcome, FIRST)
+# Which category a fault gets depends on which end notices first (the board's SSH, or the
+# peer's iperf3 cut short): each case accepts that family, and only that.
+CUT_SHORT = {"iperf3-output", "iperf3-interrupted", "iperf3-iperf3", "timeout"}
+MID_RUN_FAULTS = {
+    "sshd-killed": (kill_sshd, {"ssh-dropped", "ssh", "unreachable", "timeout"}),
+    "cable-down": (cable_down, {"iperf3-connect", *CUT_SHORT}),
+    "board-hung": (hang_board, {"ssh-dropped", "ssh", "unreachable", *CUT_SHORT}),
+    "iperf3-server-stale": (stop_server, {"iperf3-control-socket", *CUT_SHORT}),
+}
 
 
-def test_cable_down_mid_run_is_recovered(healthy_lab, tmp_path):
-    outcome = run_with_fault(healthy_lab, tmp_path, after_warmup(client_running), cable_down)
-    assert_recovered(
-        outcome, {"iperf3-connect", "iperf3-output", "timeout", "iperf3-iperf3", "iperf3-interrupted"}
-    )
-    assert_nothing_lost(outcome, FIRST)
-
-
-def test_hung_board_is_recovered(healthy_lab, tmp_path):
-    outcome = run_with_fault(healthy_lab, tmp_path, after_warmup(client_running), hang_board)
-    # Whichever end notices first: the board's SSH, or the peer's iperf3 cut short.
-    assert_recovered(
-        outcome, {"timeout", "ssh-dropped", "ssh", "unreachable", "iperf3-output", "iperf3-interrupted"}
-    )
+@pytest.mark.parametrize("fault", sorted(MID_RUN_FAULTS))
+def test_fault_mid_run_is_recovered(healthy_lab, tmp_path, fault):
+    action, categories = MID_RUN_FAULTS[fault]
+    outcome = run_with_fault(healthy_lab, tmp_path, after_warmup(client_running), action)
+    assert_recovered(outcome, categories)
     assert_nothing_lost(outcome, FIRST)
 
 
@@ -332,14 +328,6 @@ def test_busy_iperf3_server_is_recovered(healthy_lab, tmp_path):
 
     outcome = run_with_fault(healthy_lab, tmp_path, trigger, grab)
     assert_recovered(outcome, {"iperf3-server-busy"})
-    assert_nothing_lost(outcome, FIRST)
-
-
-def test_stale_iperf3_server_is_recovered(healthy_lab, tmp_path):
-    outcome = run_with_fault(healthy_lab, tmp_path, after_warmup(client_running), stop_server)
-    assert_recovered(
-        outcome, {"timeout", "iperf3-output", "iperf3-control-socket", "iperf3-iperf3", "iperf3-interrupted"}
-    )
     assert_nothing_lost(outcome, FIRST)
 
 

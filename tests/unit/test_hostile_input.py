@@ -25,7 +25,7 @@ from pytest_pinet import secrets
 from pytest_pinet.errors import ConfigError, PinetError
 from pytest_pinet.judge.thresholds import Thresholds, load_thresholds, thresholds_from_data
 from pytest_pinet.lab.inventory import Inventory, inventory_from_data, load_inventory
-from pytest_pinet.lab.profiles import Profile, profiles_from_data
+from pytest_pinet.lab.profiles import Profile, load_profiles, profiles_from_data
 from pytest_pinet.lab.remote import quote
 from pytest_pinet.settings import coordinator_address, place_tags, positive_int
 
@@ -162,19 +162,12 @@ def test_hostile_env_files_load_or_name_their_source(tmp_path, data):
 
 
 @FUZZ
-@given(st.binary(max_size=300))
-def test_any_bytes_as_an_env_file_fail_cleanly(tmp_path, blob):
+@given(blob=st.binary(max_size=300))
+@pytest.mark.parametrize("load", [load_inventory, load_thresholds, load_profiles])
+def test_any_bytes_as_a_lab_file_fail_cleanly(tmp_path, load, blob):
     path = tmp_path / "garbage.yaml"
     path.write_bytes(blob)
-    loads_or_names(str(path), lambda: load_inventory(path))
-
-
-@FUZZ
-@given(st.binary(max_size=300))
-def test_any_bytes_as_a_thresholds_file_fail_cleanly(tmp_path, blob):
-    path = tmp_path / "garbage-thresholds.yaml"
-    path.write_bytes(blob)
-    loads_or_names(str(path), lambda: load_thresholds(path))
+    loads_or_names(str(path), lambda: load(path))
 
 
 def test_unknown_tunable_is_named():
