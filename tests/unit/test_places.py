@@ -1,0 +1,78 @@
+"""Local place locks: exclusive, preferring the worker's own place, freed when the holder dies."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from pytest_pinet.errors import LabFault
+from pytest_pinet.lab.places import Place, PlaceLock, take_place
+
+HOLD = """
+import sys, time
+from pathlib import Path
+from pytest_pinet.lab.places import PlaceLock
+lock = PlaceLock(Path(sys.argv[1]), sys.argv[2])
+assert lock.try_take()
+print("held", flush=True)
+time.sleep(600)
+"""
+
+
+def _holder(lock_dir: Path, place: str) -> subprocess.Popen[str]:
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(lock_dir), place], stdout=subprocess.PIPE, text=True
+    )
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    return holder
+
+
+def test_a_place_has_one_holder_and_is_freed_when_it_is_killed(tmp_path):
+    holder = _holder(tmp_path, "pinet1")
+    try:
+        assert not PlaceLock(tmp_path, "pinet1").try_take()
+        assert PlaceLock(tmp_path, "pinet2").try_take()  # other places are unaffected
+    finally:
+        os.kill(holder.pid, signal.SIGKILL)
+        holder.wait()
+    # The kernel dropped the dead holder's lock: the place is free without any cleanup.
+    mine = PlaceLock(tmp_path, "pinet1")
+    assert mine.try_take()
+    mine.release()
+    assert not list(tmp_path.glob("pinet1-*.lock"))  # a released place leaves no file
+
+
+def test_workers_prefer_their_own_place_and_fall_back_to_a_free_one(tmp_path):
+    places = [Place(f"pinet{n}", "virtual") for n in (1, 2, 3)]
+    second, lock2 = take_place(places, tmp_path, preferred=1)
+    assert second.name == "pinet2"
+    other, lock_other = take_place(places, tmp_path, preferred=1)  # pinet2 taken: next one
+    assert other.name == "pinet3"
+    lock2.release()
+    lock_other.release()
+
+
+def test_waiting_for_a_place_is_bounded_and_says_which(tmp_path):
+    holder = _holder(tmp_path, "pinet1")
+    try:
+        started = time.monotonic()
+        with pytest.raises(LabFault) as info:
+            take_place([Place("pinet1", "virtual")], tmp_path, wait=0.5)
+        assert info.value.category == "place-busy" and "pinet1" in str(info.value)
+        assert time.monotonic() - started < 10
+    finally:
+        os.kill(holder.pid, signal.SIGKILL)
+        holder.wait()
+
+
+def test_odd_place_names_make_safe_lock_files(tmp_path):
+    lock = PlaceLock(tmp_path, "../../etc/passwd; rm -rf /")
+    assert lock.path.parent == tmp_path and "/" not in lock.path.name
+    assert lock.try_take()
+    lock.release()
