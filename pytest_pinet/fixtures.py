@@ -213,11 +213,16 @@ def powered_board(request: pytest.FixtureRequest, board_strategy: Any, board_ent
 
 
 @pytest.fixture(scope="session")
-def pinet_recovery(
-    request: pytest.FixtureRequest, pinet_inventory: Inventory, pinet_hosts: dict[str, RemoteHost]
-) -> LabRecovery:
-    """Recovery from lab faults for this process's place: power-cycle, re-provision, retry once."""
+def pinet_recovery(request: pytest.FixtureRequest) -> LabRecovery:
+    """Recovery from lab faults for this process's place: power-cycle, re-provision, retry once.
+
+    The place is looked up only when a fault happens: judging measurements that a test took
+    without the lab must not make the process take (and perhaps wait for) a place.
+    """
     strategies = _strategies(request.config)
+
+    def lab() -> tuple[Inventory, dict[str, RemoteHost]]:
+        return request.getfixturevalue("pinet_inventory"), request.getfixturevalue("pinet_hosts")
 
     def strategy_for(name: str) -> Any:
         if name not in strategies:
@@ -228,7 +233,7 @@ def pinet_recovery(
                 strategy = new_strategy(target, name, "pinet-recovery")
             except Exception:  # no power driver: this host can only be reconnected
                 return None
-            strategy.remote = pinet_hosts[name]
+            strategy.remote = lab()[1][name]
             strategies[name] = strategy
         return strategies[name]
 
@@ -240,9 +245,7 @@ def pinet_recovery(
         except ImportError:
             pass
 
-    return LabRecovery(
-        pinet_inventory, pinet_hosts, strategy_for, _run(request.config).results.record_fact, attach
-    )
+    return LabRecovery(lab, strategy_for, _run(request.config).results.record_fact, attach)
 
 
 @pytest.fixture(scope="session")

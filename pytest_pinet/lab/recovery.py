@@ -97,17 +97,25 @@ class LabRecovery:
 
     def __init__(
         self,
-        inventory: Inventory,
-        hosts: Mapping[str, RemoteHost],
+        lab: Callable[[], tuple[Inventory, Mapping[str, RemoteHost]]],
         strategy_for: Callable[[str], Any],
         record_fact: Callable[[str, dict[str, Any]], None],
         attach: Callable[[str, str], None],
     ) -> None:
-        self.inventory = inventory
-        self.hosts = hosts
+        self._lab = lab  # the place is looked up only when a fault needs it
         self.strategy_for = strategy_for
         self.record_fact = record_fact
         self.attach = attach
+
+    @property
+    def inventory(self) -> Inventory:
+        """The place's inventory (taking the place if this process has not yet)."""
+        return self._lab()[0]
+
+    @property
+    def hosts(self) -> Mapping[str, RemoteHost]:
+        """The place's hosts, with this process's SSH connections."""
+        return self._lab()[1]
 
     def measure(self, test_id: str, measure: Callable[[], T]) -> T:
         """``measure()``; after a recoverable lab fault, recover the place and retry once."""
