@@ -92,9 +92,13 @@ def pinet_hosts(
             _record_boot(request, entry, strategy)
         yield hosts
     finally:
+        dark_names = {entry.name for entry in dark}
         for name, strategy in list(strategies.items()):
-            with contextlib.suppress(Exception):  # the run's results matter more than a clean off
-                strategy.transition("off")
+            # Only what the lab keeps dark goes dark again: a host power-cycled by a test or
+            # by fault recovery stays on for the next session, as it was found.
+            if name in dark_names:
+                with contextlib.suppress(Exception):  # the run's results matter more than a clean off
+                    strategy.transition("off")
             strategies.pop(name, None)
         for host in hosts.values():
             host.close()
