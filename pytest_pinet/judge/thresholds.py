@@ -188,7 +188,9 @@ def thresholds_from_data(data: Any, source: str) -> Thresholds:
         raise ConfigError(source, "expected a mapping with a 'rules' list")
     unknown = set(data) - {"version", "rules"}
     if unknown:
-        raise ConfigError(source, f"unknown top-level keys {sorted(unknown)}", "allowed: version, rules")
+        raise ConfigError(
+            source, f"unknown top-level keys {sorted(unknown, key=str)}", "allowed: version, rules"
+        )
     rules = []
     seen: set[str] = set()
     for index, raw in enumerate(data["rules"]):
@@ -205,7 +207,7 @@ def _rule(raw: Any, where: str) -> Rule:
         raise ConfigError(where, "a rule must be a mapping")
     unknown = set(raw) - RULE_KEYS
     if unknown:
-        raise ConfigError(where, f"unknown keys {sorted(unknown)}", f"allowed: {sorted(RULE_KEYS)}")
+        raise ConfigError(where, f"unknown keys {sorted(unknown, key=str)}", f"allowed: {sorted(RULE_KEYS)}")
     rule_id = raw.get("id")
     if not isinstance(rule_id, str) or not rule_id:
         raise ConfigError(where, "'id' must be a non-empty string")

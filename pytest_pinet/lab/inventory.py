@@ -181,7 +181,7 @@ def inventory_from_data(data: Any, source: Path) -> Inventory:
     unknown = set(pinet) - PINET_KEYS
     if unknown:
         raise ConfigError(
-            where, f"unknown keys in pinet: {sorted(unknown)}", f"allowed: {sorted(PINET_KEYS)}"
+            where, f"unknown keys in pinet: {sorted(unknown, key=str)}", f"allowed: {sorted(PINET_KEYS)}"
         )
 
     ssh = pinet.get("ssh", {})
@@ -199,7 +199,7 @@ def inventory_from_data(data: Any, source: Path) -> Inventory:
         key = f"pinet.hosts.{name}"
         if name not in targets:
             raise ConfigError(
-                where, f"{key}: no labgrid target named {name!r}", f"targets: {sorted(targets)}"
+                where, f"{key}: no labgrid target named {name!r}", f"targets: {sorted(targets, key=str)}"
             )
         role = entry.get("role") if isinstance(entry, Mapping) else None
         if role not in ROLES:
@@ -209,7 +209,7 @@ def inventory_from_data(data: Any, source: Path) -> Inventory:
         if unknown_host_keys:
             raise ConfigError(
                 where,
-                f"{key}: unknown keys {sorted(unknown_host_keys)}",
+                f"{key}: unknown keys {sorted(unknown_host_keys, key=str)}",
                 "allowed: role, tcp_congestion, power_on_at_start",
             )
         power_on_at_start = entry.get("power_on_at_start", False)
@@ -264,9 +264,11 @@ def _disk(raw: Any, key: str, where: str, hosts: Mapping[str, HostEntry]) -> Dis
     missing = sorted({"name", "host", "device"} - set(raw))
     if unknown or missing:
         raise ConfigError(
-            where, f"{key}: unknown keys {sorted(unknown)}, missing {missing}", f"keys: {sorted(DISK_KEYS)}"
+            where,
+            f"{key}: unknown keys {sorted(unknown, key=str)}, missing {missing}",
+            f"keys: {sorted(DISK_KEYS)}",
         )
-    if raw["host"] not in hosts:
+    if not isinstance(raw["host"], str) or raw["host"] not in hosts:
         raise ConfigError(where, f"{key}.host: {raw['host']!r} is not in pinet.hosts")
     device = raw["device"]
     if not isinstance(device, str) or not DEVICE.match(device) or ".." in device:
@@ -284,7 +286,9 @@ def _route(raw: Any, key: str, where: str, links: tuple[LinkEntry, ...]) -> Rout
     missing = sorted(ROUTE_KEYS - set(raw))
     if unknown or missing:
         raise ConfigError(
-            where, f"{key}: unknown keys {sorted(unknown)}, missing {missing}", f"keys: {sorted(ROUTE_KEYS)}"
+            where,
+            f"{key}: unknown keys {sorted(unknown, key=str)}, missing {missing}",
+            f"keys: {sorted(ROUTE_KEYS)}",
         )
     by_name = {link.name: link for link in links}
     ends = []
@@ -404,7 +408,9 @@ def _link(raw: Any, key: str, where: str, hosts: Mapping[str, HostEntry]) -> Lin
         raise ConfigError(where, f"{key} must be a mapping")
     unknown = set(raw) - LINK_KEYS
     if unknown:
-        raise ConfigError(where, f"{key}: unknown keys {sorted(unknown)}", f"allowed: {sorted(LINK_KEYS)}")
+        raise ConfigError(
+            where, f"{key}: unknown keys {sorted(unknown, key=str)}", f"allowed: {sorted(LINK_KEYS)}"
+        )
     missing = [k for k in LINK_REQUIRED if k not in raw]
     if missing:
         raise ConfigError(where, f"{key}: missing {missing}")

@@ -64,7 +64,7 @@ class PlaceKeeper:
             return self.place
         if self.settings.virtual:
             candidates = [Place(name, "virtual") for name in virtual_place_names(self.settings)]
-            lock_dir = Path(os.environ.get(STATE_ROOT_ENV, DEFAULT_STATE_ROOT))
+            lock_dir = self.settings.lab_spec().state_root  # beside the labs themselves
         else:
             candidates = env_places(self.settings)
             lock_dir = local_lock_dir()

@@ -164,7 +164,9 @@ def profiles_from_data(data: Any, source: str) -> dict[str, Profile]:
         raise ConfigError(source, "expected a mapping with a 'profiles' mapping")
     unknown = set(data) - {"version", "profiles"}
     if unknown:
-        raise ConfigError(source, f"unknown top-level keys {sorted(unknown)}", "allowed: version, profiles")
+        raise ConfigError(
+            source, f"unknown top-level keys {sorted(unknown, key=str)}", "allowed: version, profiles"
+        )
     profiles = {}
     for name, raw in data["profiles"].items():
         where = f"profiles.{name}"
@@ -175,7 +177,9 @@ def profiles_from_data(data: Any, source: str) -> dict[str, Profile]:
             raise ConfigError(source, f"{where} must be a mapping")
         extra = set(raw) - {"why", *ROLES}
         if extra:
-            raise ConfigError(source, f"{where}: unknown keys {sorted(extra)}", "allowed: why, board, peer")
+            raise ConfigError(
+                source, f"{where}: unknown keys {sorted(extra, key=str)}", "allowed: why, board, peer"
+            )
         settings = {}
         for role in ROLES:
             if role in raw:
@@ -198,7 +202,7 @@ def _role_settings(raw: Any, where: str, source: str) -> dict[str, Any]:
     unknown = set(raw) - TUNABLE_KEYS
     if unknown:
         raise ConfigError(
-            source, f"{where}: unknown tunables {sorted(unknown)}", f"known: {sorted(TUNABLE_KEYS)}"
+            source, f"{where}: unknown tunables {sorted(unknown, key=str)}", f"known: {sorted(TUNABLE_KEYS)}"
         )
     for key, value in raw.items():
         _check_value(key, value, f"{where}.{key}", source)

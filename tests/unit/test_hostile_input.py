@@ -67,6 +67,10 @@ HOSTILE = st.one_of(
 )
 
 
+# YAML keys may be numbers, booleans or null as well as text.
+HOSTILE_KEY = st.one_of(st.sampled_from(HOSTILE_TEXT), st.integers(-3, 3), st.booleans(), st.none())
+
+
 def _paths(data: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     """Every key path into nested dicts and lists."""
     found = [prefix] if prefix else []
@@ -92,9 +96,9 @@ def mutated(draw: st.DrawFn, valid: Any) -> Any:
     if how == "value" or not isinstance(parent, dict):
         parent[path[-1]] = draw(HOSTILE)
     elif how == "key":
-        parent[draw(st.sampled_from(HOSTILE_TEXT))] = parent.pop(path[-1])
+        parent[draw(HOSTILE_KEY)] = parent.pop(path[-1])
     else:
-        parent[draw(st.sampled_from(HOSTILE_TEXT))] = draw(HOSTILE)
+        parent[draw(HOSTILE_KEY)] = draw(HOSTILE)
     return data
 
 
@@ -125,24 +129,28 @@ FUZZ = settings(
 )
 
 
-@FUZZ
-@given(st.data())
-def test_hostile_thresholds_load_or_name_their_source(data):
-    hostile = data.draw(mutated(_yaml("thresholds.yaml")))
-    loaded = loads_or_names(
-        "fuzzed-thresholds.yaml", lambda: thresholds_from_data(hostile, "fuzzed-thresholds.yaml")
-    )
-    assert loaded is None or isinstance(loaded, Thresholds)
+def _is_thresholds(loaded: Any) -> bool:
+    return isinstance(loaded, Thresholds)
+
+
+def _is_profiles(loaded: Any) -> bool:
+    return all(isinstance(profile, Profile) for profile in loaded.values())
 
 
 @FUZZ
-@given(st.data())
-def test_hostile_profiles_load_or_name_their_source(data):
-    hostile = data.draw(mutated(_yaml("profiles.yaml")))
-    loaded = loads_or_names(
-        "fuzzed-profiles.yaml", lambda: profiles_from_data(hostile, "fuzzed-profiles.yaml")
-    )
-    assert loaded is None or all(isinstance(profile, Profile) for profile in loaded.values())
+@given(data=st.data())
+@pytest.mark.parametrize(
+    ("name", "load", "loaded_ok"),
+    [
+        ("thresholds.yaml", thresholds_from_data, _is_thresholds),
+        ("profiles.yaml", profiles_from_data, _is_profiles),
+    ],
+)
+def test_hostile_shipped_files_load_or_name_their_source(name, load, loaded_ok, data):
+    hostile = data.draw(mutated(_yaml(name)))
+    source = f"fuzzed-{name}"
+    loaded = loads_or_names(source, lambda: load(hostile, source))
+    assert loaded is None or loaded_ok(loaded)
 
 
 @FUZZ
