@@ -45,3 +45,17 @@ class LabFault(PinetError):
 
 class MissingToolError(PinetError):
     """A program the lab needs is not installed; the message says how to get it."""
+
+
+class Unsupported(PinetError):
+    """The host cannot take this tunable, qdisc or filesystem; ``reason`` says why.
+
+    Not a failure of the board: the test is skipped with the reason and the fact recorded, so
+    the summary shows what a board could not be measured under.
+    """
+
+    def __init__(self, tunable: str, host: str, reason: str) -> None:
+        self.tunable = tunable
+        self.host = host
+        self.reason = reason
+        super().__init__(f"{host}: {tunable} unsupported: {reason}")

@@ -1,23 +1,16 @@
-"""pinet's settings, layered: command-line option > environment variable > ini > default.
+"""The effective settings of one run, as :mod:`pytest_pinet.options` resolved them.
 
-Each value is validated by a function that names where a bad value came from, so
-``PINET_DURATION=ten`` fails with "PINET_DURATION: ..." and not deep inside a test.
+Options, their defaults and their validators are declared once, in the options table; this
+is only the resulting value, free of pytest, so sessions and commands can carry it.
 """
 
 from __future__ import annotations
 
-import os
-import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
 
-from .errors import ConfigError
 from .traffic.adaptive import SettleRule
 from .virtlab.topology import LabSpec, lab_spec
-
-T = TypeVar("T")
 
 VIRTUAL = "virtual"
 
@@ -77,70 +70,3 @@ class PinetSettings:
     def virtual(self) -> bool:
         """True when the run uses the built-in namespace lab."""
         return self.lab == VIRTUAL
-
-
-def positive_int(value: str, source: str) -> int:
-    """Parse a positive integer or fail naming ``source``."""
-    try:
-        number = int(value)
-    except ValueError:
-        raise ConfigError(source, f"expected a whole number, got {value!r}") from None
-    if number < 1:
-        raise ConfigError(source, f"must be at least 1, got {number}")
-    return number
-
-
-def non_negative_int(value: str, source: str) -> int:
-    """Parse a whole number >= 0 or fail naming ``source``."""
-    try:
-        number = int(value)
-    except ValueError:
-        raise ConfigError(source, f"expected a whole number, got {value!r}") from None
-    if number < 0:
-        raise ConfigError(source, f"must not be negative, got {number}")
-    return number
-
-
-COORDINATOR = re.compile(r"^(?:[A-Za-z0-9.-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\]):[0-9]{1,5}$")
-# labgrid's own rule for tag names and values (the coordinator refuses anything else).
-TAG = re.compile(r"^[a-z0-9_-]+$")
-
-
-def coordinator_address(value: str, source: str) -> str:
-    """``HOST:PORT`` of a labgrid coordinator, or "" for none."""
-    if value and not COORDINATOR.match(value):
-        raise ConfigError(source, f"expected HOST:PORT of a labgrid coordinator, got {value!r}")
-    return value
-
-
-def place_tags(value: str, source: str) -> tuple[str, ...]:
-    """``key=value,key=value`` -> ("key=value", ...), each part checked against labgrid's rule."""
-    tags = []
-    for part in (p.strip() for p in value.split(",")):
-        if not part:
-            continue
-        key, sep, tag_value = part.partition("=")
-        if not sep or not TAG.match(key) or not TAG.match(tag_value):
-            raise ConfigError(
-                source, f"tag {part!r} is not KEY=VALUE of lowercase letters, digits, '_' and '-'"
-            )
-        tags.append(f"{key}={tag_value}")
-    return tuple(tags)
-
-
-def layered(
-    name: str,
-    option: str | None,
-    ini: str | None,
-    default: str,
-    parse: Callable[[str, str], T],
-) -> T:
-    """Pick the first given of option, ``PINET_<NAME>``, ini, default; parse naming its origin."""
-    env_name = f"PINET_{name.upper()}"
-    if option is not None:
-        return parse(option, f"--pinet-{name.replace('_', '-')}")
-    if os.environ.get(env_name):
-        return parse(os.environ[env_name], env_name)
-    if ini:
-        return parse(ini, f"ini option pinet_{name}")
-    return parse(default, f"default of pinet_{name}")

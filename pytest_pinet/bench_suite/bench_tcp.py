@@ -13,8 +13,8 @@ from collections.abc import Callable
 
 import pytest
 
-from pytest_pinet.fixtures import TcpMeasurer
-from pytest_pinet.measurement import Measurement
+from pytest_pinet.measure import TcpMeasurer
+from pytest_pinet.model import Measurement
 
 REPEATS = int(os.environ.get("PINET_BENCH_REPEATS", "3"))
 

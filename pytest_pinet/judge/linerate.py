@@ -130,3 +130,15 @@ def tcp_goodput_limit(
     """Shorthand for the TCP goodput limit of a link, in Mbit/s."""
     options = TCP_TIMESTAMP_OPTION if timestamps else 0
     return LinkModel(speed_mbps, mtu, ip_version, options, vlan_tags).tcp_goodput_mbps
+
+
+def udp_goodput_limit(speed_mbps: float, mtu: int, payload_bytes: int, *, ip_version: int = 4) -> float:
+    """Most UDP payload Mbit/s a link carries in datagrams of ``payload_bytes``.
+
+    0.0 where no cable is involved (``speed_mbps`` 0: loopback), which judges as "no limit".
+    """
+    if not speed_mbps:
+        return 0.0
+    model = LinkModel(speed_mbps, mtu, ip_version)
+    l3_bytes = payload_bytes + IP_HEADER[ip_version] + UDP_HEADER
+    return model.frames_per_second(l3_bytes) * payload_bytes * 8 / 1e6

@@ -8,8 +8,9 @@ kept beside it, and it never enters a baseline.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable
+
+from ..model import Observation
 
 # Raspberry Pi firmware flags of `vcgencmd get_throttled`: bits 0-3 are "now", 16-19 "since boot".
 NOW_FLAGS = {
@@ -23,7 +24,7 @@ DEFAULT_MAX_TEMPERATURE_C = 80.0
 
 
 def thermal_evidence(
-    observations: Iterable[Mapping[str, Any]], host: str, max_temperature_c: float = DEFAULT_MAX_TEMPERATURE_C
+    observations: Iterable[Observation], host: str, max_temperature_c: float = DEFAULT_MAX_TEMPERATURE_C
 ) -> str | None:
     """Why the run on ``host`` is invalid, or ``None`` when nothing says so.
 
@@ -32,13 +33,12 @@ def thermal_evidence(
     """
     reasons: list[str] = []
     for obs in observations:
-        if obs.get("host") != host:
+        if obs.host != host:
             continue
-        for moment, value in zip(("before", "after"), obs.get("temperature_c") or (None, None), strict=False):
+        for moment, value in zip(("before", "after"), obs.temperature_c, strict=False):
             if isinstance(value, int | float) and value > max_temperature_c:
                 reasons.append(f"{value:.1f} °C {moment} the run (bound {max_temperature_c:.1f} °C)")
-        flags = tuple(obs.get("throttled") or (None, None))
-        before, after = (*flags, None, None)[:2]
+        before, after = obs.throttled
         for moment, value in (("before", before), ("after", after)):
             if isinstance(value, int):
                 reasons += [f"{name} {moment} the run" for bit, name in NOW_FLAGS.items() if value & bit]

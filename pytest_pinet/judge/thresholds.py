@@ -45,7 +45,7 @@ Scalar = str | int | float
 
 
 @dataclass(frozen=True)
-class Verdict:
+class RuleCheck:
     """The outcome of judging one measured figure against its rule."""
 
     passed: bool
@@ -143,7 +143,7 @@ class Thresholds:
         measured_mbps: float,
         limit_mbps: float | None,
         jain: float | None = None,
-    ) -> Verdict | None:
+    ) -> RuleCheck | None:
         """Judge ``measured_mbps`` (and the streams' fairness ``jain`` where the rule sets a
         floor for it); ``None`` when no rule covers this context."""
         rule = self.rule_for(context)
@@ -151,7 +151,7 @@ class Thresholds:
             return None
         floor = rule.floor(limit_mbps)
         fair = rule.min_jain is None or (jain is not None and jain >= rule.min_jain)
-        return Verdict(
+        return RuleCheck(
             passed=measured_mbps >= floor and fair,
             measured_mbps=measured_mbps,
             expected_mbps=floor,

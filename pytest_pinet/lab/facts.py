@@ -8,9 +8,9 @@ into every measurement's context, the results files and the reports.
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass, field
 
 from ..errors import LabFault
+from ..model.facts import HostFacts, InterfaceFacts
 from .facts_parse import (
     parse_ethtool_features,
     parse_ethtool_info,
@@ -33,46 +33,6 @@ OFFLOADS = {
     "tx-checksumming": "tx-checksum",
     "scatter-gather": "sg",
 }
-
-
-@dataclass(frozen=True)
-class InterfaceFacts:
-    """What one network interface is and how it is set up."""
-
-    name: str
-    driver: str | None
-    driver_version: str | None
-    firmware: str | None
-    bus_info: str | None
-    speed_mbps: int | None
-    duplex: str | None
-    mtu: int | None
-    offloads: dict[str, bool] = field(default_factory=dict)
-    usb_speed_mbps: float | None = None
-
-
-@dataclass(frozen=True)
-class HostFacts:
-    """What a host is: OS, kernel, board, CPU, clocks, thermal state, tools, interfaces."""
-
-    host: str
-    kernel: str
-    os_name: str
-    os_id: str
-    os_version: str
-    model: str
-    cpus: int
-    governor: str | None
-    cpu_mhz: float | None
-    temperature_c: float | None
-    throttled: tuple[str, ...] | None
-    iperf3_version: str | None
-    interfaces: dict[str, InterfaceFacts] = field(default_factory=dict)
-
-    def summary(self) -> str:
-        """One line for reports: model, OS, kernel."""
-        model = self.model or "unknown model"
-        return f"{self.host}: {model}, {self.os_name}, kernel {self.kernel}, {self.cpus} CPUs"
 
 
 def facts_script(interfaces: list[str]) -> str:

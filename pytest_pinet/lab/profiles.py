@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from ..errors import ConfigError
+from ..errors import ConfigError, Unsupported
 from .inventory import INTERFACE_NAME, LinkEntry
 from .remote import RemoteHost
 from .tunables import (
@@ -27,7 +27,6 @@ from .tunables import (
     QueueMask,
     Sysctl,
     Tunable,
-    Unsupported,
     apply_checked,
 )
 
@@ -97,7 +96,6 @@ class AppliedProfile:
 
     def restore(self) -> list[str]:
         """Restore in reverse order; return problems (a restore must not hide results)."""
-        IN_FORCE.discard(self)
         problems = []
         for tunable, host, saved in reversed(self.applied):
             try:
@@ -133,13 +131,7 @@ def apply_steps(profile: Profile, steps: list[tuple[Tunable, RemoteHost]]) -> Ap
             applied.restore()  # a lab fault half-way must not leave a host half-provisioned
             raise
         applied.applied.append((tunable, host, saved))
-    IN_FORCE.add(applied)
     return applied
-
-
-# What this process has in force on its place, so that recovery from a lab fault can put it
-# back after a power-cycle: a retry must measure under the same profile, not a stock board.
-IN_FORCE: set[AppliedProfile] = set()
 
 
 def load_profiles(path: str | Path) -> dict[str, Profile]:

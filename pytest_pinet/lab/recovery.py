@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 
 from ..errors import LabFault
 from .inventory import Inventory
-from .profiles import IN_FORCE
+from .profiles import AppliedProfile
 from .remote import RemoteHost
 
 T = TypeVar("T")
@@ -106,6 +106,18 @@ class LabRecovery:
         self.strategy_for = strategy_for
         self.record_fact = record_fact
         self.attach = attach
+        # What this process has in force on its place, so that a retry after a power-cycle
+        # measures under the same profile, not on a stock board.
+        self.in_force: list[AppliedProfile] = []
+
+    def hold(self, applied: AppliedProfile) -> AppliedProfile:
+        """Keep ``applied`` to re-apply after a power-cycle, until :meth:`drop`."""
+        self.in_force.append(applied)
+        return applied
+
+    def drop(self, applied: AppliedProfile) -> None:
+        """``applied`` is being restored: no longer re-applied."""
+        self.in_force = [held for held in self.in_force if held is not applied]
 
     @property
     def inventory(self) -> Inventory:
@@ -202,7 +214,7 @@ class LabRecovery:
             done.append(
                 f"{name}: power-cycled, SSH after {seconds:.1f} s" if seconds else f"{name}: power-cycled"
             )
-        for applied in list(IN_FORCE):
+        for applied in list(self.in_force):
             again = applied.reapply()
             if again:
                 done.append(f"re-applied {applied.profile.name}: {'; '.join(again)}")

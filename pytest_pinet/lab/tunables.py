@@ -15,23 +15,13 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import LabFault, PinetError
+from ..errors import LabFault, Unsupported
 from .facts_parse import parse_proc_interrupts
 from .inventory import INTERFACE_NAME
 from .remote import RemoteHost, quote
 
 SYSCTL_KEY = re.compile(r"^[a-z0-9_.\-/]+$")
 GOVERNOR = re.compile(r"^[a-z0-9_]+$")
-
-
-class Unsupported(PinetError):
-    """The host cannot take this tunable; ``reason`` says why (for the skip and the record)."""
-
-    def __init__(self, tunable: str, host: str, reason: str) -> None:
-        self.tunable = tunable
-        self.host = host
-        self.reason = reason
-        super().__init__(f"{host}: {tunable} unsupported: {reason}")
 
 
 def _check_interface(name: str) -> str:

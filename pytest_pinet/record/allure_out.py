@@ -16,7 +16,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from ..measurement import Measurement
+from ..model import Measurement
 from ..secrets import mask, mask_data
 
 CATEGORIES = [
@@ -117,18 +117,17 @@ def observer_table(measurement: Measurement) -> str:
     """Per host: the link's interrupts per CPU and each core's busy and softirq share."""
     lines = []
     for obs in measurement.observations:
-        lines.append(f"{obs['host']}:{obs['interface']}")
-        for irq, counts in (obs.get("interrupts_per_cpu") or {}).items():
+        lines.append(f"{obs.host}:{obs.interface}")
+        for irq, counts in obs.interrupts_per_cpu.items():
             lines.append(f"  IRQ {irq}: " + " ".join(f"CPU{n}={c}" for n, c in enumerate(counts)))
-        if not obs.get("interrupts_per_cpu"):
+        if not obs.interrupts_per_cpu:
             lines.append("  no interrupts named after the interface (virtual NIC or USB adapter on xhci)")
-        for core in obs.get("cpu", []):
+        for core in obs.cpu:
             lines.append(
-                f"  {core['cpu']:5} busy {core['busy']:5.1f}%  softirq {core['softirq']:5.1f}%  "
-                f"irq {core['irq']:4.1f}%  sys {core['system']:5.1f}%  user {core['user']:5.1f}%"
+                f"  {core.cpu:5} busy {core.busy:5.1f}%  softirq {core.softirq:5.1f}%  "
+                f"irq {core.irq:4.1f}%  sys {core.system:5.1f}%  user {core.user:5.1f}%"
             )
-        nic = obs.get("nic", {})
-        lines.append("  NIC: " + ", ".join(f"{k} {v}" for k, v in nic.items()))
+        lines.append("  NIC: " + ", ".join(f"{k} {v}" for k, v in obs.nic.items()))
     return "\n".join(lines) + "\n"
 
 

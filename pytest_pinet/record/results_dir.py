@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..measurement import Measurement
+from ..model import Measurement
 from ..secrets import mask, mask_data
 
 SAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]+")

@@ -12,14 +12,15 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from ..measurement import Measurement
+from ..judge.fairness import jain_fairness
+from ..model import Measurement
 
 SCHEMA_VERSION = 1
 CONTEXT_KEY_FIELDS = (
@@ -88,13 +89,6 @@ def context_key(context: dict[str, Any]) -> str:
         if context.get(extra):
             key += f"|{extra}={context[extra]}"
     return key
-
-
-def jain_fairness(values: Sequence[float]) -> float | None:
-    """Jain's fairness index of per-stream goodputs: 1.0 = perfectly even, 1/n = one stream."""
-    if not values or sum(v * v for v in values) == 0:
-        return None
-    return sum(values) ** 2 / (len(values) * sum(v * v for v in values))
 
 
 @dataclass(frozen=True)
@@ -196,14 +190,8 @@ class ResultsStore:
     def add(self, run_id: str, measurement: Measurement, suite_version: str) -> int:
         """Commit one measurement now; return its row id."""
         c = measurement.context
-        facts = measurement.facts.get("board", {}) if measurement.facts else {}
-        interface = (facts.get("interfaces") or {}).get(c.link) or {}
-        board_ifaces = facts.get("interfaces") or {}
-        firmware = (
-            next((i.get("firmware") or "" for i in board_ifaces.values()), "")
-            if not interface
-            else (interface.get("firmware") or "")
-        )
+        board = measurement.facts.get("board")
+        firmware = board.firmware_of(c.link) if board is not None else ""
         data = measurement.summary()
         row = (
             run_id,

@@ -7,9 +7,10 @@ Attached to the Allure result of the test that ran the sweep; matplotlib renders
 from __future__ import annotations
 
 import io
+import math
 from typing import Any
 
-from ..measurement import Measurement
+from ..model import DiskDetail, Measurement, UdpDetail
 
 
 def _pyplot() -> Any:
@@ -21,6 +22,11 @@ def _pyplot() -> Any:
     except ImportError:
         return None
     return plt
+
+
+def _or_gap(value: float | None) -> float:
+    """A figure to plot: a missing one is a gap in the line (NaN), never a point at 0."""
+    return math.nan if value is None else value
 
 
 def _png(figure: Any, plt: Any) -> bytes:
@@ -38,14 +44,19 @@ def udp_chart(runs: list[Measurement]) -> bytes | None:
         return None
     threads = [r.context.streams for r in runs]
     figure, axes = plt.subplots(figsize=(6, 3.2), dpi=100)
-    axes.plot(threads, [r.sent_mbps or 0.0 for r in runs], marker="o", label="sent")
+    axes.plot(threads, [_or_gap(r.sent_mbps) for r in runs], marker="o", label="sent")
     axes.plot(threads, [r.goodput_mbps for r in runs], marker="s", label="received")
     if runs[0].limit_mbps:
         axes.axhline(runs[0].limit_mbps, color="grey", linestyle="--", linewidth=0.8, label="line rate")
     axes.set_xlabel("threads")
     axes.set_ylabel("Mbit/s (1472-byte payload)")
     cpu = axes.twinx()
-    cpu.plot(threads, [r.evidence.get("generator_cpu_pct") or 0.0 for r in runs], color="tab:red", marker="^")
+    cpu.plot(
+        threads,
+        [_or_gap(r.detail.generator_cpu_pct if isinstance(r.detail, UdpDetail) else None) for r in runs],
+        color="tab:red",
+        marker="^",
+    )
     cpu.set_ylabel("generator CPU %", color="tab:red")
     context = runs[0].context
     axes.set_title(f"{context.scenario} over {context.link} ({context.board})", fontsize=9)
@@ -64,7 +75,7 @@ def storage_chart(runs: list[Measurement]) -> bytes | None:
         chosen = [r for r in runs if r.context.direction == direction]
         axes.plot(
             [r.context.block_bytes for r in chosen],
-            [r.evidence.get("mib_per_s") or 0.0 for r in chosen],
+            [r.detail.mib_per_s if isinstance(r.detail, DiskDetail) else math.nan for r in chosen],
             marker=marker,
             label=direction,
         )

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ..lab.facts_parse import interrupt_deltas, parse_proc_interrupts
 from ..lab.inventory import INTERFACE_NAME
 from ..lab.remote import RemoteHost
+from ..model.observation import CpuUse, Observation
 
 MARK = "@@obs:"
 NIC_COUNTERS = ("rx_bytes", "tx_bytes", "rx_packets", "tx_packets", "rx_dropped", "tx_dropped", "rx_errors")
@@ -29,36 +30,6 @@ class Snapshot:
     nic: dict[str, int]
     temperature_c: float | None
     throttled: int | None = None  # Raspberry Pi firmware flags (vcgencmd get_throttled)
-
-
-@dataclass(frozen=True)
-class CpuUse:
-    """Share of one core's time over the run, in percent."""
-
-    cpu: str
-    busy: float
-    softirq: float
-    irq: float
-    system: float
-    user: float
-
-
-@dataclass(frozen=True)
-class Observation:
-    """Deltas of one host over one traffic run."""
-
-    host: str
-    interface: str
-    interrupts_per_cpu: dict[str, tuple[int, ...]] = field(default_factory=dict)
-    cpu: tuple[CpuUse, ...] = ()
-    nic: dict[str, int] = field(default_factory=dict)
-    temperature_c: tuple[float | None, float | None] = (None, None)
-    throttled: tuple[int | None, int | None] = (None, None)
-
-    @property
-    def busiest_core(self) -> CpuUse | None:
-        """The core with the highest busy share (a saturated core caps throughput)."""
-        return max((c for c in self.cpu if c.cpu != "cpu"), key=lambda c: c.busy, default=None)
 
 
 def snapshot_script(interface: str) -> str:

@@ -25,6 +25,7 @@ from weakref import WeakKeyDictionary
 from ..errors import LabFault
 from ..lab.inventory import INTERFACE_NAME
 from ..lab.remote import RemoteHost, quote
+from ..model.udp_counters import ReceiverCounters
 
 SOURCE = Path(__file__).resolve().parent.parent / "udpgen" / "pinet-udpgen.c"
 MODES = ("sendto", "sendmmsg", "raw")
@@ -173,29 +174,6 @@ def parse_udpgen(text: str, source: str) -> UdpGenRun:
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise LabFault("udpgen-output", f"{source}: end line lacks {exc}") from None
-
-
-@dataclass(frozen=True)
-class ReceiverCounters:
-    """What a receiver's kernel counted: interface packets, UDP datagrams to no port, UDP in."""
-
-    rx_packets: int
-    udp_in: int
-    udp_noports: int
-    udp_rcvbuf_errors: int
-
-    def __sub__(self, earlier: ReceiverCounters) -> ReceiverCounters:
-        return ReceiverCounters(
-            self.rx_packets - earlier.rx_packets,
-            self.udp_in - earlier.udp_in,
-            self.udp_noports - earlier.udp_noports,
-            self.udp_rcvbuf_errors - earlier.udp_rcvbuf_errors,
-        )
-
-    @property
-    def datagrams(self) -> int:
-        """Datagrams that reached UDP, to a socket or to no port."""
-        return self.udp_in + self.udp_noports + self.udp_rcvbuf_errors
 
 
 def parse_udp_snmp(text: str) -> dict[str, int]:

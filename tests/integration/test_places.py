@@ -24,7 +24,7 @@ from pytest_pinet.virtlab import lab
 from pytest_pinet.virtlab.topology import LabSpec
 
 ROOT = Path(__file__).resolve().parents[2]
-SUITE = "tests/network/test_ethernet.py::test_tcp_half_duplex_goodput"
+SUITE = "pytest_pinet/suite/test_ethernet.py::test_tcp_half_duplex_goodput"
 
 
 def _facts(results: Path) -> list[dict[str, Any]]:

@@ -71,9 +71,9 @@ def test_suite_runs_on_the_qemu_board(qemu_spec, tmp_path):
     done, junit = _suite(
         qemu_spec,
         results,
-        "tests/network/test_qemu_board.py",
-        "tests/network/test_ethernet.py::test_tcp_half_duplex_goodput[board->peer-stock]",
-        "tests/network/test_routing.py::test_download_through_the_board[sfq]",
+        "pytest_pinet/suite/test_qemu_board.py",
+        "pytest_pinet/suite/test_ethernet.py::test_tcp_half_duplex_goodput[board->peer-stock]",
+        "pytest_pinet/suite/test_routing.py::test_download_through_the_board[sfq]",
     )
     outcomes = {}
     for case in junit.iter("testcase"):
@@ -96,7 +96,7 @@ def test_suite_runs_on_the_qemu_board(qemu_spec, tmp_path):
         # The board's own kernel ran sfq (this machine's kernel has none) and it carried
         # every byte of the download: the evidence the routing test itself checked.
         assert m["context"]["board"] == "qpi" and m["context"]["kernel"].startswith("6.1.")
-        (on_lan,) = [e for e in m["evidence"]["qdisc"] if e["interface"] == "eth1"]
+        (on_lan,) = [e for e in m["detail"]["qdisc"] if e["interface"] == "eth1"]
         assert on_lan["kind"] == "sfq" and on_lan["sent_bytes"] > 0
         assert m["goodput_mbps"] > 0
     half = [m for m in measured if m["context"]["scenario"] == "ethernet"]

@@ -8,17 +8,16 @@ pytest_plugins = ["pytester"]
 
 TESTS = """
 import pytest
-from pytest_pinet.measurement import Measurement, TrafficContext
+from pytest_pinet.model import Measurement, TcpDetail, TrafficContext
 
 def fake(direction, goodput, profile):
     context = TrafficContext(lab="bench", scenario="ethernet", board="pi4", peer="pc", link="eth",
                              adapter="rtl8153", direction=direction, duplex="half", streams=2, duration_s=20,
                              omit_s=2, link_speed_mbps=1000, mtu=1500, profile=profile, kernel="6.6.31",
                              os="Raspberry Pi OS 12")
-    return Measurement(test_id="t", context=context, goodput_mbps=goodput, sent_mbps=goodput, retransmits=0,
-                       per_stream_mbps=(goodput / 2, goodput / 2), interval_mbps=(goodput, goodput),
-                       cpu_sender_percent=1.0, cpu_receiver_percent=2.0, limit_mbps=941.5,
-                       iperf3_version="iperf 3.12", started=1000.0, finished=1022.0)
+    detail = TcpDetail(goodput, 0, (goodput / 2, goodput / 2), 1.0, 2.0, "iperf 3.12")
+    return Measurement(test_id="t", context=context, goodput_mbps=goodput, limit_mbps=941.5, started=1000.0,
+                       finished=1022.0, detail=detail, interval_mbps=(goodput, goodput))
 
 @pytest.mark.parametrize("profile", ["stock", "irq-pinned"])
 @pytest.mark.parametrize("direction", ["board->peer", "peer->board"])

@@ -27,7 +27,7 @@ from pytest_pinet.judge.thresholds import Thresholds, load_thresholds, threshold
 from pytest_pinet.lab.inventory import Inventory, inventory_from_data, load_inventory
 from pytest_pinet.lab.profiles import Profile, load_profiles, profiles_from_data
 from pytest_pinet.lab.remote import quote
-from pytest_pinet.settings import coordinator_address, place_tags, positive_int
+from pytest_pinet.options import coordinator_address, place_tags, positive_int
 
 ROOT = Path(__file__).resolve().parents[2]
 T = TypeVar("T")
@@ -103,7 +103,7 @@ def mutated(draw: st.DrawFn, valid: Any) -> Any:
 
 
 def _yaml(name: str) -> Any:
-    return yaml.safe_load((ROOT / "lab" / name).read_text())
+    return yaml.safe_load((ROOT / "pytest_pinet" / "data" / name).read_text())
 
 
 def _env_file(tmp: Path) -> dict[str, Any]:

@@ -9,6 +9,7 @@ import pytest
 
 from pytest_pinet.judge.thermal import thermal_evidence
 from pytest_pinet.judge.thresholds import thresholds_from_data
+from pytest_pinet.model import Observation
 
 pytest_plugins = ["pytester"]
 
@@ -30,18 +31,18 @@ rules:
 
 TEST_FILE = """\
 import pytest
-from pytest_pinet.fixtures import record_and_attach
-from pytest_pinet.measurement import Measurement, TrafficContext
+from pytest_pinet.model import Measurement, Observation, TcpDetail, TrafficContext
 
 
 def make(request, goodput, driver="r8152", direction="board->peer", scenario="usb-adapter", qdisc="",
          streams=(94.0,) * 10, temperature=(50.0, 55.0), throttled=(0, 0)):
     context = TrafficContext("lab", scenario, "pi", "pc", "usb", "ax", direction, "half", 10, 20, 2, 1000,
                              1500, qdisc=qdisc, driver=driver)
-    observations = ({"host": "pi", "interface": "eth1", "temperature_c": temperature, "throttled": throttled},)
-    m = Measurement(request.node.nodeid, context, goodput, goodput, 0, streams, (goodput,), None, None,
-                    941.5, "iperf 3.12", 0.0, 1.0, observations=observations)
-    return record_and_attach(request.config, m)
+    observations = (Observation("pi", "eth1", temperature_c=temperature, throttled=throttled),)
+    detail = TcpDetail(goodput, 0, streams, None, None, "iperf 3.12")
+    m = Measurement(request.node.nodeid, context, goodput, 941.5, 0.0, 1.0, detail, interval_mbps=(goodput,),
+                    observations=observations)
+    return request.getfixturevalue("record_measurement")(m)
 
 
 def test_hot_board(request, judge_goodput):
@@ -104,15 +105,19 @@ def test_verdicts_through_the_plugin(pytester):
     assert verdicts["test_cases.py::test_sfq_fair"] == "pass"
 
 
+def _obs(host, temperature=(None, None), throttled=(None, None)):
+    return Observation(host, "eth0", temperature_c=temperature, throttled=throttled)
+
+
 def test_thermal_evidence_rules():
-    obs = [{"host": "pi", "temperature_c": (60.0, 65.0), "throttled": (0x50000, 0x50000)}]
+    obs = [_obs("pi", (60.0, 65.0), (0x50000, 0x50000))]
     assert thermal_evidence(obs, "pi") is None  # old "since boot" flags, cool: valid
-    obs = [{"host": "pi", "temperature_c": (60.0, 65.0), "throttled": (0x0, 0x4)}]
+    obs = [_obs("pi", (60.0, 65.0), (0x0, 0x4))]
     assert thermal_evidence(obs, "pi") == "pi: throttled after the run"
-    obs = [{"host": "pc", "temperature_c": (90.0, 90.0)}]
+    obs = [_obs("pc", (90.0, 90.0))]
     assert thermal_evidence(obs, "pi") is None  # only the board's heat counts
-    assert "81.0 °C before" in (thermal_evidence([{"host": "pi", "temperature_c": (81.0, None)}], "pi") or "")
-    assert thermal_evidence([{"host": "pi", "temperature_c": (81.0, None)}], "pi", 85.0) is None
+    assert "81.0 °C before" in (thermal_evidence([_obs("pi", (81.0, None))], "pi") or "")
+    assert thermal_evidence([_obs("pi", (81.0, None))], "pi", 85.0) is None
 
 
 @pytest.mark.parametrize(

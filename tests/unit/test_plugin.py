@@ -24,7 +24,7 @@ def test_header_names_lab_thresholds_and_results(pytester):
     result.stdout.fnmatch_lines(
         [
             "pinet: lab virtual*",
-            "pinet: thresholds *thresholds.yaml (missing!)",
+            "pinet: thresholds */pytest_pinet/data/thresholds.yaml",
             "pinet: results *out*; iperf3 -P 10 -t 3 -O 2",
         ]
     )
@@ -83,16 +83,15 @@ def test_bad_lab_env_file_is_a_clear_error(pytester):
 
 
 JUDGE_TEST = """
-from pytest_pinet.measurement import Measurement, TrafficContext
+from pytest_pinet.model import Measurement, TcpDetail, TrafficContext
 
 CONTEXT = TrafficContext(lab="t", scenario="ethernet", board="pi", peer="pc", link="eth", adapter="builtin",
                          direction="board->peer", duplex="half", streams=10, duration_s=20, omit_s=2,
                          link_speed_mbps=1000, mtu=1500)
 
 def fake(goodput):
-    return Measurement(test_id="t", context=CONTEXT, goodput_mbps=goodput, sent_mbps=None, retransmits=7,
-                       per_stream_mbps=(), interval_mbps=(), cpu_sender_percent=None,
-                       cpu_receiver_percent=None, limit_mbps=941.5, iperf3_version=None, started=0, finished=1)
+    return Measurement(test_id="t", context=CONTEXT, goodput_mbps=goodput, limit_mbps=941.5, started=0,
+                       finished=1, detail=TcpDetail(None, 7, (), None, None, None))
 
 def test_low_then_good(judge_goodput):
     results = iter([900.0, 941.0])

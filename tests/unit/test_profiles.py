@@ -17,7 +17,7 @@ LINK = LinkEntry("eth", "pi", "eth0", "10.0.0.1", "pc", "enp3s0", "10.0.0.2", "b
 
 
 def test_shipped_profiles_hold_the_seed_set():
-    profiles = load_profiles(REPO / "lab" / "profiles.yaml")
+    profiles = load_profiles(REPO / "pytest_pinet" / "data" / "profiles.yaml")
     assert {"stock", "irq-pinned", "irq-pinned-rps-xps"} <= set(profiles)
     assert profiles["stock"].tunables("board", LINK) == []
     pinned = profiles["irq-pinned-rps-xps"].tunables("board", LINK)

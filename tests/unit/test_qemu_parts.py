@@ -161,7 +161,9 @@ def test_the_qemu_board_is_judged_by_its_own_rules(context, rule):
     """Each qpi rule outranks the generic rule for the same case; other boards keep theirs."""
     from pytest_pinet.judge.thresholds import load_thresholds
 
-    thresholds = load_thresholds(Path(__file__).resolve().parents[2] / "lab" / "thresholds.yaml")
+    thresholds = load_thresholds(
+        Path(__file__).resolve().parents[2] / "pytest_pinet" / "data" / "thresholds.yaml"
+    )
     full = {"link_speed_mbps": 1000, "mtu": 1500, "rate_target_mbps": 0, **context}
     chosen = thresholds.rule_for({**full, "board": "qpi"})
     assert chosen is not None and chosen.rule_id == rule

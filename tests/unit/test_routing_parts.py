@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from pytest_pinet.judge.fairness import min_max_ratio
 from pytest_pinet.lab.qdisc_stats import QdiscStats, parse_qdisc_stats, total_of_kind
+from pytest_pinet.lab.routed_path import QDISCS
 from pytest_pinet.lab.tunables import HostRoute
-from pytest_pinet.record.routing_tables import routing_tables
-from pytest_pinet.scenarios.routing import QDISCS, min_max_ratio
+from pytest_pinet.record.summary_tables import routing_tables
 
 OUTPUTS = Path(__file__).resolve().parents[2] / "fixtures" / "lab-outputs"
 
@@ -60,7 +61,7 @@ def _row(qdisc, duplex, direction, target, goodput, streams=()):
             "rate_target_mbps": target,
         },
         "goodput_mbps": goodput,
-        "per_stream_mbps": list(streams),
+        "detail": {"kind": "tcp", "per_stream_mbps": list(streams)},
     }
 
 

@@ -6,8 +6,8 @@ import pytest
 
 from pytest_pinet.errors import ConfigError, LabFault
 from pytest_pinet.lab.inventory import DiskEntry
-from pytest_pinet.record.routing_tables import storage_table
-from pytest_pinet.scenarios.storage import DiskRun, ScratchDisk, parse_dd
+from pytest_pinet.lab.scratch_disk import DiskRun, ScratchDisk, parse_dd
+from pytest_pinet.record.summary_tables import storage_table
 
 # GNU coreutils 9.1 (Debian 12), as the storage suite printed it on the virtual lab
 DD_WRITE = (
@@ -40,7 +40,7 @@ def test_a_disk_not_marked_scratch_is_refused_before_anything_runs():
 def test_storage_table_as_the_seed_shows_it():
     def row(block, fs, direction, mib):
         context = {"scenario": "storage", "block_bytes": block, "filesystem": fs, "direction": direction}
-        return {"context": context, "evidence": {"mib_per_s": mib}, "goodput_mbps": 0}
+        return {"context": context, "detail": {"kind": "disk", "mib_per_s": mib}, "goodput_mbps": 0}
 
     rows = [row(8, "ext4", "write", 4.8), row(8, "ext4", "read", 7.6), row(4096, "vfat", "read", 100.0)]
     lines = storage_table(rows)
@@ -49,8 +49,8 @@ def test_storage_table_as_the_seed_shows_it():
     assert lines[3].split() == ["4096", "-", "-", "100.0"]
 
 
-def _made_up(scenario, direction, streams, goodput, evidence, block=0, filesystem=""):
-    from pytest_pinet.measurement import Measurement, TrafficContext
+def _made_up(scenario, direction, streams, goodput, detail, block=0, filesystem=""):
+    from pytest_pinet.model import Measurement, TrafficContext
 
     context = TrafficContext(
         "lab",
@@ -70,32 +70,26 @@ def _made_up(scenario, direction, streams, goodput, evidence, block=0, filesyste
         filesystem=filesystem,
         block_bytes=block,
     )
-    return Measurement(
-        "t",
-        context,
-        goodput,
-        goodput * 1.01,
-        None,
-        (),
-        (),
-        None,
-        None,
-        957.1,
-        None,
-        0.0,
-        1.0,
-        evidence=evidence,
+    return Measurement("t", context, goodput, 957.1, 0.0, 1.0, detail)
+
+
+def _udp(threads, cpu):
+    from pytest_pinet.model import ReceiverCounters, UdpDetail
+
+    return UdpDetail(
+        "sendto", threads, 505.0 * threads, 1e4, 1e4, 0.0, cpu, None, 0, 0, ReceiverCounters(0, 0, 0, 0)
     )
 
 
 def test_sweep_charts_render_as_png():
+    from pytest_pinet.model import DiskDetail
     from pytest_pinet.record.sweep_charts import storage_chart, udp_chart
 
-    udp = [
-        _made_up("udp-sendto", "board->peer", n, 500.0 * n, {"generator_cpu_pct": 50.0 * n}) for n in (1, 2)
-    ]
+    udp = [_made_up("udp-sendto", "board->peer", n, 500.0 * n, _udp(n, 50.0 * n)) for n in (1, 2)]
     disk = [
-        _made_up("storage", d, 1, 10.0, {"mib_per_s": float(b) / 1024}, block=b, filesystem="ext4")
+        _made_up(
+            "storage", d, 1, 10.0, DiskDetail(float(b) / 1024, b, "/dev/loop0"), block=b, filesystem="ext4"
+        )
         for b in (8, 4096, 1048576)
         for d in ("write", "read")
     ]

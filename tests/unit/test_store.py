@@ -12,10 +12,26 @@ from pathlib import Path
 
 import pytest
 
-from pytest_pinet.measurement import Measurement, TrafficContext
-from pytest_pinet.record.store import ResultsStore, context_key, jain_fairness
+from pytest_pinet.judge.fairness import jain_fairness
+from pytest_pinet.model import HostFacts, InterfaceFacts, Measurement, TcpDetail, TrafficContext
+from pytest_pinet.record.store import ResultsStore, context_key
 
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
+BOARD = HostFacts(
+    "pi",
+    "6.1.0",
+    "Debian 12",
+    "debian",
+    "12",
+    "",
+    4,
+    None,
+    None,
+    None,
+    None,
+    None,
+    {"eth0": InterfaceFacts("eth0", "r8152", None, "fw1", None, 1000, "full", 1500)},
+)
 
 
 def _measurement(goodput: float, direction: str = "board->peer", started: float = 1.0) -> Measurement:
@@ -40,17 +56,12 @@ def _measurement(goodput: float, direction: str = "board->peer", started: float 
         test_id="t::x",
         context=context,
         goodput_mbps=goodput,
-        sent_mbps=goodput + 1,
-        retransmits=3,
-        per_stream_mbps=(goodput / 2, goodput / 2),
-        interval_mbps=(goodput, goodput),
-        cpu_sender_percent=10.0,
-        cpu_receiver_percent=20.0,
         limit_mbps=941.5,
-        iperf3_version="iperf 3.12",
         started=started,
         finished=started + 22,
-        facts={"board": {"interfaces": {"eth0": {"firmware": "fw1"}}}},
+        detail=TcpDetail(goodput + 1, 3, (goodput / 2, goodput / 2), 10.0, 20.0, "iperf 3.12"),
+        interval_mbps=(goodput, goodput),
+        facts={"board": BOARD},
     )
 
 

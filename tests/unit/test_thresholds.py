@@ -21,7 +21,7 @@ GBE = {
 
 
 def test_shipped_thresholds_load_and_cover_gbe_half_duplex():
-    thresholds = load_thresholds(REPO / "lab" / "thresholds.yaml")
+    thresholds = load_thresholds(REPO / "pytest_pinet" / "data" / "thresholds.yaml")
     verdict = thresholds.judge(GBE, 941.0, 941.48)
     assert verdict is not None and verdict.passed and verdict.expected_mbps == 940
     failed = thresholds.judge(GBE, 900.0, 941.48)

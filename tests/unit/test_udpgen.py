@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from pytest_pinet.errors import LabFault
+from pytest_pinet.model import ReceiverCounters
 from pytest_pinet.traffic.udpgen import (
     SOURCE,
-    ReceiverCounters,
     UdpGenOptions,
     parse_udp_snmp,
     parse_udpgen,

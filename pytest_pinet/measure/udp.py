@@ -1,50 +1,40 @@
-"""Fixtures of the UDP packet-rate suite: the generator on the board, the counters on the peer.
-
-``measure_udp`` sends with ``sendto``, ``sendmmsg`` or raw layer-2 frames from the board,
-over the link under test or over the board's loopback (the seed's way to tell the driver's
-cost from the stack's), for a thread count, and records each run as a Measurement whose
-goodput is what the *receiver* counted.
-"""
+"""UDP packet rates from the board: ``sendto``, ``sendmmsg`` or raw layer-2 frames, over the
+link under test or over the board's loopback (the seed's way to tell the driver's cost from
+the stack's).  The figure is what the *receiver's* kernel counted, never what was sent."""
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from typing import Any
 
-import pytest
-
-from .fixtures import FactsCache, link_context, record_and_attach
-from .judge.linerate import LinkModel
-from .lab.inventory import Inventory, LinkEntry
-from .lab.profiles import AppliedProfile
-from .lab.remote import RemoteHost
-from .measurement import Measurement, TrafficContext
-from .record.sweep_charts import attach_chart, udp_chart
-from .settings import PinetSettings
-from .traffic.udpgen import ReceiverCounters, UdpGenOptions, UdpGenRun, read_receiver, run_udpgen
+from ..judge.linerate import udp_goodput_limit
+from ..lab.inventory import Inventory, LinkEntry
+from ..lab.remote import RemoteHost
+from ..model import Measurement, ReceiverCounters, TrafficContext, UdpDetail
+from ..record.sweep_charts import udp_chart
+from ..traffic.udpgen import UdpGenOptions, UdpGenRun, read_receiver, run_udpgen
+from .base import FactsCache, Measurer, Recorder, link_context
 
 LOOPBACK = "loopback"
 PAYLOAD = 1472  # the seed's: the largest that fits an untagged 1500-byte frame
 
 
-class UdpMeasurer:
+class UdpMeasurer(Measurer):
     """UDP runs from the board; every result recorded at once."""
 
     def __init__(
         self,
-        request: pytest.FixtureRequest,
+        recorder: Recorder,
+        test_id: str,
         inventory: Inventory,
+        facts: FactsCache,
         hosts: dict[str, RemoteHost],
         link: LinkEntry,
-        facts: FactsCache,
         profile: str,
         duration: float,
     ) -> None:
-        self.request = request
-        self.inventory = inventory
+        super().__init__(recorder, test_id, inventory, facts)
         self.link = link
-        self.facts = facts
         self.profile = profile
         self.duration = duration
         self.board = hosts[link.board]
@@ -102,7 +92,7 @@ class UdpMeasurer:
     def sweep(self, mode: str, path: str) -> list[Measurement]:
         """One run per thread count from 1 to the board's cores, with the seed's chart."""
         runs = [self.run(mode, path, threads) for threads in range(1, self.cores + 1)]
-        attach_chart(udp_chart(runs), f"{mode} over {path}: rate and CPU per thread count")
+        self.recorder.attach_chart(udp_chart(runs), f"{mode} over {path}: rate and CPU per thread count")
         return runs
 
     def run(self, mode: str, path: str, threads: int) -> Measurement:
@@ -127,64 +117,32 @@ class UdpMeasurer:
         finished: float,
     ) -> Measurement:
         seconds = sent.seconds or 1.0
-        received_pps = arrived.datagrams / seconds
-        limit = 0.0
-        if context.link_speed_mbps:
-            model = LinkModel(context.link_speed_mbps, context.mtu)
-            limit = model.frames_per_second(PAYLOAD + 28) * PAYLOAD * 8 / 1e6
-        evidence: dict[str, Any] = {
-            "mode": context.scenario.removeprefix("udp-"),
-            "threads": context.streams,
-            "sent_pps": sent.pps,
-            "received_pps": received_pps,
-            "loss_pct": 100.0 * (1 - arrived.datagrams / sent.packets) if sent.packets else None,
-            "generator_cpu_pct": sent.cpu_percent,
-            "system_busy_pct": sent.sys_busy_pct,
-            "enobufs": sent.enobufs,
-            "send_errors": sent.errors,
-            "receiver": dataclasses.asdict(arrived),
-        }
+        detail = UdpDetail(
+            mode=context.scenario.removeprefix("udp-"),
+            threads=context.streams,
+            sent_mbps=sent.bytes * 8 / seconds / 1e6,
+            sent_pps=sent.pps,
+            received_pps=arrived.datagrams / seconds,
+            loss_pct=100.0 * (1 - arrived.datagrams / sent.packets) if sent.packets else None,
+            generator_cpu_pct=sent.cpu_percent,
+            system_busy_pct=sent.sys_busy_pct,
+            enobufs=sent.enobufs,
+            send_errors=sent.errors,
+            receiver=arrived,
+        )
         measurement = Measurement(
-            test_id=f"{self.request.node.nodeid}#{context.streams}",
+            test_id=f"{self.test_id}#{context.streams}",
             context=context,
             goodput_mbps=arrived.datagrams * PAYLOAD * 8 / seconds / 1e6,
-            sent_mbps=sent.bytes * 8 / seconds / 1e6,
-            retransmits=None,
-            per_stream_mbps=(),
+            limit_mbps=udp_goodput_limit(context.link_speed_mbps, context.mtu, PAYLOAD),
+            started=started,
+            finished=finished,
+            detail=detail,
             interval_mbps=tuple(
                 float(i.get("bytes", 0)) * 8 / float(i.get("seconds") or 1) / 1e6 for i in sent.intervals
             ),
-            cpu_sender_percent=sent.cpu_percent,
-            cpu_receiver_percent=None,
-            limit_mbps=limit,
-            iperf3_version=None,
-            started=started,
-            finished=finished,
             measured_s=sent.seconds,
-            facts={"board": dataclasses.asdict(self.facts[self.link.board])},
+            facts=self.facts_of(board=self.link.board),
             raw={"udpgen": sent.raw},
-            evidence=evidence,
         )
-        return record_and_attach(self.request.config, measurement)
-
-
-@pytest.fixture
-def measure_udp(
-    request: pytest.FixtureRequest,
-    pinet_inventory: Inventory,
-    pinet_hosts: dict[str, RemoteHost],
-    link_under_test: LinkEntry,
-    host_facts: FactsCache,
-    profile: AppliedProfile,
-    pinet_settings: PinetSettings,
-) -> UdpMeasurer:
-    """UDP packet-rate runs from the board of ``link_under_test`` under ``profile``."""
-    return UdpMeasurer(
-        request,
-        pinet_inventory,
-        pinet_hosts,
-        link_under_test,
-        host_facts,
-        profile.profile.name,
-        float(pinet_settings.udp_duration),
-    )
+        return self.record(measurement)

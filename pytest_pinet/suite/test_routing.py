@@ -2,7 +2,7 @@
 
 Ten download streams from the wan peer to the lan peer, forwarded by the board, under each
 qdisc on both board interfaces: total and per-stream goodput, Jain's fairness index and the
-slowest/fastest stream ratio, judged against lab/thresholds.yaml.  Then download while the
+slowest/fastest stream ratio, judged against the thresholds file.  Then download while the
 lan peer uploads at 100, 250, 500 Mbit/s and unlimited, as the seed's table.  Every result
 proves from `tc -s qdisc` that the qdisc under test carried the traffic.  A qdisc the board's
 kernel lacks (sfq and fq_codel on this machine's kernel) skips with that reason.
@@ -12,18 +12,18 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_pinet.fixtures_routing import QDISC_NAMES
-from pytest_pinet.scenarios.routing import UPLOAD_TARGETS
+from pytest_pinet.fixtures.routing import QDISC_NAMES
+from pytest_pinet.lab.routed_path import UPLOAD_TARGETS
 
 pytestmark = [pytest.mark.routing]
 
 
 def _carried_by_the_qdisc(measurement, interface):
     """Bytes the qdisc under test sent on ``interface`` over the bytes the receiver counted."""
-    (evidence,) = [e for e in measurement.evidence["qdisc"] if e["interface"] == interface]
-    assert evidence["kind"] == measurement.context.qdisc and evidence["instances"] >= 1
+    (used,) = [q for q in measurement.tcp.qdisc if q.interface == interface]
+    assert used.kind == measurement.context.qdisc and used.instances >= 1
     received = measurement.goodput_mbps * 1e6 / 8 * (measurement.measured_s or 0)
-    return evidence["sent_bytes"] / received
+    return used.sent_bytes / received
 
 
 @pytest.mark.half_duplex
@@ -34,7 +34,7 @@ def test_download_through_the_board(measure_routing, judge_goodput, route_entry)
     # The qdisc under test on the board's LAN side sent at least every byte that arrived
     # (headers and the warm-up make it more): it was in the path, not beside it.
     assert _carried_by_the_qdisc(download, route_entry.lan.board_interface) >= 1.0
-    assert download.evidence["min_max_stream_ratio"] is not None
+    assert download.tcp.min_max_stream_ratio is not None
 
 
 @pytest.mark.full_duplex

@@ -3,7 +3,7 @@
 Every test runs once per link of the board, each labelled with its adapter facts (driver,
 bus, USB speed): half duplex both ways, full duplex, and full duplex with the peer
 throttled to 40 Mbit/s per stream (the seed's `-b 40mbit` x 10), under the CPU clock
-profiles where the board allows them.  Expectations per adapter are in lab/thresholds.yaml;
+profiles where the board allows them.  Expectations per adapter are in the thresholds file;
 the known-slow AX88179 sending is an xfail with its reason there, never a lowered floor.
 """
 

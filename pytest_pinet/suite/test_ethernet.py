@@ -2,7 +2,7 @@
 
 Ten parallel TCP streams, the first seconds omitted as warm-up, under the seed's profiles
 (stock, IRQs pinned, IRQs pinned + RPS/XPS); goodput judged
-against lab/thresholds.yaml: 940 Mbit/s for GbE at MTU 1500 in half duplex (the line-rate
+against the thresholds file: 940 Mbit/s for GbE at MTU 1500 in half duplex (the line-rate
 limit with TCP timestamps is 941.5); in full duplex each direction also carries the
 other's ACKs and a stock Pi 4B reaches only ~540 (softirq-bound).
 """

@@ -3,7 +3,7 @@
 The board sends 1472-byte datagrams with each method, for 1 to as many threads as it has
 cores, over the link under test and over its loopback (the seed's way to see what the
 driver costs). The peer's kernel counts what arrived; the loss is the difference. Each
-thread count is one measurement, judged against lab/thresholds.yaml; the physics check is
+thread count is one measurement, judged against the thresholds file; the physics check is
 that no link ever delivers more than its line rate in frames.
 """
 
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_pinet.fixtures_udp import LOOPBACK
 from pytest_pinet.judge.linerate import LinkModel
+from pytest_pinet.measure import LOOPBACK
 
 pytestmark = [pytest.mark.udp]
 
@@ -24,11 +24,11 @@ def test_udp_rate_over_the_link(measure_udp, judge_goodput, mode):
     judge_goodput(*runs)
     frames_per_second = LinkModel(runs[0].context.link_speed_mbps, runs[0].context.mtu).frames_per_second()
     for run in runs:
-        evidence = run.evidence
-        assert evidence["sent_pps"] > 0
+        udp = run.detail
+        assert udp.kind == "udp" and udp.sent_pps > 0
         # what arrived can never beat the wire (81,274 frames/s on GbE), nor what was sent
-        assert evidence["received_pps"] <= 1.01 * frames_per_second
-        assert evidence["received_pps"] <= 1.001 * evidence["sent_pps"]
+        assert udp.received_pps <= 1.01 * frames_per_second
+        assert udp.received_pps <= 1.001 * udp.sent_pps
 
 
 @pytest.mark.parametrize("mode", ["sendto", "sendmmsg"])
@@ -36,4 +36,4 @@ def test_udp_rate_over_loopback(measure_udp, judge_goodput, mode):
     runs = measure_udp.sweep(mode, LOOPBACK)
     judge_goodput(*runs)
     for run in runs:
-        assert run.context.link == LOOPBACK and run.evidence["received_pps"] > 0
+        assert run.context.link == LOOPBACK and run.detail.received_pps > 0

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_pinet.scenarios.storage import DEFAULT_BLOCKS, FILESYSTEMS
+from pytest_pinet.lab.scratch_disk import DEFAULT_BLOCKS, FILESYSTEMS
 
 pytestmark = [pytest.mark.storage]
 
@@ -25,7 +25,7 @@ def test_block_size_sweep(measure_storage, judge_goodput, filesystem):
     ]
     for run in runs:
         # dd moved every byte asked of it (rounded down to whole blocks)
-        assert run.evidence["bytes"] >= measure_storage.total_bytes - run.context.block_bytes
+        assert run.detail.bytes >= measure_storage.total_bytes - run.context.block_bytes
 
 
 @pytest.mark.routing

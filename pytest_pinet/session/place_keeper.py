@@ -13,13 +13,18 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError, LabFault
+from ..lab.places import Place, PlaceLock, take_place, worker_count, worker_index
 from ..settings import PinetSettings
 from ..virtlab.topology import DEFAULT_STATE_ROOT, STATE_ROOT_ENV
-from .places import Place, PlaceLock, take_place, worker_count, worker_index
+
+# Given the candidate places and this process's preferred index, the places to try in order
+# (a lab's conftest may implement the ``pytest_pinet_choose_place`` hook to pick by its own rule).
+PlaceChooser = Callable[[Sequence[Place], int], Sequence[Place] | None]
 
 
 def local_lock_dir() -> Path:
@@ -46,8 +51,11 @@ def env_places(settings: PinetSettings) -> list[Place]:
 class PlaceKeeper:
     """Takes this process's place on first need and gives it back exactly once."""
 
-    def __init__(self, settings: PinetSettings, run_id: str, results: Any) -> None:
+    def __init__(
+        self, settings: PinetSettings, run_id: str, results: Any, chooser: PlaceChooser | None = None
+    ) -> None:
         self.settings = settings
+        self.chooser = chooser
         self.run_id = run_id
         self.results = results  # ResultsDir: where places taken are recorded for the controller
         self.place: Place | None = None
@@ -68,12 +76,16 @@ class PlaceKeeper:
         else:
             candidates = env_places(self.settings)
             lock_dir = local_lock_dir()
+        if self.chooser is not None:
+            chosen = self.chooser(candidates, preferred)
+            if chosen is not None:
+                candidates, preferred = list(chosen), 0
         self.place, self._lock = take_place(candidates, lock_dir, preferred)
         self._note("taken")
         return self.place
 
     def _take_from_coordinator(self) -> Place:
-        from . import coordinator
+        from ..lab import coordinator
 
         client = coordinator.Client(self.settings.coordinator)
         reservation = client.reserve_and_acquire(self.settings.place_tags, self.run_id)
@@ -163,7 +175,7 @@ class PlaceKeeper:
         """On the controller: release coordinator places whose worker died holding them."""
         if not self.settings.coordinator:
             return []
-        from . import coordinator
+        from ..lab import coordinator
 
         held: dict[str, dict[str, Any]] = {}
         for fact in self.results.load_facts():

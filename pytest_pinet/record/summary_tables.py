@@ -1,5 +1,5 @@
 """The seeds' tables from a run's measurements: routing fairness per qdisc, Down/Up per target,
-and UDP packet rates per mode and thread count.
+UDP packet rates per mode and thread count, and disk MiB/s per block size.
 
 The seed compared qdiscs with two tables: per-stream goodput of a 10-stream download, and
 download against upload at 100/250/500 Mbit/s and unlimited.  The same tables, from the
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .store import jain_fairness
+from ..judge.fairness import jain_fairness
 
 
 def _last_per_cell(rows: list[dict[str, Any]], duplex: str) -> dict[tuple[str, int, str], dict[str, Any]]:
@@ -39,7 +39,7 @@ def routing_tables(rows: list[dict[str, Any]]) -> list[str]:
             f"  {'qdisc':12} {'Mbit/s':>8} {'Jain':>6} {'min/max':>8}  streams",
         ]
         for (qdisc, _target, _direction), row in sorted(download.items()):
-            streams = [float(v) for v in row.get("per_stream_mbps") or []]
+            streams = [float(v) for v in (row.get("detail") or {}).get("per_stream_mbps") or []]
             jain = jain_fairness(streams)
             ratio = min(streams) / max(streams) if streams and max(streams) > 0 else None
             lines.append(
@@ -78,7 +78,7 @@ def udp_table(rows: list[dict[str, Any]]) -> list[str]:
         f"{'loss %':>7} {'gen CPU %':>9} {'sys busy %':>10}",
     ]
     for row in udp:
-        c, e = row["context"], row.get("evidence") or {}
+        c, e = row["context"], row.get("detail") or {}
 
         def num(key: str, fmt: str, e: dict[str, Any] = e) -> str:
             value = e.get(key)
@@ -98,7 +98,7 @@ def storage_table(rows: list[dict[str, Any]]) -> list[str]:
     for row in rows:
         c = row.get("context", {})
         if c.get("scenario") == "storage":
-            mib = (row.get("evidence") or {}).get("mib_per_s")
+            mib = (row.get("detail") or {}).get("mib_per_s")
             if isinstance(mib, int | float):
                 cells[(int(c["block_bytes"]), str(c["filesystem"]), str(c["direction"]))] = float(mib)
     if not cells:

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..lab.inventory import RouteEntry
-from ..lab.profiles import AppliedProfile, Profile, apply_steps
-from ..lab.qdisc_stats import QdiscStats, read_qdisc_stats, total_of_kind
-from ..lab.remote import RemoteHost
-from ..lab.tunables import HostRoute, Qdisc, Sysctl, Tunable
+from .inventory import RouteEntry
+from .profiles import AppliedProfile, Profile, apply_steps
+from .qdisc_stats import QdiscStats, read_qdisc_stats, total_of_kind
+from .remote import RemoteHost
+from .tunables import HostRoute, Qdisc, Sysctl, Tunable
 
 # The seed's SFQ line is `tc qdisc add dev ethX root handle 1: sfq quantum 1500`.
 QDISCS: dict[str, tuple[str, ...]] = {
@@ -89,8 +89,3 @@ def qdisc_snapshot(route: RouteEntry, board: RemoteHost, kind: str) -> dict[str,
 def qdisc_evidence(before: dict[str, QdiscStats], after: dict[str, QdiscStats]) -> list[QdiscEvidence]:
     """Per interface, the counters' change over the run."""
     return [QdiscEvidence(name, after[name] - before[name]) for name in after if name in before]
-
-
-def min_max_ratio(values: list[float] | tuple[float, ...]) -> float | None:
-    """Slowest stream over fastest (the seed's pfifo_fast: 16 kbit/s against 362 Mbit/s)."""
-    return min(values) / max(values) if values and max(values) > 0 else None

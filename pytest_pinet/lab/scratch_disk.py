@@ -14,10 +14,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from ..errors import ConfigError, LabFault
-from ..lab.inventory import DiskEntry
-from ..lab.remote import CommandResult, RemoteHost, quote
-from ..lab.tunables import Unsupported
+from ..errors import ConfigError, LabFault, Unsupported
+from .inventory import DiskEntry
+from .remote import CommandResult, RemoteHost, quote
 
 FILESYSTEMS: dict[str, tuple[str, ...]] = {
     "ext2": ("mkfs.ext2", "-F", "-q"),

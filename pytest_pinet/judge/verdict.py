@@ -1,0 +1,128 @@
+"""The verdict on one measurement: a pure function of the measurement, the rules and history.
+
+Everything a lab engineer asks of a result is decided here, in one place, without a lab or a
+test framework: is the board too hot for the figure to count, does a threshold rule cover it,
+is it below that floor (a known limitation or a failure), is it worse than the same
+context's history.  The pytest layer only fetches the history, calls :func:`judge_measurement`
+and re-measures when the verdict says that could change it.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ..model import Measurement
+from .baseline import BaselinePolicy, judge_baseline
+from .fairness import jain_fairness
+from .thermal import DEFAULT_MAX_TEMPERATURE_C, thermal_evidence
+from .thresholds import Thresholds
+
+
+class VerdictKind(enum.Enum):
+    """What a verdict says; the value is the word kept in the store and shown in reports."""
+
+    PASS = "pass"  # noqa: S105 - a verdict word, not a password
+    BELOW_THRESHOLD = "below-threshold"
+    REGRESSION = "regression"
+    KNOWN_SLOW = "known-slow"
+    NO_RULE = "no-rule"
+    INVALID_THERMAL = "invalid-thermal"
+    LAB_FAULT = "lab-fault"
+
+
+# Kinds that fail a test; known-slow is an expected failure, invalid-thermal a lab fault.
+FAILING = frozenset({VerdictKind.BELOW_THRESHOLD, VerdictKind.REGRESSION, VerdictKind.NO_RULE})
+# Stored verdict words whose figures never enter a baseline: unjudged, the lab's, too hot.
+NOT_A_BASELINE_SAMPLE = frozenset({"", VerdictKind.LAB_FAULT.value, VerdictKind.INVALID_THERMAL.value})
+
+
+@dataclass(frozen=True)
+class JudgePolicy:
+    """How strictly to judge: the baseline rules and the hottest a board may be."""
+
+    baseline: BaselinePolicy = field(default_factory=BaselinePolicy)
+    max_temp_c: float = DEFAULT_MAX_TEMPERATURE_C
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The outcome for one measurement.
+
+    ``kinds`` has the most severe first (a result can be both a regression and below its
+    threshold); ``failures`` are the lines a failing test shows; ``note`` explains a
+    known-slow or invalid result; ``reason`` is what the store keeps beside the verdict;
+    ``remeasure`` says whether measuring again could change it (noise can, a missing rule or
+    a hot board cannot).
+    """
+
+    measurement_id: str
+    kinds: tuple[VerdictKind, ...]
+    reason: str
+    failures: tuple[str, ...] = ()
+    note: str = ""
+    remeasure: bool = False
+
+    @property
+    def kind(self) -> VerdictKind:
+        """The most severe kind."""
+        return self.kinds[0]
+
+    @property
+    def label(self) -> str:
+        """The store's word: kinds joined by '+', e.g. ``regression+below-threshold``."""
+        return "+".join(kind.value for kind in self.kinds)
+
+    @property
+    def failed(self) -> bool:
+        """True when the result fails its test."""
+        return any(kind in FAILING for kind in self.kinds)
+
+
+def judge_measurement(
+    measurement: Measurement,
+    thresholds: Thresholds,
+    history: Sequence[float],
+    policy: JudgePolicy | None = None,
+) -> Verdict:
+    """Judge ``measurement`` against its threshold rule and ``history`` (earlier goodputs of the
+    same context, oldest first, already stripped of results that are no baseline samples)."""
+    policy = policy or JudgePolicy()
+    context = measurement.context
+    direction = context.direction
+    heat = thermal_evidence(measurement.observations, context.board, policy.max_temp_c)
+    if heat:
+        # Not judged, not a baseline sample: the board was not in a state to measure.
+        return Verdict(measurement.id, (VerdictKind.INVALID_THERMAL,), heat, note=f"{direction}: {heat}")
+    match = context.as_match()
+    check = thresholds.judge(
+        match, measurement.goodput_mbps, measurement.limit_mbps, jain_fairness(measurement.per_stream_mbps)
+    )
+    baseline = judge_baseline(measurement.goodput_mbps, history, policy.baseline)
+    retransmits = measurement.retransmits
+    tail = f"; retransmits {retransmits if retransmits is not None else 'n/a'}"
+    kinds: list[VerdictKind] = []
+    failures: list[str] = []
+    note = ""
+    if check is None:
+        failures.append(f"no rule in {thresholds.source} matches {match}: add one")
+        kinds.append(VerdictKind.NO_RULE)
+    elif not check.passed and check.known_slow:
+        note = f"{direction}: {check.known_slow} ({check.explain()})"
+        kinds.append(VerdictKind.KNOWN_SLOW)
+    elif not check.passed:
+        failures.append(f"below threshold: {direction} goodput {check.explain()}{tail}")
+        kinds.append(VerdictKind.BELOW_THRESHOLD)
+    if baseline.regression:
+        failures.append(f"regression against baseline: {direction} {baseline.explain()}{tail}")
+        kinds.insert(0, VerdictKind.REGRESSION)
+    rule = check.explain() if check else "no threshold rule"
+    return Verdict(
+        measurement.id,
+        tuple(kinds) or (VerdictKind.PASS,),
+        f"{rule}; baseline: {baseline.explain()}",
+        tuple(failures),
+        note,
+        remeasure=bool(failures) and VerdictKind.NO_RULE not in kinds,
+    )

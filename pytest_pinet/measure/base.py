@@ -1,0 +1,107 @@
+"""What every measurer shares: the recorder it reports to, the hosts' facts, the context of
+traffic over a link, and the observers' snapshots taken on every end at once."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, NoReturn, Protocol
+
+from ..errors import Unsupported
+from ..lab.facts import gather_facts
+from ..lab.inventory import Inventory, LinkEntry
+from ..lab.remote import RemoteHost
+from ..model import HostFacts, Measurement, Observation, TrafficContext
+from ..traffic.observers import Snapshot, observe, take_snapshot
+
+End = tuple[RemoteHost, str]  # a host and the interface watched on it
+
+
+class Recorder(Protocol):
+    """Where measurements go the moment they exist, and what a measurer cannot decide itself."""
+
+    def record(self, measurement: Measurement) -> Measurement:
+        """Commit ``measurement`` durably (results files, store, report) and return it."""
+
+    def attach_chart(self, png: bytes | None, name: str) -> None:
+        """Show a chart of a sweep beside the results (a report attachment, or nothing)."""
+
+    def unsupported(self, exc: Unsupported, name: str, kind: str) -> NoReturn:
+        """A host cannot take what the measurement needs (a filesystem, say): record why and
+        stop this measurement without failing the board."""
+
+
+class FactsCache:
+    """Facts per host, gathered on first use and kept for the session."""
+
+    def __init__(self, inventory: Inventory, hosts: dict[str, RemoteHost]) -> None:
+        self.inventory = inventory
+        self.hosts = hosts
+        self._facts: dict[str, HostFacts] = {}
+
+    def interfaces_of(self, host: str) -> list[str]:
+        """Every interface of ``host`` that some link of the inventory uses."""
+        names = [link.board_interface for link in self.inventory.links if link.board == host]
+        names += [link.peer_interface for link in self.inventory.links if link.peer == host]
+        return sorted(set(names))
+
+    def __getitem__(self, host: str) -> HostFacts:
+        if host not in self._facts:
+            self._facts[host] = gather_facts(self.hosts[host], self.interfaces_of(host))
+        return self._facts[host]
+
+
+def link_context(
+    inventory: Inventory, facts: FactsCache, cable: LinkEntry, /, **fields: Any
+) -> TrafficContext:
+    """The context of traffic over ``cable``: lab, ends, cable, and the board's kernel, OS and
+    driver of its port; ``fields`` says what was measured (and may override the cable's)."""
+    board_facts = facts[cable.board]
+    board_if = board_facts.interfaces.get(cable.board_interface)
+    over_link: dict[str, Any] = {
+        "lab": inventory.lab,
+        "board": cable.board,
+        "peer": cable.peer,
+        "link": cable.name,
+        "adapter": cable.adapter,
+        "link_speed_mbps": cable.speed_mbps,
+        "mtu": cable.mtu,
+        "kernel": board_facts.kernel,
+        "os": board_facts.os_name,
+        "driver": (board_if.driver or "") if board_if else "",
+    }
+    return TrafficContext(**{**over_link, **fields})
+
+
+class Measurer:
+    """Base of every measurer: ``test_id`` names what the results belong to, ``recorder`` takes
+    each result at once, ``facts`` describe the hosts."""
+
+    def __init__(self, recorder: Recorder, test_id: str, inventory: Inventory, facts: FactsCache) -> None:
+        self.recorder = recorder
+        self.test_id = test_id
+        self.inventory = inventory
+        self.facts = facts
+
+    def snapshots(self, ends: Sequence[End]) -> list[Snapshot]:
+        """Counters of every end, taken at once: one round trip of wall time, not one per end."""
+        with ThreadPoolExecutor(max_workers=max(1, len(ends))) as pool:
+            return list(pool.map(lambda end: take_snapshot(*end), ends))
+
+    @staticmethod
+    def observations(
+        ends: Sequence[End], before: Sequence[Snapshot], after: Sequence[Snapshot]
+    ) -> tuple[Observation, ...]:
+        """What each end did between two snapshots."""
+        return tuple(
+            observe(host.name, interface, old, new)
+            for (host, interface), old, new in zip(ends, before, after, strict=True)
+        )
+
+    def facts_of(self, **roles: str) -> dict[str, HostFacts]:
+        """Facts by role (``board="pi"`` -> ``{"board": facts of pi}``) for a measurement."""
+        return {role: self.facts[host] for role, host in roles.items()}
+
+    def record(self, measurement: Measurement) -> Measurement:
+        """Hand a result to the recorder."""
+        return self.recorder.record(measurement)

@@ -1,0 +1,150 @@
+"""Traffic between the two peers of a route, through the board under a qdisc: the seed's
+10-stream download with per-stream fairness, and download while the LAN peer uploads."""
+
+from __future__ import annotations
+
+import dataclasses
+from concurrent.futures import ThreadPoolExecutor
+
+from ..judge.fairness import min_max_ratio
+from ..judge.linerate import tcp_goodput_limit
+from ..lab.inventory import Inventory, RouteEntry
+from ..lab.qdisc_stats import QdiscStats
+from ..lab.remote import RemoteHost
+from ..lab.routed_path import DOWNLOAD, UPLOAD, qdisc_evidence, qdisc_snapshot
+from ..model import Measurement, QdiscUse, RouteUse, TcpDetail, TrafficContext
+from ..traffic.adaptive import SettleRule
+from ..traffic.iperf3_measurement import measurement_from_iperf3
+from ..traffic.iperf3_runner import AdaptiveStop, Iperf3Options, Iperf3Run, run_iperf3, run_iperf3_both_ways
+from ..traffic.observers import Snapshot
+from .base import FactsCache, Measurer, Recorder
+
+Counters = tuple[list[Snapshot], dict[str, QdiscStats]]
+
+
+class RoutingMeasurer(Measurer):
+    """Traffic between the two peers of a route, through the board, recorded at once."""
+
+    def __init__(
+        self,
+        recorder: Recorder,
+        test_id: str,
+        inventory: Inventory,
+        facts: FactsCache,
+        hosts: dict[str, RemoteHost],
+        route: RouteEntry,
+        options: Iperf3Options,
+        qdisc: str,
+        settle: SettleRule | None,
+    ) -> None:
+        super().__init__(recorder, test_id, inventory, facts)
+        self.route = route
+        self.options = options
+        self.qdisc = qdisc
+        self.settle = settle
+        self.board = hosts[route.board]
+        self.lan_peer = hosts[route.lan.peer]
+        self.wan_peer = hosts[route.wan.peer]
+        self.limit = tcp_goodput_limit(
+            min(route.lan.speed_mbps, route.wan.speed_mbps), min(route.lan.mtu, route.wan.mtu)
+        )
+        self.ends = (
+            (self.board, route.lan.board_interface),
+            (self.board, route.wan.board_interface),
+            (self.lan_peer, route.lan.peer_interface),
+            (self.wan_peer, route.wan.peer_interface),
+        )
+
+    def _counters(self) -> Counters:
+        """Observers' snapshots and the qdisc's counters, all at once."""
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            qdisc = pool.submit(qdisc_snapshot, self.route, self.board, self.qdisc)
+            return self.snapshots(self.ends), qdisc.result()
+
+    def _options(self, sender: RemoteHost, stream_mbps: float | None = None) -> Iperf3Options:
+        congestion = self.inventory.hosts[sender.name].tcp_congestion
+        rate = None if stream_mbps is None else f"{stream_mbps:g}M"
+        return dataclasses.replace(self.options, congestion=congestion, bitrate=rate)
+
+    def _context(
+        self, direction: str, duplex: str, target: int = 0, scenario: str = "routing"
+    ) -> TrafficContext:
+        r = self.route
+        board_facts = self.facts[r.board]
+        wan_if = board_facts.interfaces.get(r.wan.board_interface)
+        return TrafficContext(
+            lab=self.inventory.lab,
+            scenario=scenario,
+            board=r.board,
+            peer=f"{r.wan.peer}<>{r.lan.peer}",
+            link=r.name,
+            adapter=r.wan.adapter,
+            direction=direction,
+            duplex=duplex,
+            streams=self.options.streams,
+            duration_s=self.options.duration,
+            omit_s=self.options.omit,
+            link_speed_mbps=min(r.lan.speed_mbps, r.wan.speed_mbps),
+            mtu=min(r.lan.mtu, r.wan.mtu),
+            qdisc=self.qdisc,
+            kernel=board_facts.kernel,
+            os=board_facts.os_name,
+            driver=(wan_if.driver or "") if wan_if else "",
+            rate_target_mbps=target,
+        )
+
+    def _record(
+        self, context: TrafficContext, run: Iperf3Run, limit: float, before: Counters, after: Counters
+    ) -> Measurement:
+        observations = self.observations(self.ends, before[0], after[0])
+        test_id = f"{self.test_id}#{context.direction}"
+        measured = measurement_from_iperf3(
+            test_id, context, run, limit, self.facts_of(board=self.route.board), observations
+        )
+        assert isinstance(measured.detail, TcpDetail)
+        qdisc = tuple(
+            QdiscUse(e.interface, **dataclasses.asdict(e.delta)) for e in qdisc_evidence(before[1], after[1])
+        )
+        detail = dataclasses.replace(
+            measured.detail,
+            qdisc=qdisc,
+            route=RouteUse(self.route.lan.name, self.route.wan.name, self.route.board),
+            min_max_stream_ratio=min_max_ratio(measured.detail.per_stream_mbps),
+        )
+        return self.record(dataclasses.replace(measured, detail=detail))
+
+    def download(self, scenario: str = "routing") -> Measurement:
+        """The wan peer sends to the lan peer through the board (the seed's 10-stream download).
+
+        ``scenario`` names what else was going on (``routing+disk-io`` in the contention case).
+        """
+        r = self.route
+        adaptive = AdaptiveStop(self.settle, r.lan.peer_interface) if self.settle else None
+        before = self._counters()
+        run = run_iperf3(
+            self.wan_peer, self.lan_peer, r.lan.peer_address, self._options(self.wan_peer), adaptive
+        )
+        context = self._context(DOWNLOAD, "half", scenario=scenario)
+        return self._record(context, run, self.limit, before, self._counters())
+
+    def download_while_uploading(self, upload_mbps: int) -> tuple[Measurement, Measurement]:
+        """Download at full speed while the lan peer uploads at ``upload_mbps`` in total (0 =
+        unlimited); returns (download, upload), each with its actual figure."""
+        r = self.route
+        per_stream = upload_mbps / self.options.streams if upload_mbps else None
+        before = self._counters()
+        down, up = run_iperf3_both_ways(
+            self.wan_peer,
+            self.lan_peer,
+            r.wan.peer_address,
+            r.lan.peer_address,
+            self._options(self.wan_peer),
+            self._options(self.lan_peer, per_stream),
+            (self.settle, r.wan.peer_interface, r.lan.peer_interface) if self.settle else None,
+        )
+        after = self._counters()
+        up_limit = min(self.limit, float(upload_mbps)) if upload_mbps else self.limit
+        return (
+            self._record(self._context(DOWNLOAD, "full", upload_mbps), down, self.limit, before, after),
+            self._record(self._context(UPLOAD, "full", upload_mbps), up, up_limit, before, after),
+        )

@@ -1,0 +1,38 @@
+"""Where and how a measurement was taken: the keys thresholds and baselines match on."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class TrafficContext:
+    """Where and how a measurement was taken: a figure is only comparable within one context."""
+
+    lab: str
+    scenario: str
+    board: str
+    peer: str
+    link: str
+    adapter: str
+    direction: str  # "board->peer", "peer->board"
+    duplex: str  # "half" or "full"
+    streams: int
+    duration_s: int
+    omit_s: int
+    link_speed_mbps: int
+    mtu: int
+    protocol: str = "TCP"
+    profile: str = "stock"
+    qdisc: str = ""
+    kernel: str = ""
+    os: str = ""
+    driver: str = ""
+    rate_target_mbps: int = 0  # the sender's -b target in total; 0 = as fast as it can
+    filesystem: str = ""  # storage suite: ext2, ext3, ext4, vfat
+    block_bytes: int = 0  # storage suite: the dd block size
+
+    def as_match(self) -> dict[str, Any]:
+        """The context as threshold match keys."""
+        return asdict(self)

@@ -1,0 +1,57 @@
+"""What a host is: typed facts gathered once per host per session (by ``lab.facts``).
+
+They live in the model because every measurement carries its hosts' facts into the store and
+the reports, and neither should have to load the lab's SSH code to read them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class InterfaceFacts:
+    """What one network interface is and how it is set up."""
+
+    name: str
+    driver: str | None
+    driver_version: str | None
+    firmware: str | None
+    bus_info: str | None
+    speed_mbps: int | None
+    duplex: str | None
+    mtu: int | None
+    offloads: dict[str, bool] = field(default_factory=dict)
+    usb_speed_mbps: float | None = None
+
+
+@dataclass(frozen=True)
+class HostFacts:
+    """What a host is: OS, kernel, board, CPU, clocks, thermal state, tools, interfaces."""
+
+    host: str
+    kernel: str
+    os_name: str
+    os_id: str
+    os_version: str
+    model: str
+    cpus: int
+    governor: str | None
+    cpu_mhz: float | None
+    temperature_c: float | None
+    throttled: tuple[str, ...] | None
+    iperf3_version: str | None
+    interfaces: dict[str, InterfaceFacts] = field(default_factory=dict)
+
+    def summary(self) -> str:
+        """One line for reports: model, OS, kernel."""
+        model = self.model or "unknown model"
+        return f"{self.host}: {model}, {self.os_name}, kernel {self.kernel}, {self.cpus} CPUs"
+
+    def firmware_of(self, interface: str) -> str:
+        """Firmware of ``interface``, or of the first interface that names one when the
+        measurement's link is not an interface of this host (routes, disks)."""
+        own = self.interfaces.get(interface)
+        if own is not None:
+            return own.firmware or ""
+        return next((i.firmware or "" for i in self.interfaces.values()), "")

@@ -1,0 +1,35 @@
+"""What a host was doing while traffic ran: the deltas ``traffic.observers`` measures."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class CpuUse:
+    """Share of one core's time over the run, in percent."""
+
+    cpu: str
+    busy: float
+    softirq: float
+    irq: float
+    system: float
+    user: float
+
+
+@dataclass(frozen=True)
+class Observation:
+    """Deltas of one host over one traffic run."""
+
+    host: str
+    interface: str
+    interrupts_per_cpu: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    cpu: tuple[CpuUse, ...] = ()
+    nic: dict[str, int] = field(default_factory=dict)
+    temperature_c: tuple[float | None, float | None] = (None, None)
+    throttled: tuple[int | None, int | None] = (None, None)
+
+    @property
+    def busiest_core(self) -> CpuUse | None:
+        """The core with the highest busy share (a saturated core caps throughput)."""
+        return max((c for c in self.cpu if c.cpu != "cpu"), key=lambda c: c.busy, default=None)

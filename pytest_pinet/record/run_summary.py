@@ -1,0 +1,84 @@
+"""The end-of-run summary as lines of text: measurements, the hosts' load, the boards, faults.
+
+Built from the run's results file, so it covers every xdist worker's measurements, and free
+of pytest, so any command can print it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def lab_fault_lines(facts: list[dict[str, Any]]) -> list[str]:
+    """The run's lab faults: one line each, then the count by category and outcome."""
+    faults = [fact for fact in facts if fact.get("kind") == "lab-fault"]
+    if not faults:
+        return []
+    lines = []
+    for fault in faults:
+        test = str(fault.get("test_id", "")).rsplit("::", 1)[-1]
+        outcome = "recovered" if fault.get("recovered") else "NOT recovered"
+        lines.append(f"lab fault: {fault.get('category')} on {fault.get('host') or '?'} in {test}: {outcome}")
+    recovered = sum(1 for fault in faults if fault.get("recovered"))
+    categories = sorted({str(fault.get("category")) for fault in faults})
+    lines.append(
+        f"lab faults: {len(faults)} ({', '.join(categories)}); recovered by power-cycle and retry: "
+        f"{recovered}; these are the lab's, not regressions of the boards"
+    )
+    return lines
+
+
+def _ended(row: dict[str, Any]) -> str:
+    """How long a run measured and what ended it: "7 s settled", "20 s fixed"."""
+    seconds = row.get("measured_s")
+    return f"{seconds:.0f} s {row.get('ended_by', 'fixed')}" if isinstance(seconds, int | float) else ""
+
+
+def measurement_lines(rows: list[dict[str, Any]]) -> list[str]:
+    """Table of goodputs, the hosts' load during each run, and the boards' facts."""
+    lines = []
+    lines.append(
+        f"{'test':34} {'profile':20} {'direction':12} {'duplex':6} {'Mbit/s':>8} {'limit':>7} {'retr':>6} "
+        f"{'measured':>14}"
+    )
+    seen_observations = set()
+    load_lines = []
+    boards = {}
+    for row in rows:
+        context = row.get("context", {})
+        name = str(row["test_id"]).rsplit("::", 1)[-1].split("[", 1)[0]
+        retr = (row.get("detail") or {}).get("retransmits")
+        lines.append(
+            f"{name[:34]:34} {context.get('profile', ''):20} {context.get('direction', ''):12} "
+            f"{context.get('duplex', ''):6} {float(row['goodput_mbps']):8.1f} "
+            f"{float(row['limit_mbps']):7.1f} {'-' if retr is None else retr:>6} {_ended(row):>14}"
+        )
+        run_key = str(row["test_id"]).split("#", 1)[0]
+        if run_key not in seen_observations:
+            seen_observations.add(run_key)
+            for obs in row.get("observations") or []:
+                cores = [c for c in obs.get("cpu", []) if c["cpu"] != "cpu"]
+                busiest = max(cores, key=lambda c: c["busy"]) if cores else None
+                nic = obs.get("nic", {})
+                load_lines.append(
+                    f"  {run_key.rsplit('::', 1)[-1][:52]:52} {obs['host']}:{obs['interface']:6} "
+                    + (
+                        f"{busiest['cpu']} {busiest['busy']:3.0f}% (softirq {busiest['softirq']:2.0f}%) "
+                        if busiest
+                        else ""
+                    )
+                    + f"rx {nic.get('rx_packets', 0):>8} tx {nic.get('tx_packets', 0):>8} pkts, "
+                    + f"drops {nic.get('rx_dropped', 0) + nic.get('tx_dropped', 0)}"
+                )
+        facts = row.get("facts")
+        if isinstance(facts, dict) and isinstance(facts.get("board"), dict):
+            board = facts["board"]
+            boards[board.get("host")] = (
+                f"board {board.get('host')}: {board.get('os_name') or '?'}, kernel {board.get('kernel')}, "
+                f"{board.get('cpus')} CPUs, {board.get('iperf3_version') or 'iperf3 ?'}"
+            )
+    if load_lines:
+        lines.append("load during the runs (busiest core, NIC packets):")
+        lines += load_lines
+    lines += boards.values()
+    return lines

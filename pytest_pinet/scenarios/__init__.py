@@ -1,1 +1,0 @@
-"""Traffic scenarios beyond one link: routing through the board."""
