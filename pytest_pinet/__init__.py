@@ -1,11 +1,54 @@
 """pytest-pinet: hardware-in-the-loop network regression testing for boards and their peers.
 
-The core packages (``lab``, ``traffic``, ``judge``, ``record``, ``virtlab``) know nothing of
-pytest; ``plugin`` and ``fixtures`` are the only modules that do.  That keeps the lab tooling
-usable from the ``pinet`` command and from other harnesses.
+The core rooms (``lab``, ``traffic``, ``judge``, ``record``, ``virtlab``, with the shared
+``model`` and the ``measure`` package on top) know nothing of pytest; ``plugin``, ``options``,
+``hookspecs`` and ``fixtures`` are the only modules that do (``tests/unit/test_architecture.py``
+holds them to it).
+
+The public API below is what a lab's own tests and tools build on: the measurement model, the
+verdict and the measurers.  Names load on first use, so ``import pytest_pinet`` stays cheap.
 """
 
 from __future__ import annotations
 
+import importlib
+from typing import Any
+
 __version__ = "0.1.0"
-__all__ = ["__version__"]
+
+# name -> module that defines it
+_PUBLIC = {
+    "Measurement": "pytest_pinet.model",
+    "TrafficContext": "pytest_pinet.model",
+    "TcpDetail": "pytest_pinet.model",
+    "UdpDetail": "pytest_pinet.model",
+    "DiskDetail": "pytest_pinet.model",
+    "HostFacts": "pytest_pinet.model",
+    "Observation": "pytest_pinet.model",
+    "Verdict": "pytest_pinet.judge.verdict",
+    "VerdictKind": "pytest_pinet.judge.verdict",
+    "JudgePolicy": "pytest_pinet.judge.verdict",
+    "judge_measurement": "pytest_pinet.judge.verdict",
+    "Thresholds": "pytest_pinet.judge.thresholds",
+    "load_thresholds": "pytest_pinet.judge.thresholds",
+    "tcp_goodput_limit": "pytest_pinet.judge.linerate",
+    "udp_goodput_limit": "pytest_pinet.judge.linerate",
+    "jain_fairness": "pytest_pinet.judge.fairness",
+    "Recorder": "pytest_pinet.measure",
+    "TcpMeasurer": "pytest_pinet.measure",
+    "RoutingMeasurer": "pytest_pinet.measure",
+    "UdpMeasurer": "pytest_pinet.measure",
+    "StorageMeasurer": "pytest_pinet.measure",
+    "ConfigError": "pytest_pinet.errors",
+    "LabFault": "pytest_pinet.errors",
+    "PinetError": "pytest_pinet.errors",
+    "Unsupported": "pytest_pinet.errors",
+}
+__all__ = ["__version__", *sorted(_PUBLIC)]
+
+
+def __getattr__(name: str) -> Any:
+    """Load a public name from its module on first use."""
+    if name not in _PUBLIC:
+        raise AttributeError(f"module 'pytest_pinet' has no attribute {name!r}")
+    return getattr(importlib.import_module(_PUBLIC[name]), name)

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from . import __version__
 from .errors import PinetError
 from .virtlab import lab
 from .virtlab.qemu_image import DEFAULT_KERNEL, KERNELS
@@ -344,13 +345,14 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+SUITE = Path(__file__).parent / "suite"  # the network suite, shipped in the wheel
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     """The main job: the network suite against the lab, then the report and a summary."""
     suite = Path(args.suite)
     if not suite.exists():
-        raise PinetError(
-            f"suite {suite} not found: run `pinet run` from a clone of pytest-pinet or pass --suite"
-        )
+        raise PinetError(f"suite {suite} not found: pass --suite with a directory of tests")
     results = Path(args.results)
     argv = [
         sys.executable,
@@ -419,6 +421,7 @@ def _main_job_summary(results: Path, code: int, report_line: str) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="pinet", description="network regression testing of boards")
+    parser.add_argument("--version", action="version", version=f"pytest-pinet {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     lab_parser = sub.add_parser("lab", help="the virtual lab (network namespaces)")
@@ -541,7 +544,9 @@ def build_parser() -> argparse.ArgumentParser:
     bench.set_defaults(func=cmd_bench)
 
     run = sub.add_parser("run", help="the main job: the network suite, then the report and a summary")
-    run.add_argument("--suite", default="tests/network", help="suite directory (default tests/network)")
+    run.add_argument(
+        "--suite", default=str(SUITE), help="suite directory (default: the suite shipped with pytest-pinet)"
+    )
     run.add_argument("--results", default="results", help="results directory (default results)")
     run.add_argument("pytest_args", nargs=argparse.REMAINDER, help="further pytest arguments")
     run.set_defaults(func=cmd_run)

@@ -504,6 +504,24 @@ def value_of(
     return option.parse(option.default, f"default of {option.ini}")
 
 
+def any_given(getoption: Callable[[str], Any], getini: Callable[[str], Any]) -> bool:
+    """True when the command line or the ini file sets any pinet option: what engages pinet.
+
+    A key counts as set by the same rule :func:`value_of` uses (an ini ``0`` or ``off`` is set,
+    an empty value is not), and a key pytest cannot convert counts as set, so that
+    :func:`resolve` then reports it naming the key instead of pytest's bare conversion error.
+    """
+    for option in OPTIONS:
+        if getoption(option.cli) is not None:
+            return True
+        try:
+            if _as_text(getini(option.ini)):
+                return True
+        except (pytest.UsageError, ValueError, TypeError):
+            return True
+    return False
+
+
 def resolve(
     getoption: Callable[[str], Any],
     getini: Callable[[str], Any],

@@ -20,7 +20,7 @@ from .fixtures.state import PINET_RUN, RUN_ID, pinet_run
 from .judge.thresholds import Thresholds
 from .judge.verdict import JudgePolicy, Verdict, judge_measurement
 from .model import Measurement
-from .options import OPTIONS, add_options
+from .options import add_options, any_given
 from .record.results_dir import new_run_id
 from .record.run_summary import lab_fault_lines, measurement_lines
 from .record.summary_tables import routing_tables, storage_table, udp_table
@@ -61,12 +61,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def _options_given(config: pytest.Config) -> bool:
     """True when the command line or the ini file names any pinet option."""
-    for option in OPTIONS:
-        if config.getoption(option.cli) not in (None, False):
-            return True
-        if config.getini(option.ini) not in ("", None, [], False):
-            return True
-    return False
+    return any_given(config.getoption, config.getini)
 
 
 @pytest.hookimpl(trylast=True)
@@ -261,3 +256,9 @@ def _write_allure_run_files(alluredir: Path, run: PinetRun) -> None:
         "reportName": "pytest-pinet",
     }
     write_run_files(alluredir, environment, executor)
+    if rows:
+        # One chart per context across every run the store holds (kernel by colour, OS by
+        # shape), so a shift that came with a kernel or OS change shows at a glance.
+        from .record.plots import trend_charts, write_trends_result
+
+        write_trends_result(alluredir, trend_charts(run.store), run.run_id)

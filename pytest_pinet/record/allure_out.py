@@ -103,6 +103,14 @@ def attach_measurement(measurement: Measurement) -> None:
     chart = per_second_chart(measurement)
     if chart:
         allure.attach(chart, f"{name}: goodput per second", allure.attachment_type.PNG)
+    else:
+        allure.attach(NO_CHARTS, f"{name}: goodput per second", allure.attachment_type.TEXT)
+
+
+NO_CHARTS = (
+    "no chart drawn: matplotlib is not installed (pip install 'pytest-pinet[charts]'); "
+    "the figures are in the measurement attachment"
+)
 
 
 def per_stream_table(measurement: Measurement) -> str:

@@ -1,0 +1,269 @@
+"""The options table: one default each, layering, errors naming their source, help, ini types and
+the README table, all checked against the table itself so a new option is covered by adding it."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from pytest_pinet.errors import ConfigError
+from pytest_pinet.options import OPTIONS, any_given, markdown_table, resolve, value_of
+from pytest_pinet.settings import PinetSettings
+
+pytest_plugins = ["pytester"]
+
+REPO = Path(__file__).resolve().parents[2]
+BY_NAME = {option.name: option for option in OPTIONS}
+DURATION = BY_NAME["duration"]
+NOTHING: dict[str, object] = {}  # no option, no ini key, no environment variable
+
+
+def settings(root, options=None, ini=None, env=None):
+    """resolve() with plain dicts standing in for pytest: a missing key is "not given"."""
+    return resolve((options or {}).get, (ini or {}).get, env or {}, root)
+
+
+def run(pytester, *args):
+    # labgrid's own plugin keeps process-global state that refuses a second in-process run.
+    return pytester.runpytest("-p", "no:labgrid", *args)
+
+
+def test_the_table_has_one_option_per_setting():
+    names = [option.name for option in OPTIONS]
+    assert len(names) == len(set(names))
+    assert set(names) == {field.name for field in dataclasses.fields(PinetSettings)}
+
+
+@pytest.mark.parametrize("option", OPTIONS, ids=lambda option: option.name)
+def test_every_default_is_a_value_a_user_could_give(option):
+    option.parse(option.default, f"default of {option.ini}")
+
+
+def _lab_data(root):
+    """The rootdir's own lab data files, which the defaults of thresholds and profiles name."""
+    (root / "lab").mkdir(parents=True)
+    for name in ("thresholds", "profiles"):
+        (root / "lab" / f"{name}.yaml").write_text("{}\n")
+
+
+def test_the_defaults_are_the_ones_pinet_always_had(tmp_path):
+    _lab_data(tmp_path)
+    assert settings(tmp_path) == PinetSettings(
+        lab="virtual",
+        results=tmp_path / "results",
+        thresholds=tmp_path / "lab" / "thresholds.yaml",
+        profiles=tmp_path / "lab" / "profiles.yaml",
+        duration=20,
+        omit=2,
+        streams=10,
+        keep_lab=False,
+        remeasure=1,
+        db="",
+        virtual_lab="pinet",
+        baseline_window=10,
+        baseline_min=2,
+        baseline_band=1.0,
+        adaptive=True,
+        adaptive_min=5,
+        adaptive_precision=0.5,
+        max_temp=80.0,
+        udp_duration=5,
+        storage_mib=8,
+        board="netns",
+        board_kernel="6.1",
+        qemu_accel="tcg",
+        places=0,
+        coordinator="",
+        place_tags=(),
+    )
+
+
+@pytest.mark.parametrize(
+    ("options", "env", "ini", "expected"),
+    [
+        ({"--pinet-duration": "3"}, {"PINET_DURATION": "4"}, {"pinet_duration": 5}, 3),
+        ({}, {"PINET_DURATION": "4"}, {"pinet_duration": 5}, 4),
+        ({}, {"PINET_DURATION": ""}, {"pinet_duration": 5}, 5),  # an empty variable is not set
+        ({}, {}, {"pinet_duration": 5}, 5),
+        ({}, {}, {"pinet_duration": "6"}, 6),  # pytest < 8.4 declares the key a string
+        ({}, {}, {}, 20),
+    ],
+    ids=["option", "env", "empty-env", "ini", "ini-string", "default"],
+)
+def test_each_source_wins_in_order(tmp_path, options, env, ini, expected):
+    assert settings(tmp_path, options, ini, env).duration == expected
+
+
+@pytest.mark.parametrize(
+    ("options", "env", "ini", "expected"),
+    [
+        ({"--pinet-keep-lab": True}, {"PINET_KEEP_LAB": "off"}, {"pinet_keep_lab": False}, True),
+        ({}, {"PINET_KEEP_LAB": "ON"}, {"pinet_keep_lab": False}, True),
+        ({}, {}, {"pinet_keep_lab": True}, True),
+        ({}, {}, {}, False),
+    ],
+    ids=["option", "env", "ini", "default"],
+)
+def test_a_flag_layers_like_any_option(tmp_path, options, env, ini, expected):
+    assert settings(tmp_path, options, ini, env).keep_lab is expected
+
+
+def test_a_bool_ini_key_is_read_as_on_or_off(tmp_path):
+    assert settings(tmp_path, ini={"pinet_adaptive": False}).adaptive is False
+    assert settings(tmp_path, ini={"pinet_adaptive": False}, env={"PINET_ADAPTIVE": "on"}).adaptive is True
+
+
+@pytest.mark.parametrize(
+    ("options", "env", "ini", "message"),
+    [
+        ({"--pinet-duration": "ten"}, {}, {}, "--pinet-duration: expected a whole number, got 'ten'"),
+        ({}, {"PINET_DURATION": "ten"}, {}, "PINET_DURATION: expected a whole number, got 'ten'"),
+        ({}, {}, {"pinet_duration": "ten"}, "ini option pinet_duration: expected a whole number, got 'ten'"),
+        ({}, {}, {"pinet_duration": 0}, "ini option pinet_duration: must be at least 1, got 0"),
+        ({}, {"PINET_ADAPTIVE": "maybe"}, {}, "PINET_ADAPTIVE: expected on or off, got 'maybe'"),
+        ({}, {"PINET_KEEP_LAB": "yes"}, {}, "PINET_KEEP_LAB: expected on or off, got 'yes'"),
+        ({"--pinet-places": "100"}, {}, {}, "--pinet-places: at most 99 virtual places"),
+        ({}, {}, {"pinet_max_temp": 130.0}, "ini option pinet_max_temp: must be 20..125 degrees Celsius"),
+        ({"--pinet-board": "vmware"}, {}, {}, "--pinet-board: expected one of netns, qemu, got 'vmware'"),
+        ({}, {"PINET_PLACE_TAGS": "Board=x"}, {}, "PINET_PLACE_TAGS: tag 'Board=x' is not KEY=VALUE"),
+        ({}, {"PINET_LAB": "/nonexistent/env.yaml"}, {}, "PINET_LAB: lab env file '/nonexistent/env.yaml'"),
+    ],
+)
+def test_a_bad_value_names_its_source(tmp_path, options, env, ini, message):
+    with pytest.raises(ConfigError) as caught:
+        settings(tmp_path, options, ini, env)
+    assert str(caught.value).startswith(message)
+
+
+def test_a_bad_default_names_itself():
+    broken = dataclasses.replace(DURATION, default="ten")
+    with pytest.raises(ConfigError, match=r"^default of pinet_duration: expected a whole number, got 'ten'$"):
+        value_of(broken, NOTHING.get, NOTHING.get, {})
+
+
+def test_an_ini_value_pytest_cannot_convert_names_the_key_unless_overridden():
+    def getini(name):
+        raise pytest.UsageError("invalid literal for int() with base 10: 'ten'")
+
+    assert value_of(DURATION, {"--pinet-duration": "3"}.get, getini, {}) == 3
+    assert value_of(DURATION, NOTHING.get, getini, {"PINET_DURATION": "4"}) == 4
+    with pytest.raises(
+        ConfigError, match=r"^ini option pinet_duration: expected a value of type \w+ \(invalid"
+    ):
+        value_of(DURATION, NOTHING.get, getini, {})
+
+
+def test_remeasure_defaults_to_one_on_the_virtual_lab_only(tmp_path):
+    env_file = tmp_path / "lab.yaml"
+    env_file.write_text("targets: {}\n")
+    assert settings(tmp_path, {"--pinet-lab": str(env_file)}).remeasure == 0
+    assert settings(tmp_path, {"--pinet-lab": "virtual"}).remeasure == 1
+    assert settings(tmp_path, {"--pinet-lab": str(env_file)}, env={"PINET_REMEASURE": "2"}).remeasure == 2
+    assert settings(tmp_path, ini={"pinet_remeasure": 0}).remeasure == 0
+
+
+def test_relative_paths_are_under_the_rootdir(tmp_path):
+    _lab_data(tmp_path / "root")
+    elsewhere = tmp_path / "elsewhere" / "t.yaml"
+    got = settings(tmp_path / "root", {"--pinet-results": "out"}, env={"PINET_THRESHOLDS": str(elsewhere)})
+    assert got.results == tmp_path / "root" / "out"
+    assert got.thresholds == elsewhere
+    assert got.profiles == tmp_path / "root" / "lab" / "profiles.yaml"
+
+
+HOSTILE = ["", " ", "-1", "1e9", "nan", "0x10", "a,b", "=", "on\n", "\u00e9t\u00e9", "x" * 300, "../../etc"]
+
+
+@pytest.mark.parametrize("option", OPTIONS, ids=lambda option: option.name)
+@pytest.mark.parametrize("value", HOSTILE)
+def test_any_text_parses_or_names_its_source(option, value):
+    refused = None
+    try:
+        option.parse(value, option.env)
+    except ConfigError as exc:
+        refused = exc
+    assert refused is None or refused.source == option.env
+
+
+def _help_of(lines, flag):
+    """The help text of one option in `pytest --help`, joined over its wrapped lines."""
+    start = next(i for i, line in enumerate(lines) if line.split() and line.split()[0].split("=")[0] == flag)
+    text = [lines[start]]
+    for line in lines[start + 1 :]:
+        if not line.strip() or line.lstrip().startswith("--"):
+            break
+        text.append(line)
+    return " ".join(" ".join(text).split())
+
+
+def test_help_states_every_default_and_declares_the_ini_types(pytester):
+    result = run(pytester, "--help")
+    lines = result.stdout.lines
+    for option in OPTIONS:
+        assert f"(default: {option.shown_default})" in _help_of(lines, option.cli), option.cli
+        result.stdout.fnmatch_lines([f"  {option.ini} ({option.declared_ini_type}):*"])
+
+
+def test_help_shows_percent_signs_once(pytester):
+    result = run(pytester, "--help")
+    assert "95% confidence" in " ".join(result.stdout.str().split())
+
+
+def test_ini_keys_layer_and_fail_through_real_pytest(pytester, monkeypatch):
+    pytester.makepyfile("def test_nothing():\n    pass\n")
+    pytester.makeini("[pytest]\npinet_duration = 7\npinet_adaptive = off\npinet_max_temp = 70.5\n")
+    result = run(pytester)
+    result.stdout.fnmatch_lines(["pinet: results *; iperf3 -P 10 -t 7 -O 2"])
+    result.stdout.no_fnmatch_line("*adaptive*")
+    pytester.makeini("[pytest]\npinet_duration = ten\n")
+    result = run(pytester)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*ini option pinet_duration*ten*"])
+    result = run(pytester, "--pinet-duration", "9")  # the option wins; the broken key is never read
+    result.stdout.fnmatch_lines(["pinet: results *; iperf3 -P 10 -t 9 -O 2*"])
+    monkeypatch.setenv("PINET_KEEP_LAB", "maybe")
+    result = run(pytester, "--pinet-duration", "9")
+    result.stderr.fnmatch_lines(["*PINET_KEEP_LAB: expected on or off, got 'maybe'*"])
+
+
+@pytest.mark.parametrize(
+    ("options", "ini", "given"),
+    [
+        ({}, {}, False),
+        ({"--pinet-keep-lab": True}, {}, True),
+        ({"--pinet-db": ""}, {}, True),  # given empty on purpose: still given
+        ({}, {"pinet_places": 0}, True),  # 0 == False in Python: must still count as set
+        ({}, {"pinet_adaptive": False}, True),
+        ({}, {"pinet_db": ""}, False),  # an empty ini value is not set, as in value_of
+    ],
+)
+def test_any_given_counts_every_set_value(options, ini, given):
+    assert any_given(options.get, ini.get) is given
+
+
+def test_any_given_counts_a_broken_ini_key_so_resolve_can_name_it():
+    def getini(name):
+        raise pytest.UsageError("invalid literal for int() with base 10: 'ten'")
+
+    assert any_given(NOTHING.get, getini)
+
+
+def test_markdown_table_has_one_row_per_option():
+    lines = markdown_table().splitlines()
+    assert lines[0] == "| option | env var | ini key | default | meaning |"
+    assert len(lines) == 2 + len(OPTIONS)
+    for option, row in zip(OPTIONS, lines[2:], strict=True):
+        cells = [cell.strip() for cell in row.replace("\\|", "\0").strip("|").split("|")]
+        assert len(cells) == 5, row
+        assert cells[0].startswith(f"`{option.cli}")
+        assert cells[1:3] == [f"`{option.env}`", f"`{option.ini}`"]
+        assert cells[3].replace("\0", "|").strip("`") == option.shown_default
+        assert cells[4].replace("\0", "|") == option.help
+
+
+def test_readme_has_the_generated_table():
+    assert markdown_table() in (REPO / "README.md").read_text(), (
+        "README.md's options table is out of date; paste pytest_pinet.options.markdown_table() over it"
+    )
