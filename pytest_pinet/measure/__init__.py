@@ -7,7 +7,7 @@ code measures in a test, in a benchmark and in any later command.
 
 from __future__ import annotations
 
-from .base import FactsCache, Measurer, Recorder, link_context
+from .base import FactsCache, Measurer, Recorder, Site, link_context
 from .routing import RoutingMeasurer
 from .storage import StorageMeasurer
 from .tcp import DIRECTIONS, TcpMeasurer
@@ -21,6 +21,7 @@ __all__ = [
     "Measurer",
     "Recorder",
     "RoutingMeasurer",
+    "Site",
     "StorageMeasurer",
     "TcpMeasurer",
     "UdpMeasurer",

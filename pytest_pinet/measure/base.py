@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any, NoReturn, Protocol
 
 from ..errors import Unsupported
@@ -73,15 +74,28 @@ def link_context(
     return TrafficContext(**{**over_link, **fields})
 
 
-class Measurer:
-    """Base of every measurer: ``test_id`` names what the results belong to, ``recorder`` takes
-    each result at once, ``facts`` describe the hosts."""
+@dataclass(frozen=True)
+class Site:
+    """Where a measurer works and reports: the lab (inventory, hosts, their facts), the test
+    the results belong to, and the recorder that takes each result at once."""
 
-    def __init__(self, recorder: Recorder, test_id: str, inventory: Inventory, facts: FactsCache) -> None:
-        self.recorder = recorder
-        self.test_id = test_id
-        self.inventory = inventory
-        self.facts = facts
+    recorder: Recorder
+    test_id: str
+    inventory: Inventory
+    facts: FactsCache
+    hosts: dict[str, RemoteHost]
+
+
+class Measurer:
+    """Base of every measurer: what a :class:`Site` gives, and the snapshots, observations and
+    facts every kind of measurement carries."""
+
+    def __init__(self, site: Site) -> None:
+        self.recorder = site.recorder
+        self.test_id = site.test_id
+        self.inventory = site.inventory
+        self.facts = site.facts
+        self.hosts = site.hosts
 
     def snapshots(self, ends: Sequence[End]) -> list[Snapshot]:
         """Counters of every end, taken at once: one round trip of wall time, not one per end."""

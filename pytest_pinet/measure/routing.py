@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from ..judge.fairness import min_max_ratio
 from ..judge.linerate import tcp_goodput_limit
-from ..lab.inventory import Inventory, RouteEntry
+from ..lab.inventory import RouteEntry
 from ..lab.qdisc_stats import QdiscStats
 from ..lab.remote import RemoteHost
 from ..lab.routed_path import DOWNLOAD, UPLOAD, qdisc_evidence, qdisc_snapshot
@@ -17,7 +17,7 @@ from ..traffic.adaptive import SettleRule
 from ..traffic.iperf3_measurement import measurement_from_iperf3
 from ..traffic.iperf3_runner import AdaptiveStop, Iperf3Options, Iperf3Run, run_iperf3, run_iperf3_both_ways
 from ..traffic.observers import Snapshot
-from .base import FactsCache, Measurer, Recorder
+from .base import Measurer, Site
 
 Counters = tuple[list[Snapshot], dict[str, QdiscStats]]
 
@@ -27,24 +27,20 @@ class RoutingMeasurer(Measurer):
 
     def __init__(
         self,
-        recorder: Recorder,
-        test_id: str,
-        inventory: Inventory,
-        facts: FactsCache,
-        hosts: dict[str, RemoteHost],
+        site: Site,
         route: RouteEntry,
         options: Iperf3Options,
         qdisc: str,
         settle: SettleRule | None,
     ) -> None:
-        super().__init__(recorder, test_id, inventory, facts)
+        super().__init__(site)
         self.route = route
         self.options = options
         self.qdisc = qdisc
         self.settle = settle
-        self.board = hosts[route.board]
-        self.lan_peer = hosts[route.lan.peer]
-        self.wan_peer = hosts[route.wan.peer]
+        self.board = self.hosts[route.board]
+        self.lan_peer = self.hosts[route.lan.peer]
+        self.wan_peer = self.hosts[route.wan.peer]
         self.limit = tcp_goodput_limit(
             min(route.lan.speed_mbps, route.wan.speed_mbps), min(route.lan.mtu, route.wan.mtu)
         )

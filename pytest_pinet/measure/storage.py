@@ -6,11 +6,11 @@ from __future__ import annotations
 import time
 
 from ..errors import LabFault, Unsupported
-from ..lab.inventory import DiskEntry, Inventory
+from ..lab.inventory import DiskEntry
 from ..lab.scratch_disk import DiskRun, ScratchDisk
 from ..model import DiskDetail, Measurement, TrafficContext
 from ..record.sweep_charts import storage_chart
-from .base import FactsCache, Measurer, Recorder
+from .base import Measurer, Site
 
 
 class StorageMeasurer(Measurer):
@@ -18,15 +18,12 @@ class StorageMeasurer(Measurer):
 
     def __init__(
         self,
-        recorder: Recorder,
-        test_id: str,
-        inventory: Inventory,
-        facts: FactsCache,
+        site: Site,
         disk: ScratchDisk,
         total_bytes: int,
         blocks: tuple[int, ...],
     ) -> None:
-        super().__init__(recorder, test_id, inventory, facts)
+        super().__init__(site)
         self.disk = disk
         self.total_bytes = total_bytes
         self.blocks = blocks

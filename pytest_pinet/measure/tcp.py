@@ -6,13 +6,13 @@ from __future__ import annotations
 import dataclasses
 
 from ..judge.linerate import tcp_goodput_limit
-from ..lab.inventory import Inventory, LinkEntry
+from ..lab.inventory import LinkEntry
 from ..lab.remote import RemoteHost
 from ..model import Measurement, Observation, TrafficContext
 from ..traffic.adaptive import SettleRule
 from ..traffic.iperf3_measurement import measurement_from_iperf3
 from ..traffic.iperf3_runner import AdaptiveStop, Iperf3Options, Iperf3Run, run_iperf3, run_iperf3_both_ways
-from .base import FactsCache, Measurer, Recorder, link_context
+from .base import Measurer, Site, link_context
 
 DIRECTIONS = ("board->peer", "peer->board")
 
@@ -22,23 +22,19 @@ class TcpMeasurer(Measurer):
 
     def __init__(
         self,
-        recorder: Recorder,
-        test_id: str,
-        inventory: Inventory,
-        facts: FactsCache,
-        hosts: dict[str, RemoteHost],
+        site: Site,
         link: LinkEntry,
         options: Iperf3Options,
         profile: str = "stock",
         settle: SettleRule | None = None,
     ) -> None:
-        super().__init__(recorder, test_id, inventory, facts)
+        super().__init__(site)
         self.link = link
         self.options = options
         self.profile = profile
         self.settle = settle
-        self.board = hosts[link.board]
-        self.peer = hosts[link.peer]
+        self.board = self.hosts[link.board]
+        self.peer = self.hosts[link.peer]
         self.ends = ((self.board, link.board_interface), (self.peer, link.peer_interface))
 
     def _options(self, sender: RemoteHost) -> Iperf3Options:

@@ -8,12 +8,11 @@ import time
 from typing import Any
 
 from ..judge.linerate import udp_goodput_limit
-from ..lab.inventory import Inventory, LinkEntry
-from ..lab.remote import RemoteHost
+from ..lab.inventory import LinkEntry
 from ..model import Measurement, ReceiverCounters, TrafficContext, UdpDetail
 from ..record.sweep_charts import udp_chart
 from ..traffic.udpgen import UdpGenOptions, UdpGenRun, read_receiver, run_udpgen
-from .base import FactsCache, Measurer, Recorder, link_context
+from .base import Measurer, Site, link_context
 
 LOOPBACK = "loopback"
 PAYLOAD = 1472  # the seed's: the largest that fits an untagged 1500-byte frame
@@ -24,21 +23,17 @@ class UdpMeasurer(Measurer):
 
     def __init__(
         self,
-        recorder: Recorder,
-        test_id: str,
-        inventory: Inventory,
-        facts: FactsCache,
-        hosts: dict[str, RemoteHost],
+        site: Site,
         link: LinkEntry,
         profile: str,
         duration: float,
     ) -> None:
-        super().__init__(recorder, test_id, inventory, facts)
+        super().__init__(site)
         self.link = link
         self.profile = profile
         self.duration = duration
-        self.board = hosts[link.board]
-        self.peer = hosts[link.peer]
+        self.board = self.hosts[link.board]
+        self.peer = self.hosts[link.peer]
 
     @property
     def cores(self) -> int:

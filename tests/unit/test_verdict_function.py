@@ -1,0 +1,68 @@
+"""The verdict as a pure function: no lab, no pytest fixture, only a measurement, rules and
+history; and the measurement's own id, which survives a copy."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from pytest_pinet.judge.thresholds import thresholds_from_data
+from pytest_pinet.judge.verdict import JudgePolicy, VerdictKind, judge_measurement
+from pytest_pinet.model import Measurement, Observation, TcpDetail, TrafficContext
+
+RULES = thresholds_from_data(
+    {
+        "rules": [
+            {"id": "gbe", "match": {"scenario": "ethernet"}, "min_mbps": 940},
+            {
+                "id": "ax",
+                "match": {"scenario": "ethernet", "driver": "ax"},
+                "min_mbps": 940,
+                "known_slow": "ax",
+            },
+        ]
+    },
+    "t.yaml",
+)
+
+
+def measured(goodput, scenario="ethernet", driver="", hot=None):
+    context = TrafficContext(
+        "lab", scenario, "pi", "pc", "eth", "", "board->peer", "half", 2, 20, 2, 1000, 1500, driver=driver
+    )
+    observations = (Observation("pi", "eth0", temperature_c=(hot, hot)),) if hot else ()
+    detail = TcpDetail(goodput, 4, (goodput / 2, goodput / 2), None, None, "iperf 3.12")
+    return Measurement("t", context, goodput, 941.5, 0.0, 1.0, detail, observations=observations)
+
+
+def test_a_pass_has_nothing_to_remeasure():
+    verdict = judge_measurement(measured(941.0), RULES, [])
+    assert verdict.kinds == (VerdictKind.PASS,) and verdict.label == "pass"
+    assert not verdict.failed and not verdict.remeasure and "no baseline yet" in verdict.reason
+
+
+def test_below_threshold_and_regression_together_may_be_remeasured():
+    verdict = judge_measurement(measured(900.0), RULES, [941.0, 941.2, 940.9])
+    assert verdict.kinds == (VerdictKind.REGRESSION, VerdictKind.BELOW_THRESHOLD)
+    assert verdict.label == "regression+below-threshold"
+    assert verdict.failed and verdict.remeasure and len(verdict.failures) == 2
+    assert "retransmits 4" in verdict.failures[0]
+
+
+def test_a_missing_rule_cannot_be_cured_by_measuring_again():
+    verdict = judge_measurement(measured(941.0, scenario="udp-sendto"), RULES, [])
+    assert verdict.kind is VerdictKind.NO_RULE and verdict.failed and not verdict.remeasure
+    assert "no rule in t.yaml" in verdict.failures[0]
+
+
+def test_known_slow_and_too_hot_are_not_failures():
+    slow = judge_measurement(measured(736.0, driver="ax"), RULES, [])
+    assert slow.kind is VerdictKind.KNOWN_SLOW and not slow.failed and "ax" in slow.note
+    hot = judge_measurement(measured(700.0, hot=85.0), RULES, [], JudgePolicy(max_temp_c=80.0))
+    assert hot.kind is VerdictKind.INVALID_THERMAL and not hot.failed and "85.0 °C" in hot.note
+
+
+def test_the_id_survives_a_copy_and_the_verdict_names_it():
+    original = measured(941.0)
+    copy = dataclasses.replace(original, goodput_mbps=942.0)
+    assert copy.id == original.id and measured(941.0).id != original.id
+    assert judge_measurement(copy, RULES, []).measurement_id == original.id
