@@ -38,12 +38,17 @@ NUMERIC_INI = _PYTEST_VERSION is None or (int(_PYTEST_VERSION[1]), int(_PYTEST_V
 # --- validators: (value, source) -> value, or ConfigError naming the source ----------------------
 
 
-def positive_int(value: str, source: str) -> int:
-    """Parse a positive integer or fail naming ``source``."""
+def _whole_number(value: str, source: str) -> int:
+    """A whole number, or a ConfigError naming ``source``."""
     try:
-        number = int(value)
+        return int(value)
     except ValueError:
         raise ConfigError(source, f"expected a whole number, got {value!r}") from None
+
+
+def positive_int(value: str, source: str) -> int:
+    """Parse a positive integer or fail naming ``source``."""
+    number = _whole_number(value, source)
     if number < 1:
         raise ConfigError(source, f"must be at least 1, got {number}")
     return number
@@ -51,10 +56,7 @@ def positive_int(value: str, source: str) -> int:
 
 def non_negative_int(value: str, source: str) -> int:
     """Parse a whole number >= 0 or fail naming ``source``."""
-    try:
-        number = int(value)
-    except ValueError:
-        raise ConfigError(source, f"expected a whole number, got {value!r}") from None
+    number = _whole_number(value, source)
     if number < 0:
         raise ConfigError(source, f"must not be negative, got {number}")
     return number
