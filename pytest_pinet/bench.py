@@ -31,7 +31,6 @@ from typing import Any
 from .judge.linerate import tcp_goodput_limit
 from .lab.facts import gather_facts
 from .lab.inventory import load_inventory
-from .lab.remote import RemoteHost
 from .traffic.iperf3_runner import Iperf3Options, run_iperf3
 from .virtlab import lab
 from .virtlab.topology import LabSpec
@@ -177,7 +176,7 @@ def run_bench(
             lab.down(spec)
             started = time.monotonic()
             inventory = load_inventory(lab.up(spec))
-            hosts = {n: RemoteHost(e.endpoint) for n, e in inventory.hosts.items()}
+            hosts = {n: e.connect() for n, e in inventory.hosts.items()}
             for host in hosts.values():
                 gather_facts(host, ["eth0"])
             boot.append(time.monotonic() - started)
@@ -190,7 +189,7 @@ def run_bench(
         )
 
         inventory = load_inventory(spec.env_file)
-        hosts = {n: RemoteHost(e.endpoint) for n, e in inventory.hosts.items()}
+        hosts = {n: e.connect() for n, e in inventory.hosts.items()}
         link = inventory.link("eth")
         limit = tcp_goodput_limit(link.speed_mbps, link.mtu)
         goodputs = []

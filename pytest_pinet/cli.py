@@ -126,7 +126,6 @@ def _board_strategy(env_file: Path, host: str, wait: float) -> tuple[Any, Any]:
     from labgrid import Environment
 
     from .lab.inventory import load_inventory
-    from .lab.remote import RemoteHost
     from .lab.strategy import new_strategy
 
     if not env_file.exists():
@@ -139,7 +138,7 @@ def _board_strategy(env_file: Path, host: str, wait: float) -> tuple[Any, Any]:
         strategy = new_strategy(target, host)
     except Exception as exc:
         raise PinetError(f"{env_file}: {host} has no usable power driver ({exc})") from None
-    strategy.remote = RemoteHost(inventory.hosts[host].endpoint, connect_timeout=3)
+    strategy.remote = inventory.hosts[host].connect(connect_timeout=3)
     strategy.boot_timeout = wait
     return strategy, target
 

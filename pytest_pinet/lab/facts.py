@@ -7,8 +7,6 @@ into every measurement's context, the results files and the reports.
 
 from __future__ import annotations
 
-import shlex
-
 from ..errors import LabFault
 from ..model.facts import HostFacts, InterfaceFacts
 from .facts_parse import (
@@ -20,10 +18,10 @@ from .facts_parse import (
     parse_throttled,
     usb_speed_of_driver,
 )
-from .inventory import INTERFACE_NAME
+from .platform import FACTS_MARK, LINUX, Platform
 from .remote import RemoteHost
 
-MARK = "@@pinet:"
+MARK = FACTS_MARK
 OFFLOADS = {
     "tcp-segmentation-offload": "tso",
     "generic-segmentation-offload": "gso",
@@ -35,32 +33,9 @@ OFFLOADS = {
 }
 
 
-def facts_script(interfaces: list[str]) -> str:
+def facts_script(interfaces: list[str], platform: Platform = LINUX) -> str:
     """One shell script printing every fact behind a section marker (tolerant of absence)."""
-    parts = [
-        f"echo {MARK}kernel; uname -r",
-        f"echo {MARK}os; cat /etc/os-release 2>/dev/null",
-        f"echo {MARK}model; (tr -d '\\000' < /proc/device-tree/model "
-        "|| cat /sys/class/dmi/id/product_name) 2>/dev/null",
-        f"echo {MARK}cpus; nproc",
-        f"echo {MARK}governor; cat /sys/devices/system/cpu/cpu0/cpufreq/scaling_governor 2>/dev/null",
-        f"echo {MARK}freq; cat /sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq 2>/dev/null",
-        f"echo {MARK}temp; cat /sys/class/thermal/thermal_zone0/temp 2>/dev/null",
-        f"echo {MARK}throttled; vcgencmd get_throttled 2>/dev/null",
-        f"echo {MARK}iperf3; iperf3 --version 2>/dev/null | head -n 1",
-        f"echo {MARK}lsusb; lsusb -t 2>/dev/null",
-    ]
-    for name in interfaces:
-        if not INTERFACE_NAME.match(name):
-            raise ValueError(f"not an interface name: {name!r}")
-        q = shlex.quote(name)
-        parts += [
-            f"echo {MARK}if-info:{name}; ethtool -i {q} 2>/dev/null",
-            f"echo {MARK}if-settings:{name}; ethtool {q} 2>/dev/null",
-            f"echo {MARK}if-features:{name}; ethtool -k {q} 2>/dev/null",
-            f"echo {MARK}if-mtu:{name}; cat /sys/class/net/{q}/mtu 2>/dev/null",
-        ]
-    return "; ".join(parts) + "; true"
+    return platform.facts_script(interfaces)
 
 
 def split_sections(text: str) -> dict[str, str]:
@@ -135,5 +110,5 @@ def facts_from_output(host: str, text: str, interfaces: list[str]) -> HostFacts:
 
 def gather_facts(host: RemoteHost, interfaces: list[str]) -> HostFacts:
     """Gather facts of ``host`` and the given interfaces in one SSH command."""
-    out = host.run_shell(facts_script(interfaces), timeout=30)
+    out = host.run_shell(facts_script(interfaces, host.platform), timeout=30)
     return facts_from_output(host.name, out.stdout, interfaces)

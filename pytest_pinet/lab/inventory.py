@@ -21,7 +21,7 @@ import yaml
 
 from .. import secrets
 from ..errors import ConfigError, LabFault
-from .remote import SshEndpoint
+from .remote import RemoteHost, SshEndpoint
 
 ROLES = ("board", "peer")
 INTERFACE_NAME = re.compile(r"^[A-Za-z0-9_.:@-]{1,15}$")
@@ -55,6 +55,14 @@ class HostEntry:
     # The coordinator place its NetworkService comes from (a RemotePlace target); the
     # endpoint is then filled in by resolve_remote() once the place is acquired.
     remote_place: str | None = None
+    # Which operating system's commands reach it (lab/platform): ``linux`` unless it says.
+    os: str = "linux"
+
+    def connect(self, connect_timeout: float = 10.0) -> RemoteHost:
+        """A RemoteHost for this host, speaking its operating system's commands."""
+        from .platform import platform_named
+
+        return RemoteHost(self.endpoint, connect_timeout, platform_named(self.os))
 
 
 @dataclass(frozen=True)
@@ -109,6 +117,9 @@ class Inventory:
     links: tuple[LinkEntry, ...]
     routes: tuple[RouteEntry, ...] = ()
     disks: tuple[DiskEntry, ...] = ()
+    # What ``!template $VAR`` was filled with beyond the environment (a reserved place's
+    # LG_PLACE and LG_COORDINATOR), so labgrid reads the file the same way.
+    substitutions: tuple[tuple[str, str], ...] = ()
 
     @property
     def boards(self) -> list[HostEntry]:
@@ -130,8 +141,11 @@ class Inventory:
         )
 
 
-def load_inventory(path: str | Path) -> Inventory:
-    """Read a labgrid env file and its ``pinet:`` section; errors name file, key and fix."""
+def load_inventory(path: str | Path, substitutions: Mapping[str, str] | None = None) -> Inventory:
+    """Read a labgrid env file and its ``pinet:`` section; errors name file, key and fix.
+
+    ``substitutions`` fill ``!template $VAR`` before the environment does (a place's own name).
+    """
     source = Path(path)
     where = str(source)
     try:
@@ -141,12 +155,18 @@ def load_inventory(path: str | Path) -> Inventory:
     except UnicodeDecodeError as exc:
         raise ConfigError(where, f"not UTF-8 text (byte {exc.start})", "give a YAML env file") from None
     try:
-        data = yaml.load(text, Loader=_EnvLoader)  # noqa: S506 - a SafeLoader with one more tag
+        loader = _EnvLoader(text)
+        loader.substitutions = {**os.environ, **(substitutions or {})}
+        try:
+            data = loader.get_single_data()
+        finally:
+            loader.dispose()
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f" at line {mark.line + 1}" if mark is not None else ""
         raise ConfigError(where, f"malformed YAML{line}", "fix the syntax") from None
-    return inventory_from_data(data, source)
+    inventory = inventory_from_data(data, source)
+    return replace(inventory, substitutions=tuple(sorted((substitutions or {}).items())))
 
 
 class _EnvLoader(yaml.SafeLoader):
@@ -156,10 +176,13 @@ class _EnvLoader(yaml.SafeLoader):
     labgrid itself refuses it when the env is used.
     """
 
+    substitutions: Mapping[str, str] = {}
+
 
 def _template(loader: yaml.SafeLoader, node: yaml.Node) -> str:
     value = loader.construct_scalar(node)  # type: ignore[arg-type]
-    return string.Template(str(value)).safe_substitute(os.environ)
+    mapping = loader.substitutions if isinstance(loader, _EnvLoader) else os.environ
+    return string.Template(str(value)).safe_substitute(mapping)
 
 
 _EnvLoader.add_constructor("!template", _template)
@@ -205,13 +228,18 @@ def inventory_from_data(data: Any, source: Path) -> Inventory:
         if role not in ROLES:
             raise ConfigError(where, f"{key}.role is {role!r}", f"use one of {list(ROLES)}")
         assert isinstance(entry, Mapping)
-        unknown_host_keys = set(entry) - {"role", "tcp_congestion", "power_on_at_start"}
+        unknown_host_keys = set(entry) - {"role", "tcp_congestion", "power_on_at_start", "os"}
         if unknown_host_keys:
             raise ConfigError(
                 where,
                 f"{key}: unknown keys {sorted(unknown_host_keys, key=str)}",
-                "allowed: role, tcp_congestion, power_on_at_start",
+                "allowed: role, tcp_congestion, power_on_at_start, os",
             )
+        host_os = entry.get("os", "linux")
+        from .platform import PLATFORMS
+
+        if host_os not in PLATFORMS:
+            raise ConfigError(where, f"{key}.os is {host_os!r}", f"use one of {sorted(PLATFORMS)}")
         power_on_at_start = entry.get("power_on_at_start", False)
         if not isinstance(power_on_at_start, bool):
             raise ConfigError(
@@ -229,7 +257,7 @@ def inventory_from_data(data: Any, source: Path) -> Inventory:
             endpoint = SshEndpoint(name, "", "root", 22, identity, known_hosts)
         else:
             endpoint = _endpoint(name, targets[name], where, identity, known_hosts)
-        hosts[name] = HostEntry(name, role, endpoint, congestion, power_on_at_start, remote_place)
+        hosts[name] = HostEntry(name, role, endpoint, congestion, power_on_at_start, remote_place, host_os)
 
     links_raw = pinet.get("links", [])
     if not isinstance(links_raw, list):
@@ -343,10 +371,11 @@ def resolve_remote(inventory: Inventory) -> Inventory:
     remote = [h for h in inventory.hosts.values() if h.remote_place is not None]
     if not remote:
         return inventory
-    from labgrid import Environment
     from labgrid.resource import NetworkService
 
-    env = Environment(config_file=str(inventory.source))
+    from .labgrid_env import open_environment
+
+    env = open_environment(inventory.source, dict(inventory.substitutions))
     hosts = dict(inventory.hosts)
     try:
         for host in remote:

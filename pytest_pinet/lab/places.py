@@ -35,6 +35,8 @@ class Place:
     name: str
     source: str  # "virtual", "env" or "coordinator"
     env_file: Path | None = None
+    # What the env file's ``!template $LG_PLACE`` / ``$LG_COORDINATOR`` stand for at this place.
+    substitutions: tuple[tuple[str, str], ...] = ()
 
 
 def worker_index() -> int | None:

@@ -92,4 +92,4 @@ def read_qdisc_stats(host: RemoteHost, interface: str) -> list[QdiscStats]:
     """The qdiscs of ``interface`` on ``host`` with their counters."""
     if not INTERFACE_NAME.match(interface):
         raise ValueError(f"not an interface name: {interface!r}")
-    return parse_qdisc_stats(host.check(["tc", "-s", "qdisc", "show", "dev", interface], timeout=15))
+    return parse_qdisc_stats(host.check(host.platform.qdisc_show(interface, stats=True), timeout=15))

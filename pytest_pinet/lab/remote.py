@@ -10,14 +10,17 @@ shell metacharacters reach the remote program as literal text.
 from __future__ import annotations
 
 import logging
-import shlex
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import LabFault
+from .shell import quote
+
+if TYPE_CHECKING:
+    from .platform import Platform
 
 log = logging.getLogger(__name__)
 
@@ -58,17 +61,15 @@ class CommandResult:
         return self.exit_code == 0
 
 
-def quote(argv: Sequence[str | int | float]) -> str:
-    """A shell command line that passes each element as one literal argument."""
-    return shlex.join(str(part) for part in argv)
-
-
 class RemoteHost:
     """One SSH connection to one host, opened on first use and reused afterwards."""
 
-    def __init__(self, endpoint: SshEndpoint, connect_timeout: float = 10.0) -> None:
+    def __init__(
+        self, endpoint: SshEndpoint, connect_timeout: float = 10.0, platform: Platform | None = None
+    ) -> None:
         self.endpoint = endpoint
         self.connect_timeout = connect_timeout
+        self._platform = platform
         self._connection: Any = None
         # Several threads share one host (a client, the adaptive sampler, snapshots): one
         # connects, the others wait and reuse it, and no one closes another's new connection.
@@ -119,6 +120,15 @@ class RemoteHost:
         except Exception as exc:  # paramiko's SSHException family and BadHostKeyException
             raise LabFault("ssh", f"SSH to {ep!r} failed: {type(exc).__name__}: {exc}", ep.name) from None
         return connection
+
+    @property
+    def platform(self) -> Platform:
+        """The commands of this host's operating system (Linux unless the inventory says)."""
+        if self._platform is None:
+            from .platform import LINUX
+
+            self._platform = LINUX
+        return self._platform
 
     @property
     def connection(self) -> Any:

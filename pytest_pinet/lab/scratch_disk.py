@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 from ..errors import ConfigError, LabFault, Unsupported
 from .inventory import DiskEntry
-from .remote import CommandResult, RemoteHost, quote
+from .remote import CommandResult, RemoteHost
+from .shell import quiet, quote, sequence
 
 FILESYSTEMS: dict[str, tuple[str, ...]] = {
     "ext2": ("mkfs.ext2", "-F", "-q"),
@@ -95,7 +96,7 @@ class ScratchDisk:
 
     def unmount(self) -> None:
         """Unmount if mounted (safe to repeat)."""
-        self.host.run_shell(f"umount {quote([self.mountpoint])} 2>/dev/null; true", timeout=60)
+        self.host.run_shell(sequence(quiet(["umount", self.mountpoint])), timeout=60)
 
     def close(self) -> None:
         """Unmount and remove the mount point."""
@@ -113,7 +114,7 @@ class ScratchDisk:
         )
         written = DiskRun("write", block_bytes, *parse_dd(write.stderr, f"{source} write bs={block_bytes}"))
         # Reading what the page cache still holds would measure memory, not the disk.
-        self.host.check(["sh", "-c", "sync; echo 3 > /proc/sys/vm/drop_caches"], timeout=60)
+        self.host.check(["sh", "-c", self.host.platform.drop_caches_script()], timeout=60)
         read = self.host.run(["dd", f"if={path}", "of=/dev/null", f"bs={block_bytes}"], timeout=600)
         got = DiskRun("read", block_bytes, *parse_dd(read.stderr, f"{source} read bs={block_bytes}"))
         self.host.run(["rm", "-f", path], timeout=60)
@@ -135,5 +136,7 @@ class ScratchDisk:
             try:
                 yield running
             finally:
-                self.host.run_shell(f"pkill -f -- {quote([path])}; rm -f {quote([path])}; true", timeout=30)
+                self.host.run_shell(
+                    sequence(quote(["pkill", "-f", "--", path]), quote(["rm", "-f", path])), timeout=30
+                )
                 running.result()

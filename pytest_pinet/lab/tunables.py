@@ -18,7 +18,8 @@ from typing import Any
 from ..errors import LabFault, Unsupported
 from .facts_parse import parse_proc_interrupts
 from .inventory import INTERFACE_NAME
-from .remote import RemoteHost, quote
+from .remote import RemoteHost
+from .shell import glob_script, write_file_script
 
 SYSCTL_KEY = re.compile(r"^[a-z0-9_.\-/]+$")
 GOVERNOR = re.compile(r"^[a-z0-9_]+$")
@@ -32,7 +33,7 @@ def _check_interface(name: str) -> str:
 
 def _write(host: RemoteHost, path: str, value: str) -> tuple[bool, str]:
     """Write ``value`` to a sysfs/procfs file; (ok, error text)."""
-    result = host.run_shell(f"printf '%s\\n' {quote([value])} > {quote([path])}", timeout=15)
+    result = host.run_shell(write_file_script(path, value), timeout=15)
     return result.ok, result.stderr.strip()
 
 
@@ -43,9 +44,7 @@ def _read(host: RemoteHost, path: str) -> str | None:
 
 def _glob(host: RemoteHost, pattern_dir: str, pattern: str) -> list[str]:
     """Files matching a fixed-directory glob on the host (the directory is quoted)."""
-    result = host.run_shell(
-        f"cd {quote([pattern_dir])} 2>/dev/null && ls -d {pattern} 2>/dev/null", timeout=15
-    )
+    result = host.run_shell(glob_script(pattern_dir, pattern), timeout=15)
     return [f"{pattern_dir}/{line.strip()}" for line in result.stdout.splitlines() if line.strip()]
 
 
@@ -87,7 +86,7 @@ class IrqAffinity(Tunable):
         return f"IRQs named {self.irq_name} -> CPUs {list(self.cpus)}"
 
     def _irqs(self, host: RemoteHost) -> list[str]:
-        table = parse_proc_interrupts(host.check(["cat", "/proc/interrupts"]))
+        table = parse_proc_interrupts(host.check(host.platform.interrupts_read()))
         irqs = [line.irq for line in table.for_name(self.irq_name) if line.irq.isdigit()]
         if not irqs:
             raise Unsupported(self.name, host.name, f"no IRQ named {self.irq_name!r} in /proc/interrupts")
@@ -99,11 +98,11 @@ class IrqAffinity(Tunable):
         return {irq: str(self.cpus[n % len(self.cpus)]) for n, irq in enumerate(irqs)}
 
     def read(self, host: RemoteHost) -> dict[str, str]:
-        return {irq: _read(host, f"/proc/irq/{irq}/smp_affinity_list") or "" for irq in self._irqs(host)}
+        return {irq: _read(host, host.platform.irq_affinity_file(irq)) or "" for irq in self._irqs(host)}
 
     def apply(self, host: RemoteHost) -> None:
         for irq, cpu in self._wanted(self._irqs(host)).items():
-            ok, error = _write(host, f"/proc/irq/{irq}/smp_affinity_list", cpu)
+            ok, error = _write(host, host.platform.irq_affinity_file(irq), cpu)
             if not ok:
                 # xhci_hcd on the Pi 4 answers EINVAL: its affinity cannot be changed.
                 raise Unsupported(
@@ -113,7 +112,7 @@ class IrqAffinity(Tunable):
     def restore(self, host: RemoteHost, saved: dict[str, str]) -> None:
         for irq, value in saved.items():
             if value:
-                _write(host, f"/proc/irq/{irq}/smp_affinity_list", value)
+                _write(host, host.platform.irq_affinity_file(irq), value)
 
     def is_applied(self, host: RemoteHost) -> bool:
         return self.read(host) == self._wanted(self._irqs(host))
@@ -155,7 +154,7 @@ class QueueMask(Tunable):
 
     def _files(self, host: RemoteHost) -> list[str]:
         queues = "rx-*" if self.kind == "rps" else "tx-*"
-        base = f"/sys/class/net/{self.interface}/queues"
+        base = host.platform.queue_directory(self.interface)
         files = [f"{q}/{self.kind}_cpus" for q in _glob(host, base, queues)]
         present = [f for f in files if _read(host, f) is not None]
         if not present:
@@ -181,9 +180,6 @@ class QueueMask(Tunable):
         return all(_same_mask(v, mask) for v in self.read(host).values())
 
 
-CPUFREQ = "/sys/devices/system/cpu"
-
-
 @dataclass
 class Governor(Tunable):
     """cpufreq governor on every CPU."""
@@ -199,11 +195,15 @@ class Governor(Tunable):
         return f"cpufreq governor {self.governor}"
 
     def _files(self, host: RemoteHost) -> list[str]:
-        files = [f"{d}/cpufreq/scaling_governor" for d in _glob(host, CPUFREQ, "cpu[0-9]*")]
+        files = [
+            f"{d}/cpufreq/scaling_governor" for d in _glob(host, host.platform.cpufreq_root(), "cpu[0-9]*")
+        ]
         present = [f for f in files if _read(host, f) is not None]
         if not present:
             raise Unsupported(self.name, host.name, "no cpufreq (scaling_governor) on this host")
-        available = _read(host, f"{CPUFREQ}/cpu0/cpufreq/scaling_available_governors") or ""
+        available = (
+            _read(host, f"{host.platform.cpufreq_root()}/cpu0/cpufreq/scaling_available_governors") or ""
+        )
         if available and self.governor not in available.split():
             raise Unsupported(self.name, host.name, f"governor {self.governor} not in {available!r}")
         return present
@@ -237,7 +237,11 @@ class FixedClock(Tunable):
         return f"CPU clock fixed at {self.mhz} MHz"
 
     def _cpus(self, host: RemoteHost) -> list[str]:
-        dirs = [d for d in _glob(host, CPUFREQ, "cpu[0-9]*") if _read(host, f"{d}/cpufreq/scaling_max_freq")]
+        dirs = [
+            d
+            for d in _glob(host, host.platform.cpufreq_root(), "cpu[0-9]*")
+            if _read(host, f"{d}/cpufreq/scaling_max_freq")
+        ]
         if not dirs:
             raise Unsupported(self.name, host.name, "no cpufreq on this host")
         low = int(_read(host, f"{dirs[0]}/cpufreq/cpuinfo_min_freq") or 0)
@@ -290,18 +294,18 @@ class Sysctl(Tunable):
         return f"sysctl {self.key}={self.value}"
 
     def read(self, host: RemoteHost) -> str:
-        result = host.run(["sysctl", "-n", self.key], timeout=15)
+        result = host.run(host.platform.sysctl_read(self.key), timeout=15)
         if not result.ok:
             raise Unsupported(self.name, host.name, f"{self.key}: {result.stderr.strip() or 'unknown key'}")
         return " ".join(result.stdout.split())
 
     def apply(self, host: RemoteHost) -> None:
-        result = host.run(["sysctl", "-w", f"{self.key}={self.value}"], timeout=15)
+        result = host.run(host.platform.sysctl_write(self.key, self.value), timeout=15)
         if not result.ok:
             raise Unsupported(self.name, host.name, f"{self.key}={self.value}: {result.stderr.strip()}")
 
     def restore(self, host: RemoteHost, saved: str) -> None:
-        host.run(["sysctl", "-w", f"{self.key}={saved}"], timeout=15)
+        host.run(host.platform.sysctl_write(self.key, saved), timeout=15)
 
     def is_applied(self, host: RemoteHost) -> bool:
         return self.read(host) == " ".join(self.value.split())
@@ -332,23 +336,23 @@ class HostRoute(Tunable):
         return f"route {self._prefix} via {self.gateway}"
 
     def read(self, host: RemoteHost) -> list[str]:
-        result = host.run(["ip", "route", "show", self._prefix], timeout=15)
+        result = host.run(host.platform.route_show(self._prefix), timeout=15)
         if not result.ok:
             raise Unsupported(self.name, host.name, f"cannot read routes: {result.stderr.strip()}")
         line = result.stdout.strip().splitlines()[0] if result.stdout.strip() else ""
         return line.split()
 
     def apply(self, host: RemoteHost) -> None:
-        result = host.run(["ip", "route", "replace", self._prefix, "via", self.gateway], timeout=15)
+        result = host.run(host.platform.route_replace([self._prefix, "via", self.gateway]), timeout=15)
         if not result.ok:
             raise Unsupported(self.name, host.name, f"{self.describe()}: {result.stderr.strip()}")
 
     def restore(self, host: RemoteHost, saved: list[str]) -> None:
         # Remove exactly the route this tunable added, then put back what was there.
-        host.run(["ip", "route", "del", self._prefix, "via", self.gateway], timeout=15)
+        host.run(host.platform.route_delete([self._prefix, "via", self.gateway]), timeout=15)
         if saved:
-            host.check(["ip", "route", "replace", *saved], timeout=15)
-        elif host.run(["ip", "route", "show", self._prefix], timeout=15).stdout.strip():
+            host.check(host.platform.route_replace(saved), timeout=15)
+        elif host.run(host.platform.route_show(self._prefix), timeout=15).stdout.strip():
             raise LabFault("command", f"{host.name}: route {self._prefix} still present after restore")
 
     def is_applied(self, host: RemoteHost) -> bool:
@@ -371,20 +375,20 @@ class Mtu(Tunable):
         return f"MTU {self.mtu} on {self.interface}"
 
     def read(self, host: RemoteHost) -> int:
-        value = _read(host, f"/sys/class/net/{self.interface}/mtu")
+        value = _read(host, host.platform.interface_file(self.interface, "mtu"))
         if value is None or not value.isdigit():
             raise Unsupported(self.name, host.name, f"no interface {self.interface}")
         return int(value)
 
     def apply(self, host: RemoteHost) -> None:
-        result = host.run(["ip", "link", "set", "dev", self.interface, "mtu", self.mtu], timeout=15)
+        result = host.run(host.platform.set_mtu(self.interface, self.mtu), timeout=15)
         if not result.ok:
             raise Unsupported(
                 self.name, host.name, f"MTU {self.mtu} on {self.interface}: {result.stderr.strip()}"
             )
 
     def restore(self, host: RemoteHost, saved: int) -> None:
-        host.run(["ip", "link", "set", "dev", self.interface, "mtu", saved], timeout=15)
+        host.run(host.platform.set_mtu(self.interface, saved), timeout=15)
 
     def is_applied(self, host: RemoteHost) -> bool:
         return self.read(host) == self.mtu
@@ -425,7 +429,7 @@ class Offloads(Tunable):
         )
 
     def read(self, host: RemoteHost) -> dict[str, bool]:
-        result = host.run(["ethtool", "-k", self.interface], timeout=15)
+        result = host.run(host.platform.offloads_read(self.interface), timeout=15)
         if not result.ok:
             raise Unsupported(self.name, host.name, f"ethtool -k {self.interface}: {result.stderr.strip()}")
         return {
@@ -435,20 +439,17 @@ class Offloads(Tunable):
         }
 
     def apply(self, host: RemoteHost) -> None:
-        argv: list[str | int | float] = ["ethtool", "-K", self.interface]
-        for feature, on in self.features.items():
-            argv += [feature, "on" if on else "off"]
-        result = host.run(argv, timeout=15)
+        result = host.run(host.platform.offloads_write(self.interface, self.features), timeout=15)
         if not result.ok:
             raise Unsupported(self.name, host.name, result.stderr.strip() or "ethtool -K failed")
 
     def restore(self, host: RemoteHost, saved: dict[str, bool]) -> None:
-        argv: list[str | int | float] = ["ethtool", "-K", self.interface]
-        for feature in self.features:
-            long = OFFLOAD_ALIASES.get(feature, feature)
-            if long in saved:
-                argv += [feature, "on" if saved[long] else "off"]
-        host.run(argv, timeout=15)
+        back = {
+            feature: saved[OFFLOAD_ALIASES.get(feature, feature)]
+            for feature in self.features
+            if OFFLOAD_ALIASES.get(feature, feature) in saved
+        }
+        host.run(host.platform.offloads_write(self.interface, back), timeout=15)
 
     def is_applied(self, host: RemoteHost) -> bool:
         state = self.read(host)
@@ -480,7 +481,7 @@ class Qdisc(Tunable):
         return f"qdisc {' '.join(self.spec)} on {self.interface}"
 
     def _root(self, host: RemoteHost) -> str:
-        result = host.run(["tc", "qdisc", "show", "dev", self.interface, "root"], timeout=15)
+        result = host.run(host.platform.qdisc_show(self.interface, root=True), timeout=15)
         if not result.ok:
             raise Unsupported(self.name, host.name, f"no interface {self.interface}: {result.stderr.strip()}")
         return result.stdout.strip().splitlines()[0] if result.stdout.strip() else ""
@@ -502,12 +503,12 @@ class Qdisc(Tunable):
         where = self._parent(host)
         if where[0] != "parent":
             return where
-        shown = host.run(["tc", "-d", "qdisc", "show", "dev", self.interface, "root"], timeout=15).stdout
+        shown = host.run(host.platform.qdisc_show(self.interface, root=True, detail=True), timeout=15).stdout
         return [*where, "bfifo", "limit", str(tbf_default_limit(shown))]
 
     def apply(self, host: RemoteHost) -> None:
         where = self._parent(host)
-        result = host.run(["tc", "qdisc", "replace", "dev", self.interface, *where, *self.spec], timeout=15)
+        result = host.run(host.platform.qdisc_replace(self.interface, where, self.spec), timeout=15)
         if not result.ok:
             error = result.stderr.strip()
             if any(
@@ -521,17 +522,17 @@ class Qdisc(Tunable):
 
     def restore(self, host: RemoteHost, saved: list[str]) -> None:
         if saved[0] == "parent":
-            shown = host.run(["tc", "qdisc", "show", "dev", self.interface], timeout=15).stdout
+            shown = host.run(host.platform.qdisc_show(self.interface), timeout=15).stdout
             if f"parent {saved[1]} " not in shown + " ":
                 return  # never replaced: the shaper's own hidden default child is still there
             # Put the shaper's default FIFO back in place of ours (see read()).
-            host.check(["tc", "qdisc", "replace", "dev", self.interface, *saved], timeout=15)
+            host.check(host.platform.qdisc_replace(self.interface, saved, []), timeout=15)
         else:
             # A root qdisc of ours: deleting it returns the interface to the kernel's default.
-            host.run(["tc", "qdisc", "del", "dev", self.interface, *saved], timeout=15)
+            host.run(host.platform.qdisc_delete(self.interface, saved), timeout=15)
 
     def is_applied(self, host: RemoteHost) -> bool:
-        out = host.run(["tc", "qdisc", "show", "dev", self.interface], timeout=15).stdout
+        out = host.run(host.platform.qdisc_show(self.interface), timeout=15).stdout
         return any(line.split()[1:2] == [self.spec[0]] for line in out.splitlines() if line.strip())
 
 

@@ -72,7 +72,9 @@ class UdpMeasurer(Measurer):
         link = self.link
         if mode != "raw":
             return UdpGenOptions(mode, link.peer_address, threads, PAYLOAD, self.duration)
-        mac = self.peer.check(["cat", f"/sys/class/net/{link.peer_interface}/address"], timeout=15).strip()
+        mac = self.peer.check(
+            ["cat", self.peer.platform.interface_file(link.peer_interface, "address")], timeout=15
+        ).strip()
         return UdpGenOptions(
             mode,
             link.peer_address,

@@ -11,6 +11,7 @@ releases every coordinator place a worker of this run recorded and did not relea
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import tempfile
 from collections.abc import Callable, Sequence
@@ -92,15 +93,19 @@ class PlaceKeeper:
         # Held from here on: recorded before anything else can fail, so that release() and,
         # if this process dies, the controller give it back.
         self._reservation = reservation
-        self.place = Place(reservation.place, "coordinator")
+        self.place = Place(
+            reservation.place,
+            "coordinator",
+            substitutions=(("LG_COORDINATOR", self.settings.coordinator), ("LG_PLACE", reservation.place)),
+        )
         self._note("taken", token=reservation.token)
-        return Place(reservation.place, "coordinator", self._coordinator_env(reservation.place))
+        self.place = dataclasses.replace(self.place, env_file=self._coordinator_env(reservation.place))
+        return self.place
 
     def _coordinator_env(self, place: str) -> Path:
         """The env file of a reserved place: ``<dir>/<place>.yaml`` when --pinet-lab is a
-        directory, else the one env file (which then names its place with ``$LG_PLACE``)."""
-        os.environ["LG_PLACE"] = place
-        os.environ["LG_COORDINATOR"] = self.settings.coordinator
+        directory, else the one env file (which then names its place with ``$LG_PLACE``,
+        filled in when the file is read: the process environment is left alone)."""
         lab = Path(self.settings.lab)
         if lab.is_dir():
             env_file = lab / f"{place}.yaml"

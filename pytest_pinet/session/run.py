@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import __version__
+from ..lab.inventory import Inventory, load_inventory
 from ..model import Measurement
 from ..record.results_dir import ResultsDir
 from ..record.store import ResultsStore
@@ -60,6 +61,12 @@ class PinetRun:
             return lifecycle.ensure_up(self.spec, self.run_id)
         assert place.env_file is not None
         return place.env_file
+
+    def inventory(self) -> Inventory:
+        """The inventory of this process's place, its templates filled with the place's values."""
+        env_file = self.env_file()
+        place = self.places.place
+        return load_inventory(env_file, dict(place.substitutions) if place is not None else None)
 
     def release_lab(self) -> None:
         """Give back what the run took: its places, and the virtual labs it built (unless kept).

@@ -20,7 +20,8 @@ from weakref import WeakKeyDictionary
 
 from ..errors import LabFault
 from ..lab.inventory import INTERFACE_NAME
-from ..lab.remote import CommandResult, RemoteHost, quote
+from ..lab.remote import CommandResult, RemoteHost
+from ..lab.shell import Argv, quote
 from .adaptive import (
     FIXED,
     MAX_DURATION,
@@ -101,6 +102,43 @@ def iperf3_version(host: RemoteHost) -> tuple[int, int]:
     return _VERSIONS[host]
 
 
+def server_start_script(port: int, argv: Argv, log_file: str) -> str:
+    """Start a one-off server unless ``port`` is taken (exit 4), then wait until it listens
+    (exit 0) or give up printing its log (exit 3): one round trip per attempt."""
+    listening = f"{quote(['ss', '-Htln', f'sport = :{int(port)}'])} | {quote(['grep', '-q', '.'])}"
+    return (
+        f"{listening} && exit 4; {quote(argv)} || exit 3; for i in $(seq 100); do "
+        f"{listening} && exit 0; sleep 0.05; done; {quote(['cat', log_file])}; exit 3"
+    )
+
+
+def server_stop_script(port: int, pid_file: str, log_file: str) -> str:
+    """Wait up to 2 s for the server to exit on its own, print its report, kill it if it is
+    still the server pinet started (never a process that reused the pid), remove its files."""
+    pattern = quote(["grep", "-q", "--", f"^iperf3 -s -1 -p {int(port)} "])
+    mine = f'ps -o args= -p "$pid" | {pattern}'
+    return (
+        f"pid=$({quote(['cat', pid_file])} 2>/dev/null); "
+        f'if [ -n "$pid" ]; then for i in $(seq 40); do {mine} || break; sleep 0.05; done; fi; '
+        f"{quote(['cat', log_file])} 2>/dev/null; "
+        f'[ -n "$pid" ] && {mine} && kill "$pid"; '
+        f"{quote(['rm', '-f', pid_file, log_file])}; true"
+    )
+
+
+def client_script(argv: Argv, pid_file: str) -> str:
+    """Run the client with its pid written to ``pid_file``; the inner shell then becomes
+    ``timeout``, which passes SIGINT on to iperf3, and the outer one removes the pid file
+    however the client ended."""
+    inner = quote(["sh", "-c", 'echo $$ > "$0" && exec "$@"', pid_file, *argv])
+    return f"{inner}; rc=$?; {quote(['rm', '-f', pid_file])}; exit $rc"
+
+
+def interrupt_script(pid_file: str) -> str:
+    """SIGINT to the client whose pid is in ``pid_file``: it reports what it measured so far."""
+    return f'pid=$({quote(["cat", pid_file])} 2>/dev/null) && kill -INT "$pid"; true'
+
+
 class Iperf3Server:
     """One one-off iperf3 server on a free port of ``host``."""
 
@@ -143,12 +181,7 @@ class Iperf3Server:
             if version >= (3, 11):
                 argv += ["--idle-timeout", self.idle_timeout]
             self.command = quote(argv)
-            listening = f"{quote(['ss', '-Htln', f'sport = :{port}'])} | grep -q ."
-            script = (
-                f"{listening} && exit 4; {self.command} || exit 3; for i in $(seq 100); do "
-                f"{listening} && exit 0; sleep 0.05; done; cat {quote([self.log_file])}; exit 3"
-            )
-            result = self.host.run_shell(script, timeout=20)
+            result = self.host.run_shell(server_start_script(port, argv, self.log_file), timeout=20)
             if result.ok:
                 self.port = port
                 return port
@@ -169,16 +202,8 @@ class Iperf3Server:
         (a stale server whose client died), remove its files.  A host that is gone leaves
         nothing to stop, and nothing to read.
         """
-        pid_file, log_file = quote([self.pid_file]), quote([self.log_file])
-        mine = f"ps -o args= -p \"$pid\" | grep -q -- '^iperf3 -s -1 -p {self.port} '"
-        script = (
-            f"pid=$(cat {pid_file} 2>/dev/null); "
-            f'if [ -n "$pid" ]; then for i in $(seq 40); do {mine} || break; sleep 0.05; done; fi; '
-            f"cat {log_file} 2>/dev/null; "
-            f'[ -n "$pid" ] && {mine} && kill "$pid"; '
-            f"rm -f {pid_file} {log_file}; true"
-        )
         try:
+            script = server_stop_script(self.port, self.pid_file, self.log_file)
             self.server_json = self.host.run_shell(script, timeout=15).stdout
         except LabFault:
             pass
@@ -312,8 +337,7 @@ class _Client:
         self.pid_file = f"/tmp/pinet-iperf3c-{uuid.uuid4().hex[:12]}.pid"  # noqa: S108
         # The inner shell writes its pid, then becomes `timeout`, which passes SIGINT on to
         # iperf3; the outer shell removes the pid file however the client ended.
-        inner = quote(["sh", "-c", 'echo $$ > "$0" && exec "$@"', self.pid_file, *argv])
-        self.script = f"{inner}; rc=$?; rm -f {quote([self.pid_file])}; exit $rc"
+        self.script = client_script(argv, self.pid_file)
         self.outcome: CommandResult | None = None
         self.started = 0.0
         self.finished = 0.0
@@ -328,8 +352,7 @@ class _Client:
 
     def interrupt(self) -> None:
         """Ask iperf3 to stop now; it reports what it measured so far."""
-        pid_file = quote([self.pid_file])
-        self.sender.run_shell(f'pid=$(cat {pid_file} 2>/dev/null) && kill -INT "$pid"; true', timeout=15)
+        self.sender.run_shell(interrupt_script(self.pid_file), timeout=15)
 
     def finish(self, ended_by: str, precision: float | None) -> Iperf3Run:
         """Parse what the client printed, with the receiver's view when it was stopped early."""
@@ -414,7 +437,9 @@ def _drive(
             try:
                 for index, (host, interface, port) in enumerate(watches):
                     sample = parse_counter_sample(
-                        host.run_shell(_counter_script(interface, port), timeout=10).stdout
+                        host.run_shell(
+                            host.platform.receive_counter_script(interface, port), timeout=10
+                        ).stdout
                     )
                     if sample is not None:
                         samples[index].append(sample)
@@ -445,22 +470,6 @@ def _interrupt_all(clients: list[_Client]) -> None:
             client.interrupt()
         except LabFault as exc:
             log.warning("adaptive duration: could not stop %s early (%s)", client.sender.name, exc)
-
-
-def _counter_script(interface: str, port: int) -> str:
-    """The receiver's clock, its interface's received bytes, and what the iperf3 server's
-    sockets on ``port`` received, in one command.
-
-    Shell builtins where the shell has them (bash: ``read``, ``$EPOCHREALTIME``), so the
-    counter and the clock are read microseconds apart even on a host busy with traffic;
-    ``date`` where it has not (dash, BusyBox).  No ``ss`` (a BSD) leaves the interface counter.
-    """
-    counter = quote([f"/sys/class/net/{interface}/statistics/rx_bytes"])
-    sockets = quote(["ss", "-tinH", "state", "established", f"( sport = :{int(port)} )"])
-    return (
-        f'read -r b < {counter}; LC_ALL=C; t=$EPOCHREALTIME; echo "${{t:-$(date +%s.%N)}}"; echo "nic $b"; '
-        f"{sockets} 2>/dev/null | grep -o 'bytes_received:[0-9]*'; true"
-    )
 
 
 def receiver_view(client: Iperf3Result, server_json: str, source: str) -> Iperf3Result:

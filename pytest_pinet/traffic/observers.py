@@ -9,15 +9,14 @@ cross-check iperf3's own figure: if they disagree, the measurement is suspect.
 from __future__ import annotations
 
 import re
-import shlex
 from dataclasses import dataclass
 
 from ..lab.facts_parse import interrupt_deltas, parse_proc_interrupts
-from ..lab.inventory import INTERFACE_NAME
+from ..lab.platform import LINUX, SNAPSHOT_MARK, Platform
 from ..lab.remote import RemoteHost
 from ..model.observation import CpuUse, Observation
 
-MARK = "@@obs:"
+MARK = SNAPSHOT_MARK
 NIC_COUNTERS = ("rx_bytes", "tx_bytes", "rx_packets", "tx_packets", "rx_dropped", "tx_dropped", "rx_errors")
 
 
@@ -32,19 +31,9 @@ class Snapshot:
     throttled: int | None = None  # Raspberry Pi firmware flags (vcgencmd get_throttled)
 
 
-def snapshot_script(interface: str) -> str:
+def snapshot_script(interface: str, platform: Platform = LINUX) -> str:
     """Shell that prints everything one snapshot needs, behind section markers."""
-    if not INTERFACE_NAME.match(interface):
-        raise ValueError(f"not an interface name: {interface!r}")
-    stats = f"/sys/class/net/{shlex.quote(interface)}/statistics"
-    counters = "; ".join(f"printf '{c} '; cat {stats}/{c} 2>/dev/null || echo" for c in NIC_COUNTERS)
-    return (
-        f"echo {MARK}interrupts; cat /proc/interrupts; "
-        f"echo {MARK}stat; grep '^cpu' /proc/stat; "
-        f"echo {MARK}nic; {counters}; "
-        f"echo {MARK}temp; cat /sys/class/thermal/thermal_zone0/temp 2>/dev/null; "
-        f"echo {MARK}throttled; vcgencmd get_throttled 2>/dev/null; true"
-    )
+    return platform.snapshot_script(interface, NIC_COUNTERS)
 
 
 def parse_snapshot(text: str) -> Snapshot:
@@ -102,7 +91,7 @@ def cpu_use(before: str, after: str) -> tuple[CpuUse, ...]:
 
 def take_snapshot(host: RemoteHost, interface: str) -> Snapshot:
     """One snapshot of ``host`` for ``interface``."""
-    return parse_snapshot(host.run_shell(snapshot_script(interface), timeout=20).stdout)
+    return parse_snapshot(host.run_shell(snapshot_script(interface, host.platform), timeout=20).stdout)
 
 
 def observe(host_name: str, interface: str, before: Snapshot, after: Snapshot) -> Observation:

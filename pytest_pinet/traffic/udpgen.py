@@ -24,7 +24,8 @@ from weakref import WeakKeyDictionary
 
 from ..errors import LabFault
 from ..lab.inventory import INTERFACE_NAME
-from ..lab.remote import RemoteHost, quote
+from ..lab.remote import RemoteHost
+from ..lab.shell import quote
 from ..model.udp_counters import ReceiverCounters
 
 SOURCE = Path(__file__).resolve().parent.parent / "udpgen" / "pinet-udpgen.c"
@@ -188,8 +189,7 @@ def read_receiver(host: RemoteHost, interface: str) -> ReceiverCounters:
     """One round trip: the interface's received packets and the UDP counters."""
     if not INTERFACE_NAME.match(interface):
         raise ValueError(f"not an interface name: {interface!r}")
-    counter = quote([f"/sys/class/net/{interface}/statistics/rx_packets"])
-    out = host.check(["sh", "-c", f"cat {counter}; grep '^Udp:' /proc/net/snmp"], timeout=15)
+    out = host.check(["sh", "-c", host.platform.udp_receiver_script(interface)], timeout=15)
     first, _, rest = out.partition("\n")
     udp = parse_udp_snmp(rest)
     if not first.strip().isdigit() or not udp:

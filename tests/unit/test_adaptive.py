@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import math
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from pytest_pinet.errors import LabFault
+from pytest_pinet.lab.platform import LINUX
 from pytest_pinet.traffic.adaptive import (
     CounterSample,
     SettleRule,
@@ -17,7 +19,7 @@ from pytest_pinet.traffic.adaptive import (
     t95,
 )
 from pytest_pinet.traffic.iperf3_parse import parse_iperf3
-from pytest_pinet.traffic.iperf3_runner import _counter_script, receiver_view
+from pytest_pinet.traffic.iperf3_runner import receiver_view
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "iperf3"
 
@@ -75,9 +77,19 @@ def test_counter_sample_parsing_and_script_quoting():
     assert parse_counter_sample("1795381397.5\nnic 7\n") == CounterSample(1795381397.5, 7, None)
     assert parse_counter_sample("1795381397.5\n") is None
     assert parse_counter_sample("cat: no such file\nnic xyz\n") is None
-    script = _counter_script("eth1", 20001)
+    script = LINUX.receive_counter_script("eth1", 20001)
     assert "/sys/class/net/eth1/statistics/rx_bytes" in script
     assert "'( sport = :20001 )'" in script  # one literal argument for ss, never shell syntax
+
+
+def test_the_counter_script_runs_here_under_bash_and_dash():
+    for shell in ("bash", "sh"):
+        out = subprocess.run(
+            [shell, "-c", LINUX.receive_counter_script("lo", 20001)], capture_output=True, text=True
+        )
+        sample = parse_counter_sample(out.stdout)
+        assert sample is not None, (shell, out.stdout, out.stderr)
+        assert sample.rx_bytes > 0 and sample.clock > 1.7e9
 
 
 def test_rates_prefer_the_sockets_payload_when_every_sample_has_it():

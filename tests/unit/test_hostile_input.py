@@ -26,7 +26,7 @@ from pytest_pinet.errors import ConfigError, PinetError
 from pytest_pinet.judge.thresholds import Thresholds, load_thresholds, thresholds_from_data
 from pytest_pinet.lab.inventory import Inventory, inventory_from_data, load_inventory
 from pytest_pinet.lab.profiles import Profile, load_profiles, profiles_from_data
-from pytest_pinet.lab.remote import quote
+from pytest_pinet.lab.shell import quote
 from pytest_pinet.options import coordinator_address, place_tags, positive_int
 
 ROOT = Path(__file__).resolve().parents[2]

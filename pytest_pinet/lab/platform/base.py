@@ -1,0 +1,112 @@
+"""What pinet asks of a host's operating system, as one interface per OS.
+
+Facts, observer snapshots and tunables need OS-specific commands (Linux reads ``/proc`` and
+``/sys`` and runs ``tc``, ``ethtool`` and ``ip``; a BSD has ``sysctl`` trees and ``ifconfig``).
+Everything OS-specific is a method here, so another OS is one more subclass beside
+:mod:`.linux` and the rooms above it do not change.  Scripts print their parts behind section
+markers that the shared parsers in :mod:`..facts` and :mod:`...traffic.observers` split.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+
+FACTS_MARK = "@@pinet:"
+SNAPSHOT_MARK = "@@obs:"
+Argv = list[str | int | float]
+
+
+class Platform(ABC):
+    """The commands of one operating system."""
+
+    name: str
+
+    # --- one round trip each: facts, snapshots, the adaptive sampler ----------------------
+    @abstractmethod
+    def facts_script(self, interfaces: Sequence[str]) -> str:
+        """Print every fact of the host and of ``interfaces`` behind :data:`FACTS_MARK` sections."""
+
+    @abstractmethod
+    def snapshot_script(self, interface: str, counters: Sequence[str]) -> str:
+        """Print interrupts, CPU times, NIC ``counters``, temperature and throttling flags."""
+
+    @abstractmethod
+    def receive_counter_script(self, interface: str, port: int) -> str:
+        """Print the clock, the interface's received bytes and the TCP bytes received on ``port``."""
+
+    @abstractmethod
+    def udp_receiver_script(self, interface: str) -> str:
+        """Print the interface's received packets, then the kernel's ``Udp:`` counter lines."""
+
+    @abstractmethod
+    def drop_caches_script(self) -> str:
+        """Write dirty pages out and empty the page cache (a disk read must not hit memory)."""
+
+    # --- files of the kernel's settings ----------------------------------------------------
+    @abstractmethod
+    def interface_file(self, interface: str, name: str) -> str:
+        """A per-interface setting file (``mtu``)."""
+
+    @abstractmethod
+    def queue_directory(self, interface: str) -> str:
+        """Where the interface's per-queue settings (RPS/XPS masks) live."""
+
+    @abstractmethod
+    def irq_affinity_file(self, irq: str) -> str:
+        """The file that pins one IRQ to CPUs."""
+
+    @abstractmethod
+    def cpufreq_root(self) -> str:
+        """The directory holding one ``cpuN`` directory per CPU."""
+
+    # --- commands (argument lists) ------------------------------------------------------------
+    @abstractmethod
+    def interrupts_read(self) -> Argv:
+        """Print the interrupt table (which IRQ serves which device, counts per CPU)."""
+
+    @abstractmethod
+    def sysctl_read(self, key: str) -> Argv:
+        """Print one kernel setting's value."""
+
+    @abstractmethod
+    def sysctl_write(self, key: str, value: str) -> Argv:
+        """Set one kernel setting."""
+
+    @abstractmethod
+    def route_show(self, prefix: str) -> Argv:
+        """Print the route to ``prefix``."""
+
+    @abstractmethod
+    def route_replace(self, route: Sequence[str]) -> Argv:
+        """Add or replace a route (``[prefix, "via", gateway, ...]``)."""
+
+    @abstractmethod
+    def route_delete(self, route: Sequence[str]) -> Argv:
+        """Remove exactly one route."""
+
+    @abstractmethod
+    def set_mtu(self, interface: str, mtu: int) -> Argv:
+        """Set an interface's MTU."""
+
+    @abstractmethod
+    def offloads_read(self, interface: str) -> Argv:
+        """Print the interface's offload features."""
+
+    @abstractmethod
+    def offloads_write(self, interface: str, features: Mapping[str, bool]) -> Argv:
+        """Switch offload features on or off."""
+
+    @abstractmethod
+    def qdisc_show(
+        self, interface: str, *, root: bool = False, detail: bool = False, stats: bool = False
+    ) -> Argv:
+        """Print the interface's queueing disciplines."""
+
+    @abstractmethod
+    def qdisc_replace(self, interface: str, where: Sequence[str], spec: Sequence[str]) -> Argv:
+        """Put a queueing discipline at ``where`` (``["root"]`` or ``["parent", "1:1"]``)."""
+
+    @abstractmethod
+    def qdisc_delete(self, interface: str, where: Sequence[str]) -> Argv:
+        """Remove the queueing discipline at ``where``."""

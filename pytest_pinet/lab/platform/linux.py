@@ -1,0 +1,172 @@
+"""Linux: ``/proc``, ``/sys``, ``ethtool``, ``tc`` and ``ip``.
+
+The paths and commands here are what a Raspberry Pi OS, Debian or Ubuntu host has; a fact a
+host lacks (no ``vcgencmd`` off a Pi, no cpufreq in a VM) prints nothing and is reported as
+unknown, never as zero.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from ..inventory import INTERFACE_NAME
+from ..shell import quiet, quote, read_file_script, section, sequence, write_file_script
+from .base import FACTS_MARK, SNAPSHOT_MARK, Argv, Platform
+
+THERMAL_ZONE = "/sys/class/thermal/thermal_zone0/temp"
+CPUFREQ_ROOT = "/sys/devices/system/cpu"
+CPU0_FREQ = f"{CPUFREQ_ROOT}/cpu0/cpufreq"
+WITHOUT_NUL = quote(["tr", "-d", "\\000"])  # the device tree's model string ends in a NUL
+
+
+def checked_interface(name: str) -> str:
+    """The interface name, refused unless it is one the kernel could have given."""
+    if not INTERFACE_NAME.match(name):
+        raise ValueError(f"not an interface name: {name!r}")
+    return name
+
+
+class LinuxPlatform(Platform):
+    """Linux hosts: boards running Raspberry Pi OS and peers running any distribution."""
+
+    name = "linux"
+
+    def facts_script(self, interfaces: Sequence[str]) -> str:
+        parts = [
+            section(FACTS_MARK, "kernel"),
+            quote(["uname", "-r"]),
+            section(FACTS_MARK, "os"),
+            read_file_script("/etc/os-release"),
+            section(FACTS_MARK, "model"),
+            # Pis name themselves in the device tree; PCs and VMs through DMI.
+            f"({WITHOUT_NUL} < {quote(['/proc/device-tree/model'])} "
+            f"|| {quote(['cat', '/sys/class/dmi/id/product_name'])}) 2>/dev/null",
+            section(FACTS_MARK, "cpus"),
+            quote(["nproc"]),
+            section(FACTS_MARK, "governor"),
+            read_file_script(f"{CPU0_FREQ}/scaling_governor"),
+            section(FACTS_MARK, "freq"),
+            read_file_script(f"{CPU0_FREQ}/scaling_cur_freq"),
+            section(FACTS_MARK, "temp"),
+            read_file_script(THERMAL_ZONE),
+            section(FACTS_MARK, "throttled"),
+            quiet(["vcgencmd", "get_throttled"]),
+            section(FACTS_MARK, "iperf3"),
+            f"{quiet(['iperf3', '--version'])} | {quote(['head', '-n', '1'])}",
+            section(FACTS_MARK, "lsusb"),
+            quiet(["lsusb", "-t"]),
+        ]
+        for name in interfaces:
+            checked_interface(name)
+            parts += [
+                section(FACTS_MARK, f"if-info:{name}"),
+                quiet(["ethtool", "-i", name]),
+                section(FACTS_MARK, f"if-settings:{name}"),
+                quiet(["ethtool", name]),
+                section(FACTS_MARK, f"if-features:{name}"),
+                quiet(["ethtool", "-k", name]),
+                section(FACTS_MARK, f"if-mtu:{name}"),
+                read_file_script(self.interface_file(name, "mtu")),
+            ]
+        return sequence(*parts)
+
+    def snapshot_script(self, interface: str, counters: Sequence[str]) -> str:
+        statistics = self.interface_file(interface, "statistics")
+        nic = [
+            f"{quote(['printf', '%s ', counter])}; {read_file_script(f'{statistics}/{counter}')} || echo"
+            for counter in counters
+        ]
+        return sequence(
+            section(SNAPSHOT_MARK, "interrupts"),
+            quote(["cat", "/proc/interrupts"]),
+            section(SNAPSHOT_MARK, "stat"),
+            quote(["grep", "^cpu", "/proc/stat"]),
+            section(SNAPSHOT_MARK, "nic"),
+            *nic,
+            section(SNAPSHOT_MARK, "temp"),
+            read_file_script(THERMAL_ZONE),
+            section(SNAPSHOT_MARK, "throttled"),
+            quiet(["vcgencmd", "get_throttled"]),
+        )
+
+    def receive_counter_script(self, interface: str, port: int) -> str:
+        # Shell builtins where the shell has them (bash: ``read``, ``$EPOCHREALTIME``), so the
+        # counter and the clock are read microseconds apart even on a host busy with traffic;
+        # ``date`` where it has not (dash, BusyBox).  No ``ss`` leaves the interface counter.
+        counter = quote([f"{self.interface_file(interface, 'statistics')}/rx_bytes"])
+        sockets = quiet(["ss", "-tinH", "state", "established", f"( sport = :{int(port)} )"])
+        return sequence(
+            f"read -r b < {counter}",
+            "LC_ALL=C",
+            "t=$EPOCHREALTIME",
+            'echo "${t:-$(date +%s.%N)}"',
+            'echo "nic $b"',
+            f"{sockets} | {quote(['grep', '-o', 'bytes_received:[0-9]*'])}",
+        )
+
+    def udp_receiver_script(self, interface: str) -> str:
+        packets = read_file_script(f"{self.interface_file(interface, 'statistics')}/rx_packets")
+        return f"{packets}; {quote(['grep', '^Udp:', '/proc/net/snmp'])}"
+
+    def drop_caches_script(self) -> str:
+        return f"{quote(['sync'])}; {write_file_script('/proc/sys/vm/drop_caches', '3')}"
+
+    def interface_file(self, interface: str, name: str) -> str:
+        return f"/sys/class/net/{checked_interface(interface)}/{name}"
+
+    def queue_directory(self, interface: str) -> str:
+        return self.interface_file(interface, "queues")
+
+    def irq_affinity_file(self, irq: str) -> str:
+        if not irq.isdigit():
+            raise ValueError(f"not an IRQ number: {irq!r}")
+        return f"/proc/irq/{irq}/smp_affinity_list"
+
+    def cpufreq_root(self) -> str:
+        return CPUFREQ_ROOT
+
+    def interrupts_read(self) -> Argv:
+        return ["cat", "/proc/interrupts"]
+
+    def sysctl_read(self, key: str) -> Argv:
+        return ["sysctl", "-n", key]
+
+    def sysctl_write(self, key: str, value: str) -> Argv:
+        return ["sysctl", "-w", f"{key}={value}"]
+
+    def route_show(self, prefix: str) -> Argv:
+        return ["ip", "route", "show", prefix]
+
+    def route_replace(self, route: Sequence[str]) -> Argv:
+        return ["ip", "route", "replace", *route]
+
+    def route_delete(self, route: Sequence[str]) -> Argv:
+        return ["ip", "route", "del", *route]
+
+    def set_mtu(self, interface: str, mtu: int) -> Argv:
+        return ["ip", "link", "set", "dev", checked_interface(interface), "mtu", int(mtu)]
+
+    def offloads_read(self, interface: str) -> Argv:
+        return ["ethtool", "-k", checked_interface(interface)]
+
+    def offloads_write(self, interface: str, features: Mapping[str, bool]) -> Argv:
+        argv: Argv = ["ethtool", "-K", checked_interface(interface)]
+        for feature, on in features.items():
+            argv += [feature, "on" if on else "off"]
+        return argv
+
+    def qdisc_show(
+        self, interface: str, *, root: bool = False, detail: bool = False, stats: bool = False
+    ) -> Argv:
+        flags = (["-d"] if detail else []) + (["-s"] if stats else [])
+        where = ["root"] if root else []
+        return ["tc", *flags, "qdisc", "show", "dev", checked_interface(interface), *where]
+
+    def qdisc_replace(self, interface: str, where: Sequence[str], spec: Sequence[str]) -> Argv:
+        return ["tc", "qdisc", "replace", "dev", checked_interface(interface), *where, *spec]
+
+    def qdisc_delete(self, interface: str, where: Sequence[str]) -> Argv:
+        return ["tc", "qdisc", "del", "dev", checked_interface(interface), *where]
+
+
+LINUX = LinuxPlatform()

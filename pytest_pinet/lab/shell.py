@@ -1,0 +1,58 @@
+"""Remote shell text, built only from quoted parts.
+
+Every command pinet sends over SSH is either an argument list (quoted whole by
+:func:`quote`) or a short script composed here from such lists and fixed shell text.  No
+value from an inventory, a profile or a measurement ever reaches a remote shell unquoted;
+``tests/unit/test_remote_shell.py`` checks that every script builder keeps to this.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Sequence
+
+Argv = Sequence[str | int | float]
+
+
+def quote(argv: Argv) -> str:
+    """A shell command line that passes each element as one literal argument."""
+    return shlex.join(str(part) for part in argv)
+
+
+def quiet(argv: Argv) -> str:
+    """``argv`` with its error output discarded (a fact that may be absent on a host)."""
+    return f"{quote(argv)} 2>/dev/null"
+
+
+def section(mark: str, name: str) -> str:
+    """A line announcing the next section of a multi-part script's output."""
+    return quote(["echo", f"{mark}{name}"])
+
+
+def sequence(*commands: str) -> str:
+    """Commands run one after the other; the script itself always succeeds."""
+    return "; ".join([*commands, "true"])
+
+
+def read_file_script(path: str) -> str:
+    """Print one file, nothing when it is absent."""
+    return quiet(["cat", path])
+
+
+def write_file_script(path: str, value: str) -> str:
+    """Write ``value`` and a newline to a sysfs or procfs file."""
+    printf = quote(["printf", "%s\\n", value])
+    return f"{printf} > {quote([path])}"
+
+
+def plain_glob(pattern: str) -> str:
+    """A glob pattern that may reach the shell unquoted, because it can only expand, never run:
+    letters, digits, ``*?[]-_.`` and nothing else."""
+    if not pattern or not all(ch.isalnum() or ch in "*?[]-_." for ch in pattern):
+        raise ValueError(f"not a plain glob pattern: {pattern!r}")
+    return pattern
+
+
+def glob_script(directory: str, pattern: str) -> str:
+    """Names matching a glob in a fixed directory; only the pattern's own wildcards expand."""
+    return f"cd {quote([directory])} 2>/dev/null && ls -d {plain_glob(pattern)} 2>/dev/null"
