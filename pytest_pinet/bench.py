@@ -9,7 +9,9 @@
   parsing, judging, recording to JSONL, the store and Allure (target <= 0.5 s median);
 - adaptive duration: the same batch with the seeds' fixed method (``-t 65 -O 5``) and with
   adaptive duration; suite wall time ratio (target >= 4x) and whether the adaptive results
-  fall within the fixed method's spread.
+  fall within the fixed method's spread.  These batches use the measuring core directly
+  (``TcpMeasurer`` with a recorder of their own): no pytest process, so the ratio compares
+  the two methods and nothing else.
 
 Medians and ranges, never single runs: the machines are shared and noisy.
 """
@@ -26,11 +28,20 @@ import time
 import xml.etree.ElementTree as ET
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
+import yaml
+
+from .errors import LabFault, Unsupported
 from .judge.linerate import tcp_goodput_limit
+from .judge.thresholds import Thresholds, thresholds_from_data
+from .judge.verdict import judge_measurement
 from .lab.facts import gather_facts
 from .lab.inventory import load_inventory
+from .measure import FactsCache, Site, TcpMeasurer
+from .model import Measurement
+from .record.results_dir import ResultsDir
+from .traffic.adaptive import SettleRule
 from .traffic.iperf3_runner import Iperf3Options, run_iperf3
 from .virtlab import lab
 from .virtlab.topology import LabSpec
@@ -72,7 +83,7 @@ def _figure(name: str, unit: str, samples: list[float], target: str, met: bool |
 
 @dataclass(frozen=True)
 class Batch:
-    """One pytest run of the bench suite: its wall time, per-test times and measurements."""
+    """One batch of the bench: its wall time, per-test times (pytest batches) and measurements."""
 
     wall_s: float
     exit_code: int
@@ -134,6 +145,64 @@ def run_batch(env_file: Path, root: Path, name: str, repeats: int, options: list
     return Batch(wall, done.returncode, tests, rows, failed)
 
 
+BENCH_STREAMS = 10  # the suite's default, as the seeds measured
+BENCH_SETTLE = SettleRule(min_seconds=5, precision_pct=0.5)  # the suite's default adaptive rule
+
+
+class BenchRecorder:
+    """The :class:`~pytest_pinet.measure.Recorder` of a batch measured without pytest: every
+    result goes to the batch's results file at once and is judged against the bench floor."""
+
+    def __init__(self, results: ResultsDir, thresholds: Thresholds) -> None:
+        self.results = results
+        self.thresholds = thresholds
+        self.failed: list[str] = []
+
+    def record(self, measurement: Measurement) -> Measurement:
+        self.results.record(measurement)
+        verdict = judge_measurement(measurement, self.thresholds, [])
+        if verdict.failed:
+            self.failed.append(f"{measurement.test_id} {measurement.context.direction}: {verdict.reason}")
+        return measurement
+
+    def attach_chart(self, png: bytes | None, name: str) -> None:
+        """A bench batch has no report to attach to."""
+
+    def unsupported(self, exc: Unsupported, name: str, kind: str) -> NoReturn:
+        raise exc
+
+
+def measure_batch(
+    env_file: Path, root: Path, name: str, repeats: int, duration: int, adaptive: bool, omit: int = 5
+) -> Batch:
+    """Half duplex both ways, ``repeats`` times, with the measuring core: the fixed method
+    (``-t duration -O omit``) or adaptive duration under the suite's default rule."""
+    inventory = load_inventory(env_file)
+    hosts = {n: e.connect() for n, e in inventory.hosts.items()}
+    results = ResultsDir(root / name, name)
+    recorder = BenchRecorder(results, thresholds_from_data(yaml.safe_load(BENCH_THRESHOLDS), "bench floor"))
+    site = Site(recorder, f"bench::{name}", inventory, FactsCache(inventory, hosts), hosts)
+    options = Iperf3Options(streams=BENCH_STREAMS, duration=duration, omit=omit)
+    measurer = TcpMeasurer(site, inventory.link("eth"), options, "stock", BENCH_SETTLE if adaptive else None)
+    started = time.monotonic()
+    try:
+        for _ in range(repeats):
+            for direction in ("board->peer", "peer->board"):
+                try:
+                    measurer.half_duplex(direction)
+                except LabFault as fault:  # kept as the batch's failure, never as a figure
+                    recorder.failed.append(f"{direction}: lab fault: {fault}")
+    finally:
+        for host in hosts.values():
+            host.close()
+    wall = time.monotonic() - started
+    rows = []
+    if results.measurements_file.exists():
+        text = results.measurements_file.read_text(encoding="utf-8")
+        rows = [json.loads(line) for line in text.splitlines() if line.strip()]
+    return Batch(wall, 1 if recorder.failed else 0, {}, rows, recorder.failed)
+
+
 def overhead_per_test(batch: Batch) -> list[float]:
     """Each test's wall time minus the traffic time of the measurements it took."""
     traffic: dict[str, float] = {}
@@ -192,7 +261,7 @@ def run_bench(
         hosts = {n: e.connect() for n, e in inventory.hosts.items()}
         link = inventory.link("eth")
         limit = tcp_goodput_limit(link.speed_mbps, link.mtu)
-        goodputs = []
+        goodputs: list[float] = []
         if fidelity_runs > 0:
             for _ in range(fidelity_runs):
                 for sender, receiver, address in (
@@ -203,8 +272,12 @@ def run_bench(
                         duration=duration, omit=2, congestion=inventory.hosts[sender].tcp_congestion
                     )
                     result = run_iperf3(hosts[sender], hosts[receiver], address, options).result
-                    goodputs.append(result.goodput_mbps or 0.0)
-            deviation = [100.0 * (g - limit) / limit for g in goodputs]
+                    if result.goodput_mbps is None:  # a missing figure is not a 0 Mbit/s sample
+                        not_measured.append(f"fidelity {sender}->{receiver}: iperf3 reported no goodput")
+                        continue
+                    goodputs.append(result.goodput_mbps)
+        deviation = [100.0 * (g - limit) / limit for g in goodputs]
+        if deviation:
             figures.append(
                 _figure(
                     f"fidelity (goodput vs {limit:.1f} Mbit/s limit)",
@@ -242,13 +315,8 @@ def run_bench(
             )
 
         if adaptive_repeats > 0:
-            fixed_options = ["--pinet-duration", str(fixed_duration), "--pinet-omit", "5"]
-            fixed = run_batch(
-                spec.env_file, root, "fixed", adaptive_repeats, [*fixed_options, "--pinet-adaptive", "off"]
-            )
-            adaptive = run_batch(
-                spec.env_file, root, "adaptive", adaptive_repeats, [*fixed_options, "--pinet-adaptive", "on"]
-            )
+            fixed = measure_batch(spec.env_file, root, "fixed", adaptive_repeats, fixed_duration, False)
+            adaptive = measure_batch(spec.env_file, root, "adaptive", adaptive_repeats, fixed_duration, True)
             figures += adaptive_figures(fixed, adaptive, details)
             for batch_name, batch in (("fixed", fixed), ("adaptive", adaptive)):
                 details[f"{batch_name} failed tests"] = batch.failed
