@@ -72,6 +72,13 @@ class Iperf3ReportedError(Iperf3OutputError):
         self.iperf3_message = message
 
 
+class Iperf3NoTotalsError(Iperf3OutputError):
+    """A run that ended without totals and without saying why (iperf3 3.9 refused or busy:
+    the reason went to stderr only, if anywhere)."""
+
+    kind = "no-totals"
+
+
 class Iperf3MultipleRunsError(Iperf3OutputError):
     """The text holds several runs where exactly one was expected."""
 
@@ -87,9 +94,37 @@ def classify_error(message: str) -> str:
         return "connect"
     if "interrupt" in text or "terminated" in text:
         return "interrupted"
-    if "control socket" in text:
+    if "control socket" in text or "control message" in text or "connection reset" in text:
+        # 3.9 says "unable to send/receive control message" when the server is busy or
+        # refused the test; later versions say "control socket".
         return "control-socket"
     return "iperf3"
+
+
+def stderr_error(stderr: str) -> str | None:
+    """iperf3's own error line from stderr (``iperf3: error - ...``), the last one if several."""
+    found = None
+    for line in stderr.splitlines():
+        match = re.search(r"iperf3:\s*error\s*-\s*(.+)", line)
+        if match:
+            found = match.group(1).strip()
+    return found
+
+
+# Keys iperf3 before 3.10 wrote twice in a --bidir run: first the forward figures, then the
+# reverse ones under the same name.  JSON keeps the last, so the second is renamed on reading
+# to the name later versions use.
+REPEATED_BIDIR_KEYS = frozenset({"sum", "sum_sent", "sum_received"})
+
+
+def _keep_repeated_bidir_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result and key in REPEATED_BIDIR_KEYS and f"{key}_bidir_reverse" not in result:
+            result[f"{key}_bidir_reverse"] = value
+        else:
+            result[key] = value
+    return result
 
 
 def split_documents(text: str, source: str) -> list[Any]:
@@ -103,7 +138,7 @@ def split_documents(text: str, source: str) -> list[Any]:
     """
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     end_of_text = len(text.rstrip())
-    decoder = json.JSONDecoder()
+    decoder = json.JSONDecoder(object_pairs_hook=_keep_repeated_bidir_keys)
     documents: list[Any] = []
     position = _next_document_start(text, 0)
     if position < 0:
@@ -146,32 +181,71 @@ def _is_iperf3_document(doc: Any) -> bool:
     return isinstance(doc, Mapping) and bool({"start", "end", "error"} & set(doc))
 
 
+STREAM_EVENTS = frozenset({"start", "interval", "end", "error"})
+
+
+def _is_stream_event(doc: Any) -> bool:
+    return isinstance(doc, Mapping) and doc.get("event") in STREAM_EVENTS and "data" in doc
+
+
+def assemble_json_stream(documents: list[Any]) -> list[Any]:
+    """Turn ``--json-stream`` events (3.17+: one ``{"event": ..., "data": ...}`` per line)
+    into the documents ``-J`` would have written; a ``start`` event begins a new run.
+    Other documents pass through unchanged."""
+    runs: list[Any] = []
+    current: dict[str, Any] | None = None
+    for doc in documents:
+        if not _is_stream_event(doc):
+            current = None
+            runs.append(doc)
+            continue
+        event, data = doc["event"], doc["data"]
+        if current is None or event == "start":
+            current = {"intervals": []}
+            runs.append(current)
+        if event == "interval":
+            current["intervals"].append(data)
+        else:
+            current[event] = data
+    return runs
+
+
+def _documents(text: str, source: str) -> list[Any]:
+    """The iperf3 runs in ``text``, from ``-J`` documents or ``--json-stream`` events."""
+    documents = [d for d in assemble_json_stream(split_documents(text, source)) if _is_iperf3_document(d)]
+    if not documents:
+        raise Iperf3SchemaError(source, "JSON found, but no iperf3 document (no 'start', 'end' or 'error')")
+    return documents
+
+
 def parse_iperf3_all(text: str, source: str = "<iperf3 output>") -> list[Iperf3Result]:
     """Parse every run in ``text``.
 
     Error-only documents are returned as results with ``error`` set and no totals, so a
     caller looking at a whole log sees every attempt.  Raises only when no document exists.
     """
-    documents = [d for d in split_documents(text, source) if _is_iperf3_document(d)]
-    if not documents:
-        raise Iperf3SchemaError(source, "JSON found, but no iperf3 document (no 'start', 'end' or 'error')")
+    documents = _documents(text, source)
     return [result_from_document(doc, f"{source}[{n}]") for n, doc in enumerate(documents)]
 
 
-def parse_iperf3(text: str, source: str = "<iperf3 output>") -> Iperf3Result:
+def parse_iperf3(text: str, source: str = "<iperf3 output>", stderr: str = "") -> Iperf3Result:
     """Parse exactly one run; raise a typed :class:`Iperf3OutputError` if there is none.
 
     A run that reports an error *and* totals (interrupted with ``^C``) is returned with
-    ``error`` set: its numbers are real and the caller decides what they are worth.
+    ``error`` set: its numbers are real and the caller decides what they are worth.  A run
+    without totals is never a result: its reason comes from the JSON, else from ``stderr``
+    (iperf3 3.9 writes it only there), else it is said to be missing.
     """
-    documents = [d for d in split_documents(text, source) if _is_iperf3_document(d)]
-    if not documents:
-        raise Iperf3SchemaError(source, "JSON found, but no iperf3 document (no 'start', 'end' or 'error')")
+    documents = _documents(text, source)
     if len(documents) != 1:
         raise Iperf3MultipleRunsError(source, f"holds {len(documents)} runs where one was expected")
     result = result_from_document(documents[0], source)
-    if result.error is not None and not result.has_totals:
-        raise Iperf3ReportedError(source, result.error)
+    if not result.has_totals:
+        reason = result.error or stderr_error(stderr)
+        if reason is not None:
+            raise Iperf3ReportedError(source, reason)
+        said = f"; stderr: {stderr.strip()[:200]}" if stderr.strip() else ""
+        raise Iperf3NoTotalsError(source, f"the run ended without totals and without an error{said}")
     return result
 
 
@@ -190,8 +264,16 @@ def result_from_document(doc: Any, source: str) -> Iperf3Result:
     # An error before the test started leaves no test_start: say "unknown", invent nothing.
     protocol = str(test_start.get("protocol", "unknown")).upper() if test_start else "unknown"
     role = "server" if "accepted_connection" in start and "connecting_to" not in start else "client"
-    bidir = bool(test_start.get("bidir", 0))
     all_streams = [_mapping(x) for x in _list(end.get("streams"))]
+    # Before 3.16 test_start has no "bidir": a --bidir run shows as reverse-direction totals
+    # or as streams of both kinds in one run.
+    flags = {_sender_flag(x) for x in all_streams}
+    bidir = (
+        bool(test_start.get("bidir", 0))
+        or "sum_sent_bidir_reverse" in end
+        or "sum_received_bidir_reverse" in end
+        or {True, False} <= flags
+    )
     forward = [x for x in all_streams if not bidir or _sender_flag(x) is not False]
     backward = [x for x in all_streams if bidir and _sender_flag(x) is False]
     sent, received, udp = _totals(end, protocol)

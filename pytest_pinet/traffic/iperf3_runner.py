@@ -33,7 +33,7 @@ from .adaptive import (
     settled_half_width_pct,
 )
 from .iperf3_model import Iperf3Result, StreamResult, Totals
-from .iperf3_parse import Iperf3OutputError, Iperf3ReportedError, classify_error, parse_iperf3
+from .iperf3_parse import Iperf3OutputError, Iperf3ReportedError, classify_error, parse_iperf3, stderr_error
 
 log = logging.getLogger(__name__)
 
@@ -362,7 +362,7 @@ class _Client:
             )
         source = f"iperf3 client on {self.sender.name} ({self.command})"
         try:
-            result = parse_iperf3(self.outcome.stdout, source)
+            result = parse_iperf3(self.outcome.stdout, source, self.outcome.stderr)
         except Iperf3ReportedError as exc:
             raise LabFault(f"iperf3-{exc.category}", str(exc), self.sender.name) from None
         except Iperf3OutputError as exc:
@@ -371,6 +371,17 @@ class _Client:
                 "iperf3-output", f"{exc}{'; stderr: ' + detail if detail else ''}", self.sender.name
             ) from None
         notes: tuple[str, ...] = ()
+        if ended_by != SETTLED and result.error is None and not self.outcome.ok:
+            # Totals, yet iperf3 failed: its JSON and its exit status disagree, so neither
+            # is trusted (stderr says why, when iperf3 said anything).
+            reason = stderr_error(self.outcome.stderr) or self.outcome.stderr.strip()[:300] or "no message"
+            fault = LabFault(
+                f"iperf3-{classify_error(reason)}",
+                f"{source} exited with status {self.outcome.exit_code} after writing totals: {reason}",
+                self.sender.name,
+            )
+            fault.evidence["iperf3 client output"] = self.outcome.stdout[-20000:]
+            raise fault
         if ended_by != SETTLED and result.error is not None:
             # Nobody here stopped it: a signal (the remote `timeout` after a stall, a dying
             # host) cut the run short.  Its figures cover a stall, not the link: a lab fault,
