@@ -443,6 +443,15 @@ OPTIONS: tuple[Option, ...] = (
         ini_type="bool",
         flag=True,
     ),
+    Option(
+        "allow_skips",
+        on_off,
+        "off",
+        "a lab that cannot be had skips its tests instead of erroring, and a run that measured "
+        "nothing may pass (off: never green on nothing)",
+        ini_type="bool",
+        flag=True,
+    ),
 )
 
 # --- what the table generates --------------------------------------------------------------------

@@ -16,11 +16,12 @@ import pytest
 
 from . import __version__, hookspecs
 from .errors import LabFault, PinetError
-from .fixtures.state import PINET_RUN, RUN_ID, pinet_run
+from .fixtures.state import MEASURED, PINET_RUN, RUN_ID, pinet_run
 from .judge.thresholds import Thresholds
 from .judge.verdict import JudgePolicy, Verdict, judge_measurement
 from .model import Measurement
 from .options import add_options, any_given
+from .record.coverage import PlannedTest, coverage_lines, measured_nothing
 from .record.results_dir import new_run_id
 from .record.run_summary import lab_fault_lines, measurement_lines
 from .record.summary_tables import routing_tables, storage_table, udp_table
@@ -47,6 +48,12 @@ pytest_plugins = [
 ]
 FIXTURE_MODULES = "pytest_pinet.fixtures."
 ENGAGED = pytest.StashKey[bool]()
+# A test asking for one of these means to measure: a run of such tests that measured nothing
+# is not green (see record/coverage.py).
+MEASURING_FIXTURES = frozenset(
+    {"measure_tcp", "measure_routing", "measure_udp", "measure_storage", "measure_site", "record_measurement"}
+)
+PLANNED = "pinet_planned"
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -83,6 +90,32 @@ def pytest_configure(config: pytest.Config) -> None:
         pinet_run(config)  # a bad option stops the run here, naming its source
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(_XdistBridge(config.stash[RUN_ID]), "pinet-xdist-bridge")
+    if workerinput is None:
+        config.pluginmanager.register(_Coverage(config), "pinet-coverage")
+
+
+class _Coverage:
+    """On the controller (or a plain run): the outcome of every test that meant to measure,
+    from the reports every worker sends, so the run knows what it measured and what not."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.planned: dict[str, PlannedTest] = {}
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        properties = dict(report.user_properties)
+        if PLANNED not in properties:
+            return
+        if not self.config.stash.get(ENGAGED, False):
+            self.config.stash[ENGAGED] = True
+            pinet_run(self.config)  # an xdist controller learns of pinet from its workers
+        test = self.planned.setdefault(report.nodeid, PlannedTest(report.nodeid))
+        test.measured = test.measured or MEASURED in properties
+        if report.skipped:
+            reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+            test.update("skipped", str(reason).removeprefix("Skipped: "))
+        elif report.failed:
+            test.update("failed", str(properties.get("pinet_lab_fault", "")))
 
 
 class _XdistBridge:
@@ -169,6 +202,14 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     run = session.config.stash.get(PINET_RUN, None)
     if run is None:
         return
+    coverage = session.config.pluginmanager.get_plugin("pinet-coverage")
+    if (
+        isinstance(coverage, _Coverage)
+        and measured_nothing(coverage.planned, run.results.load())
+        and not run.settings.allow_skips
+        and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED)
+    ):
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED  # never green on nothing
     if not run.is_worker:
         alluredir = getattr(session.config.option, "allure_report_dir", None)
         if alluredir:
@@ -185,6 +226,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     it as a fact of the run (recovery keeps the faults it handled itself)."""
     outcome = yield
     report = outcome.get_result()
+    if MEASURING_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+        report.user_properties.append((PLANNED, "1"))
     if call.excinfo is not None and isinstance(call.excinfo.value, LabFault):
         fault = call.excinfo.value
         report.longrepr = mask(f"{fault} [not a regression: the lab failed, see the evidence above]")
@@ -212,6 +255,8 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     if run is None or run.is_worker:
         return
     rows = run.results.load()
+    coverage = config.pluginmanager.get_plugin("pinet-coverage")
+    planned = coverage.planned if isinstance(coverage, _Coverage) else {}
     if rows:
         terminalreporter.section("pinet measurements")
         for line in measurement_lines(rows) + routing_tables(rows) + udp_table(rows) + storage_table(rows):
@@ -227,6 +272,19 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         terminalreporter.write_line(line)
     for line in lab_fault_lines(run.results.load_facts()):
         terminalreporter.write_line(line)
+    for line in coverage_lines(planned, rows):
+        terminalreporter.write_line(line)
+    if measured_nothing(planned, rows):
+        if run.settings.allow_skips:
+            terminalreporter.write_line(
+                "pinet: nothing was measured (allowed by --pinet-allow-skips)", yellow=True
+            )
+        else:
+            terminalreporter.write_line(
+                "pinet: FAILED: nothing was measured, so this run proves nothing about the boards "
+                "(see the reasons above; --pinet-allow-skips accepts such a run)",
+                red=True,
+            )
     if run.lab_error:
         terminalreporter.write_line(f"pinet: virtual lab teardown failed: {run.lab_error}", red=True)
 

@@ -57,12 +57,14 @@ class HostEntry:
     remote_place: str | None = None
     # Which operating system's commands reach it (lab/platform): ``linux`` unless it says.
     os: str = "linux"
+    # "sudo": log in as an ordinary user, run what needs root through ``sudo -n``.
+    become: str | None = None
 
     def connect(self, connect_timeout: float = 10.0) -> RemoteHost:
         """A RemoteHost for this host, speaking its operating system's commands."""
         from .platform import platform_named
 
-        return RemoteHost(self.endpoint, connect_timeout, platform_named(self.os))
+        return RemoteHost(self.endpoint, connect_timeout, platform_named(self.os), self.become)
 
 
 @dataclass(frozen=True)
@@ -228,12 +230,17 @@ def inventory_from_data(data: Any, source: Path) -> Inventory:
         if role not in ROLES:
             raise ConfigError(where, f"{key}.role is {role!r}", f"use one of {list(ROLES)}")
         assert isinstance(entry, Mapping)
-        unknown_host_keys = set(entry) - {"role", "tcp_congestion", "power_on_at_start", "os"}
+        unknown_host_keys = set(entry) - {"role", "tcp_congestion", "power_on_at_start", "os", "become"}
         if unknown_host_keys:
             raise ConfigError(
                 where,
                 f"{key}: unknown keys {sorted(unknown_host_keys, key=str)}",
-                "allowed: role, tcp_congestion, power_on_at_start, os",
+                "allowed: role, tcp_congestion, power_on_at_start, os, become",
+            )
+        become = entry.get("become")
+        if become not in (None, "sudo"):
+            raise ConfigError(
+                where, f"{key}.become is {become!r}", "use sudo, or leave it out to run as the login user"
             )
         host_os = entry.get("os", "linux")
         from .platform import PLATFORMS
@@ -257,7 +264,9 @@ def inventory_from_data(data: Any, source: Path) -> Inventory:
             endpoint = SshEndpoint(name, "", "root", 22, identity, known_hosts)
         else:
             endpoint = _endpoint(name, targets[name], where, identity, known_hosts)
-        hosts[name] = HostEntry(name, role, endpoint, congestion, power_on_at_start, remote_place, host_os)
+        hosts[name] = HostEntry(
+            name, role, endpoint, congestion, power_on_at_start, remote_place, host_os, become
+        )
 
     links_raw = pinet.get("links", [])
     if not isinstance(links_raw, list):

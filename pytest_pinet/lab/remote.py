@@ -10,6 +10,7 @@ shell metacharacters reach the remote program as literal text.
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -23,6 +24,18 @@ if TYPE_CHECKING:
     from .platform import Platform
 
 log = logging.getLogger(__name__)
+
+# What a command that needs root says when it does not have it (ip/tc "Operation not
+# permitted", sysfs "Permission denied", mkfs/mount "must be root"), and what sudo -n says
+# when it will not run a command without a password.
+PERMISSION_DENIED = re.compile(
+    r"operation not permitted|permission denied|must be (run as )?root|are you root", re.I
+)
+SUDO_REFUSED = re.compile(
+    r"sudo: (a password is required|a terminal is required|.*not allowed to execute|.*not in the sudoers"
+    r"|.*command not found|not found)",
+    re.I,
+)
 
 # paramiko narrates every connection at INFO; a test log should show our lines, not those.
 logging.getLogger("paramiko").setLevel(logging.WARNING)
@@ -65,11 +78,18 @@ class RemoteHost:
     """One SSH connection to one host, opened on first use and reused afterwards."""
 
     def __init__(
-        self, endpoint: SshEndpoint, connect_timeout: float = 10.0, platform: Platform | None = None
+        self,
+        endpoint: SshEndpoint,
+        connect_timeout: float = 10.0,
+        platform: Platform | None = None,
+        become: str | None = None,
     ) -> None:
         self.endpoint = endpoint
         self.connect_timeout = connect_timeout
         self._platform = platform
+        # "sudo": commands that need root go through ``sudo -n`` (a peer logging in as an
+        # ordinary user); None: they run as the login user, which must then be root.
+        self.become = become
         self._connection: Any = None
         # Several threads share one host (a client, the adaptive sampler, snapshots): one
         # connects, the others wait and reuse it, and no one closes another's new connection.
@@ -139,13 +159,63 @@ class RemoteHost:
                 self._connection = self._connect()
             return self._connection
 
-    def run(self, argv: Sequence[str | int | float], *, timeout: float = 60.0) -> CommandResult:
-        """Run ``argv`` on the host; never raises for a non-zero exit status."""
-        return self.run_shell(quote(argv), timeout=timeout)
+    @property
+    def sudo(self) -> bool:
+        """True when commands that need root go through ``sudo -n``."""
+        return self.become == "sudo"
 
-    def run_shell(self, command: str, *, timeout: float = 60.0) -> CommandResult:
-        """Run a command line the caller built with :func:`quote` (for pipes and ``&&``)."""
+    def run(
+        self, argv: Sequence[str | int | float], *, timeout: float = 60.0, root: bool = False
+    ) -> CommandResult:
+        """Run ``argv`` on the host; never raises for a non-zero exit status.
+
+        ``root``: the command needs root.  Through ``sudo -n`` when the host says ``become:
+        sudo``; a refusal for want of root is then a ``permission`` lab fault naming the
+        command and the fix, never mistaken for a host that lacks the feature.
+        """
+        script = quote(["sudo", "-n", "--", *argv] if root and self.sudo else argv)
+        result = self.run_shell(script, timeout=timeout)
+        if root:
+            self.refused_root(result, quote(argv))
+        return result
+
+    def refused_root(self, result: CommandResult, what: str) -> None:
+        """Raise a ``permission`` lab fault when ``result`` failed for want of root."""
+        if result.ok:
+            return
+        said = next((line.strip() for line in result.stderr.splitlines() if line.strip()), "")
+        user = self.endpoint.username
+        if self.sudo and SUDO_REFUSED.search(result.stderr):
+            raise LabFault(
+                "permission",
+                f"{self.name}: sudo -n refused `{what}` ({said}): give {user} passwordless sudo for it "
+                "(see docs/inventory.md, become)",
+                self.name,
+            )
+        if PERMISSION_DENIED.search(result.stderr):
+            if self.sudo or user == "root":
+                fix = "the host refuses it even to root (a container without the capability?)"
+            else:
+                fix = f"log in as root, or set `become: sudo` for {self.name} in pinet.hosts"
+            raise LabFault(
+                "permission",
+                f"{self.name}: `{what}` needs root, {user} was refused ({said}): {fix}",
+                self.name,
+            )
+
+    def run_shell(self, script: str, *, timeout: float = 60.0, root: bool = False) -> CommandResult:
+        """Run a command line the caller built with :func:`quote` (for pipes and ``&&``).
+
+        ``root``: a script whose builder put ``sudo -n`` where it needs root (see
+        :attr:`sudo`); a refusal is reported as for :meth:`run`.
+        """
+        if root:
+            result = self.run_shell(script, timeout=timeout)
+            self.refused_root(result, script)
+            return result
         from invoke.exceptions import CommandTimedOut
+
+        command = script if self.endpoint.username == "root" else self.platform.user_prelude + script
 
         log.debug("%s$ %s", self.name, command)
         try:
@@ -184,9 +254,9 @@ class RemoteHost:
         except (OSError, EOFError) as exc:
             raise LabFault("ssh", f"{self.name}: copying {local.name} to {remote} failed: {exc}") from None
 
-    def check(self, argv: Sequence[str | int | float], *, timeout: float = 60.0) -> str:
+    def check(self, argv: Sequence[str | int | float], *, timeout: float = 60.0, root: bool = False) -> str:
         """Run ``argv`` and return stdout; a non-zero exit is a lab fault with stderr."""
-        result = self.run(argv, timeout=timeout)
+        result = self.run(argv, timeout=timeout, root=root)
         if not result.ok:
             raise LabFault(
                 "command",

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from ..errors import ConfigError, LabFault, Unsupported
 from .inventory import DiskEntry
 from .remote import CommandResult, RemoteHost
-from .shell import quiet, quote, sequence
+from .shell import as_root, quiet, quote, sequence
 
 FILESYSTEMS: dict[str, tuple[str, ...]] = {
     "ext2": ("mkfs.ext2", "-F", "-q"),
@@ -74,7 +74,7 @@ class ScratchDisk:
         if filesystem not in FILESYSTEMS:
             raise ValueError(f"unknown filesystem {filesystem!r}: one of {sorted(FILESYSTEMS)}")
         self.unmount()
-        made = self.host.run([*FILESYSTEMS[filesystem], self.disk.device], timeout=300)
+        made = self.host.run([*FILESYSTEMS[filesystem], self.disk.device], timeout=300, root=True)
         if not made.ok:
             package = "dosfstools" if filesystem == "vfat" else "e2fsprogs"
             hint = f" (install {package})" if made.exit_code == 127 else ""
@@ -83,8 +83,8 @@ class ScratchDisk:
                 f"{self.host.name}: mkfs {filesystem} on {self.disk.device} failed{hint}: "
                 f"{made.stderr.strip()[:200]}",
             )
-        self.host.check(["mkdir", "-p", self.mountpoint], timeout=15)
-        mounted = self.host.run(["mount", self.disk.device, self.mountpoint], timeout=60)
+        self.host.check(["mkdir", "-p", self.mountpoint], timeout=15, root=True)
+        mounted = self.host.run(["mount", self.disk.device, self.mountpoint], timeout=60, root=True)
         if not mounted.ok and "unknown filesystem type" in mounted.stderr:
             raise Unsupported(
                 "filesystem", self.host.name, f"kernel lacks {filesystem}: {mounted.stderr.strip()}"
@@ -96,12 +96,12 @@ class ScratchDisk:
 
     def unmount(self) -> None:
         """Unmount if mounted (safe to repeat)."""
-        self.host.run_shell(sequence(quiet(["umount", self.mountpoint])), timeout=60)
+        self.host.run_shell(sequence(quiet(as_root(["umount", self.mountpoint], self.host.sudo))), timeout=60)
 
     def close(self) -> None:
         """Unmount and remove the mount point."""
         self.unmount()
-        self.host.run(["rmdir", self.mountpoint], timeout=15)
+        self.host.run(["rmdir", self.mountpoint], timeout=15, root=True)
 
     def write_then_read(self, block_bytes: int, total_bytes: int) -> tuple[DiskRun, DiskRun]:
         """Write ``total_bytes`` in ``block_bytes`` blocks (fsynced), drop caches, read back."""
@@ -111,13 +111,18 @@ class ScratchDisk:
         write = self.host.run(
             ["dd", "if=/dev/zero", f"of={path}", f"bs={block_bytes}", f"count={count}", "conv=fsync"],
             timeout=600,
+            root=True,
         )
         written = DiskRun("write", block_bytes, *parse_dd(write.stderr, f"{source} write bs={block_bytes}"))
         # Reading what the page cache still holds would measure memory, not the disk.
-        self.host.check(["sh", "-c", self.host.platform.drop_caches_script()], timeout=60)
-        read = self.host.run(["dd", f"if={path}", "of=/dev/null", f"bs={block_bytes}"], timeout=600)
+        self.host.check(
+            ["sh", "-c", self.host.platform.drop_caches_script(self.host.sudo)], timeout=60, root=True
+        )
+        read = self.host.run(
+            ["dd", f"if={path}", "of=/dev/null", f"bs={block_bytes}"], timeout=600, root=True
+        )
         got = DiskRun("read", block_bytes, *parse_dd(read.stderr, f"{source} read bs={block_bytes}"))
-        self.host.run(["rm", "-f", path], timeout=60)
+        self.host.run(["rm", "-f", path], timeout=60, root=True)
         return written, got
 
     @contextmanager
@@ -132,11 +137,15 @@ class ScratchDisk:
             f"while :; do dd if=/dev/zero of={quote([path])} bs=1M count=64 conv=fsync 2>/dev/null; done",
         ]
         with ThreadPoolExecutor(max_workers=1) as pool:
-            running = pool.submit(self.host.run, argv, timeout=seconds + 30)
+            running = pool.submit(self.host.run, argv, timeout=seconds + 30, root=True)
             try:
                 yield running
             finally:
                 self.host.run_shell(
-                    sequence(quote(["pkill", "-f", "--", path]), quote(["rm", "-f", path])), timeout=30
+                    sequence(
+                        quote(as_root(["pkill", "-f", "--", path], self.host.sudo)),
+                        quote(as_root(["rm", "-f", path], self.host.sudo)),
+                    ),
+                    timeout=30,
                 )
                 running.result()

@@ -19,6 +19,11 @@ def quote(argv: Argv) -> str:
     return shlex.join(str(part) for part in argv)
 
 
+def as_root(argv: Argv, sudo: bool) -> list[str | int | float]:
+    """``argv`` prefixed with ``sudo -n --`` when the host's login user is not root."""
+    return ["sudo", "-n", "--", *argv] if sudo else list(argv)
+
+
 def quiet(argv: Argv) -> str:
     """``argv`` with its error output discarded (a fact that may be absent on a host)."""
     return f"{quote(argv)} 2>/dev/null"
@@ -39,9 +44,12 @@ def read_file_script(path: str) -> str:
     return quiet(["cat", path])
 
 
-def write_file_script(path: str, value: str) -> str:
-    """Write ``value`` and a newline to a sysfs or procfs file."""
+def write_file_script(path: str, value: str, sudo: bool = False) -> str:
+    """Write ``value`` and a newline to a sysfs or procfs file (through ``sudo -n tee`` for a
+    host whose login user is not root: a redirection would be the user's own)."""
     printf = quote(["printf", "%s\\n", value])
+    if sudo:
+        return f"{printf} | {quote(['sudo', '-n', '--', 'tee', path])} > /dev/null"
     return f"{printf} > {quote([path])}"
 
 

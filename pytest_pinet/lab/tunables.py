@@ -33,7 +33,7 @@ def _check_interface(name: str) -> str:
 
 def _write(host: RemoteHost, path: str, value: str) -> tuple[bool, str]:
     """Write ``value`` to a sysfs/procfs file; (ok, error text)."""
-    result = host.run_shell(write_file_script(path, value), timeout=15)
+    result = host.run_shell(write_file_script(path, value, host.sudo), timeout=15, root=True)
     return result.ok, result.stderr.strip()
 
 
@@ -300,12 +300,12 @@ class Sysctl(Tunable):
         return " ".join(result.stdout.split())
 
     def apply(self, host: RemoteHost) -> None:
-        result = host.run(host.platform.sysctl_write(self.key, self.value), timeout=15)
+        result = host.run(host.platform.sysctl_write(self.key, self.value), timeout=15, root=True)
         if not result.ok:
             raise Unsupported(self.name, host.name, f"{self.key}={self.value}: {result.stderr.strip()}")
 
     def restore(self, host: RemoteHost, saved: str) -> None:
-        host.run(host.platform.sysctl_write(self.key, saved), timeout=15)
+        host.run(host.platform.sysctl_write(self.key, saved), timeout=15, root=True)
 
     def is_applied(self, host: RemoteHost) -> bool:
         return self.read(host) == " ".join(self.value.split())
@@ -343,15 +343,17 @@ class HostRoute(Tunable):
         return line.split()
 
     def apply(self, host: RemoteHost) -> None:
-        result = host.run(host.platform.route_replace([self._prefix, "via", self.gateway]), timeout=15)
+        result = host.run(
+            host.platform.route_replace([self._prefix, "via", self.gateway]), timeout=15, root=True
+        )
         if not result.ok:
             raise Unsupported(self.name, host.name, f"{self.describe()}: {result.stderr.strip()}")
 
     def restore(self, host: RemoteHost, saved: list[str]) -> None:
         # Remove exactly the route this tunable added, then put back what was there.
-        host.run(host.platform.route_delete([self._prefix, "via", self.gateway]), timeout=15)
+        host.run(host.platform.route_delete([self._prefix, "via", self.gateway]), timeout=15, root=True)
         if saved:
-            host.check(host.platform.route_replace(saved), timeout=15)
+            host.check(host.platform.route_replace(saved), timeout=15, root=True)
         elif host.run(host.platform.route_show(self._prefix), timeout=15).stdout.strip():
             raise LabFault("command", f"{host.name}: route {self._prefix} still present after restore")
 
@@ -381,14 +383,14 @@ class Mtu(Tunable):
         return int(value)
 
     def apply(self, host: RemoteHost) -> None:
-        result = host.run(host.platform.set_mtu(self.interface, self.mtu), timeout=15)
+        result = host.run(host.platform.set_mtu(self.interface, self.mtu), timeout=15, root=True)
         if not result.ok:
             raise Unsupported(
                 self.name, host.name, f"MTU {self.mtu} on {self.interface}: {result.stderr.strip()}"
             )
 
     def restore(self, host: RemoteHost, saved: int) -> None:
-        host.run(host.platform.set_mtu(self.interface, saved), timeout=15)
+        host.run(host.platform.set_mtu(self.interface, saved), timeout=15, root=True)
 
     def is_applied(self, host: RemoteHost) -> bool:
         return self.read(host) == self.mtu
@@ -439,7 +441,7 @@ class Offloads(Tunable):
         }
 
     def apply(self, host: RemoteHost) -> None:
-        result = host.run(host.platform.offloads_write(self.interface, self.features), timeout=15)
+        result = host.run(host.platform.offloads_write(self.interface, self.features), timeout=15, root=True)
         if not result.ok:
             raise Unsupported(self.name, host.name, result.stderr.strip() or "ethtool -K failed")
 
@@ -449,7 +451,7 @@ class Offloads(Tunable):
             for feature in self.features
             if OFFLOAD_ALIASES.get(feature, feature) in saved
         }
-        host.run(host.platform.offloads_write(self.interface, back), timeout=15)
+        host.run(host.platform.offloads_write(self.interface, back), timeout=15, root=True)
 
     def is_applied(self, host: RemoteHost) -> bool:
         state = self.read(host)
@@ -508,7 +510,9 @@ class Qdisc(Tunable):
 
     def apply(self, host: RemoteHost) -> None:
         where = self._parent(host)
-        result = host.run(host.platform.qdisc_replace(self.interface, where, self.spec), timeout=15)
+        result = host.run(
+            host.platform.qdisc_replace(self.interface, where, self.spec), timeout=15, root=True
+        )
         if not result.ok:
             error = result.stderr.strip()
             if any(
@@ -526,10 +530,10 @@ class Qdisc(Tunable):
             if f"parent {saved[1]} " not in shown + " ":
                 return  # never replaced: the shaper's own hidden default child is still there
             # Put the shaper's default FIFO back in place of ours (see read()).
-            host.check(host.platform.qdisc_replace(self.interface, saved, []), timeout=15)
+            host.check(host.platform.qdisc_replace(self.interface, saved, []), timeout=15, root=True)
         else:
             # A root qdisc of ours: deleting it returns the interface to the kernel's default.
-            host.run(host.platform.qdisc_delete(self.interface, saved), timeout=15)
+            host.run(host.platform.qdisc_delete(self.interface, saved), timeout=15, root=True)
 
     def is_applied(self, host: RemoteHost) -> bool:
         out = host.run(host.platform.qdisc_show(self.interface), timeout=15).stdout

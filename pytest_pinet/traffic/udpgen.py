@@ -203,7 +203,7 @@ def run_udpgen(host: RemoteHost, options: UdpGenOptions) -> UdpGenRun:
     """Build if needed, run for ``options.duration`` under a remote timeout, parse."""
     binary = ensure_udpgen(host)
     argv = ["timeout", "--kill-after=5", int(options.duration + 15), *options.argv(binary)]
-    result = host.run(argv, timeout=options.duration + 30)
+    result = host.run(argv, timeout=options.duration + 30, root=options.mode == "raw")  # raw: CAP_NET_RAW
     source = f"pinet-udpgen on {host.name} ({quote(argv)})"
     if result.exit_code == 2:
         raise LabFault("udpgen", f"{source}: refused its arguments: {result.stderr.strip()[:300]}")

@@ -25,6 +25,10 @@ Port 22
 HostKey {host_key}
 PidFile {pid_file}
 AuthorizedKeysFile {authorized_keys}
+# The same keys for a user other than root (a peer logging in as an ordinary user with sudo):
+# read by root, because the lab's state directory is not the user's to read.
+AuthorizedKeysCommand {cat} {authorized_keys}
+AuthorizedKeysCommandUser root
 PermitRootLogin prohibit-password
 PasswordAuthentication no
 KbdInteractiveAuthentication no
@@ -62,6 +66,7 @@ def write_config(host_dir: Path, host: str, address: str, authorized_keys: Path)
             host_key=host_dir / "ssh_host_ed25519_key",
             pid_file=host_dir / "sshd.pid",
             authorized_keys=authorized_keys,
+            cat=system.find_tool("cat"),
         ),
         encoding="utf-8",
     )

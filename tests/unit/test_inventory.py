@@ -76,6 +76,8 @@ BREAKAGES = [
     ),
     (lambda d: d["pinet"]["links"][0].update(board_interface="eth0;reboot"), "not a valid interface name"),
     (lambda d: d["pinet"]["links"][0].update(peer_address="pc"), "not an IP address"),
+    (lambda d: d["pinet"]["hosts"]["pc"].update(become="doas"), "pinet.hosts.pc.become is 'doas'"),
+    (lambda d: d["pinet"]["hosts"]["pc"].update(os="plan9"), "pinet.hosts.pc.os is 'plan9'"),
     (lambda d: d["pinet"]["links"][0].update(mtu=20), "mtu must be an integer"),
     (lambda d: d["pinet"]["links"][0].update(board="pc"), "is not a board"),
     (lambda d: d["pinet"]["links"][0].pop("peer"), "missing ['peer']"),

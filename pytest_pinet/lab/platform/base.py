@@ -21,6 +21,9 @@ class Platform(ABC):
     """The commands of one operating system."""
 
     name: str
+    # Shell text run before every command of a login user other than root: an ordinary
+    # user's PATH often lacks the directories of the admin tools pinet reads with.
+    user_prelude: str = ""
 
     # --- one round trip each: facts, snapshots, the adaptive sampler ----------------------
     @abstractmethod
@@ -40,7 +43,7 @@ class Platform(ABC):
         """Print the interface's received packets, then the kernel's ``Udp:`` counter lines."""
 
     @abstractmethod
-    def drop_caches_script(self) -> str:
+    def drop_caches_script(self, sudo: bool) -> str:
         """Write dirty pages out and empty the page cache (a disk read must not hit memory)."""
 
     # --- files of the kernel's settings ----------------------------------------------------

@@ -30,6 +30,7 @@ class LinuxPlatform(Platform):
     """Linux hosts: boards running Raspberry Pi OS and peers running any distribution."""
 
     name = "linux"
+    user_prelude = "PATH=$PATH:/usr/local/sbin:/usr/sbin:/sbin; export PATH; "
 
     def facts_script(self, interfaces: Sequence[str]) -> str:
         parts = [
@@ -108,8 +109,8 @@ class LinuxPlatform(Platform):
         packets = read_file_script(f"{self.interface_file(interface, 'statistics')}/rx_packets")
         return f"{packets}; {quote(['grep', '^Udp:', '/proc/net/snmp'])}"
 
-    def drop_caches_script(self) -> str:
-        return f"{quote(['sync'])}; {write_file_script('/proc/sys/vm/drop_caches', '3')}"
+    def drop_caches_script(self, sudo: bool) -> str:
+        return f"{quote(['sync'])}; {write_file_script('/proc/sys/vm/drop_caches', '3', sudo)}"
 
     def interface_file(self, interface: str, name: str) -> str:
         return f"/sys/class/net/{checked_interface(interface)}/{name}"

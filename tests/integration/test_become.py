@@ -1,0 +1,93 @@
+"""Hosts without root login: ``become: sudo`` runs what needs root through ``sudo -n``, and a
+refusal is a ``permission`` lab fault naming the command and the fix, never "unsupported".
+
+Two users are made for the test (and removed after): one with passwordless sudo for the
+network tools only, one without sudo.  The virtual lab's sshd lets any local user in with
+the lab's key, so the peer is reached as each of them in turn.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pytest_pinet.errors import LabFault
+from pytest_pinet.lab.inventory import load_inventory
+from pytest_pinet.lab.tunables import Mtu, Sysctl, apply_checked
+from pytest_pinet.virtlab import lab
+
+SUDO_USER, PLAIN_USER = "pinet-sudo", "pinet-plain"
+SUDOERS = Path("/etc/sudoers.d/pinet-become-test")
+
+
+@pytest.fixture
+def lab_users(root_required) -> Iterator[None]:
+    if shutil.which("sudo") is None:
+        pytest.fail("sudo is not installed: scripts/setup.sh installs it")
+    tools = [shutil.which(tool) for tool in ("ip", "tc", "sysctl", "ethtool", "tee")]
+    try:
+        for user in (SUDO_USER, PLAIN_USER):
+            subprocess.run(["userdel", user], capture_output=True, check=False)
+            subprocess.run(["useradd", "--no-create-home", "--shell", "/bin/sh", user], check=True)
+            # not locked (sshd without PAM refuses a locked account), yet no password to use
+            subprocess.run(["usermod", "-p", "*", user], check=True)
+        SUDOERS.write_text(f"{SUDO_USER} ALL=(root) NOPASSWD: {', '.join(t for t in tools if t)}\n")
+        SUDOERS.chmod(0o440)
+        yield
+    finally:
+        SUDOERS.unlink(missing_ok=True)
+        for user in (SUDO_USER, PLAIN_USER):
+            subprocess.run(["userdel", user], capture_output=True, check=False)
+
+
+def _peer(spec, user: str, become: str | None):
+    inventory = load_inventory(lab.up(spec))
+    link = inventory.link("eth")
+    entry = inventory.hosts[link.peer]
+    entry = dataclasses.replace(
+        entry, endpoint=dataclasses.replace(entry.endpoint, username=user), become=become
+    )
+    return entry.connect(), link.peer_interface
+
+
+def test_become_sudo_applies_and_restores_as_an_ordinary_user(fresh_lab, lab_users):
+    host, interface = _peer(fresh_lab, SUDO_USER, "sudo")
+    try:
+        assert host.check(["id", "-un"]).strip() == SUDO_USER
+        mtu = Mtu(interface, 1400)
+        saved = apply_checked(mtu, host)
+        assert mtu.read(host) == 1400
+        mtu.restore(host, saved)
+        assert mtu.read(host) == saved
+        forward = Sysctl("net.ipv4.conf.all.forwarding", "1")
+        saved_forward = apply_checked(forward, host)
+        forward.restore(host, saved_forward)
+        assert forward.read(host) == saved_forward
+    finally:
+        host.close()
+
+
+@pytest.mark.parametrize(
+    ("user", "become", "says"),
+    [
+        (PLAIN_USER, None, "needs root, pinet-plain was refused"),
+        (SUDO_USER, None, "set `become: sudo` for pc"),
+        (PLAIN_USER, "sudo", "sudo -n refused `ip link set dev"),
+    ],
+    ids=["no-sudo", "sudo-not-asked-for", "sudo-refused"],
+)
+def test_a_command_refused_for_want_of_root_is_a_permission_fault(fresh_lab, lab_users, user, become, says):
+    host, interface = _peer(fresh_lab, user, become)
+    try:
+        with pytest.raises(LabFault) as info:
+            apply_checked(Mtu(interface, 1400), host)
+        assert info.value.category == "permission"
+        assert says in str(info.value)
+        assert Mtu(interface, 1400).read(host) == 1500  # nothing half-applied
+    finally:
+        host.close()
