@@ -1,9 +1,9 @@
 """What every test of this repository shares (the unit, integration and suite tests alike).
 
-- Measurements taken by this repository's own tests go to a temporary results directory
-  (``PINET_RESULTS``), never into ``results/`` of the checkout, where the main job keeps a
-  user's history: a test run must not become part of the baselines it is judged against.
-  An explicit ``--pinet-results`` still wins.
+- Measurements taken by this repository's own tests go to a temporary results directory,
+  store and data directory (``PINET_RESULTS``, ``PINET_DB``, ``XDG_DATA_HOME``), never to
+  the user's store in ``~/.local/share/pinet``: a test run must not become part of the
+  baselines it is judged against.  An explicit ``--pinet-results`` / ``--pinet-db`` wins.
 - pytester's in-process runs restore ``sys.modules`` afterwards, so a module first imported
   inside one (numpy, through the plugin's charts) is dropped, and numpy refuses to load twice
   per process: every later chart test would see an ImportError.  Importing them here first
@@ -27,6 +27,13 @@ with contextlib.suppress(ImportError):
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Point the results (and so the default store) at a directory of this test run."""
-    if "PINET_RESULTS" not in os.environ:  # xdist workers inherit the controller's
-        os.environ["PINET_RESULTS"] = tempfile.mkdtemp(prefix="pinet-test-results-")
+    """Point results, the store and the data directory (Allure history) at a directory of
+    this test run, whatever the user's environment says: the repository's tests never touch
+    a user's history.  An explicit ``--pinet-results`` / ``--pinet-db`` still wins (the main
+    job, ``pinet run``, names both)."""
+    if "PINET_REPO_TEST_DIR" not in os.environ:  # xdist workers inherit the controller's
+        scratch = tempfile.mkdtemp(prefix="pinet-test-")
+        os.environ["PINET_REPO_TEST_DIR"] = scratch
+        os.environ["PINET_RESULTS"] = os.path.join(scratch, "results")
+        os.environ["PINET_DB"] = "sqlite:///" + os.path.join(scratch, "pinet.sqlite")
+        os.environ["XDG_DATA_HOME"] = os.path.join(scratch, "data")

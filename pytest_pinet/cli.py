@@ -15,9 +15,13 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from . import __version__
 from .errors import PinetError
+from .record.data_home import allure_history_file, default_store_url, store_url
+from .secrets import mask
+from .secrets import register as register_secret
 from .virtlab import lab
 from .virtlab.qemu_image import DEFAULT_KERNEL, KERNELS
 from .virtlab.topology import ACCELERATORS, BOARD_KINDS, LabSpec, lab_spec
@@ -248,7 +252,7 @@ def cmd_trends(args: argparse.Namespace) -> int:
     from .judge.changepoints import ChangePolicy, RunSeries, detect_change_points
     from .record.store import ResultsStore
 
-    url = args.db or f"sqlite:///{Path(args.results) / 'pinet.sqlite'}"
+    url = args.db or os.environ.get("PINET_DB") or default_store_url()
     if url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).exists():
         raise PinetError(f"no results store at {url}: run the suite first or pass --db")
     store = ResultsStore(url)
@@ -338,7 +342,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         Path(args.root).resolve(),
         results / "allure-results",
         results / "report",
-        results / "allure-history.jsonl",
+        allure_history_file(),
     )
     print(f"report: {index} (serve it: python3 -m http.server -d {index.parent} 8080 --bind 127.0.0.1)")
     return 0
@@ -353,6 +357,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not suite.exists():
         raise PinetError(f"suite {suite} not found: pass --suite with a directory of tests")
     results = Path(args.results)
+    # The store is named explicitly, so that nothing (a checkout's conftest that keeps its
+    # own tests off the user's history) can point the main job elsewhere.
+    db = store_url(os.environ.get("PINET_DB", ""))
+    register_secret(urlsplit(db).password)
     argv = [
         sys.executable,
         "-m",
@@ -362,15 +370,17 @@ def cmd_run(args: argparse.Namespace) -> int:
         "no:cacheprovider",
         "--pinet-results",
         str(results),
+        "--pinet-db",
+        db,
         "--alluredir",
         str(results / "allure-results"),
         "--clean-alluredir",
         *args.pytest_args,
     ]
-    print("+ " + " ".join(argv), flush=True)
+    print("+ " + mask(" ".join(argv)), flush=True)
     code = subprocess.call(argv)
     report_line = _main_job_report(args, results)
-    _main_job_summary(results, code, report_line)
+    _main_job_summary(results, db, code, report_line)
     return code
 
 
@@ -382,14 +392,14 @@ def _main_job_report(args: argparse.Namespace, results: Path) -> str:
             Path(".").resolve(),
             results / "allure-results",
             results / "report",
-            results / "allure-history.jsonl",
+            allure_history_file(),
         )
     except PinetError as exc:
         return f"report not built: {exc}"
     return f"report: {index}  (python3 -m http.server -d {index.parent} 8080 --bind 127.0.0.1)"
 
 
-def _main_job_summary(results: Path, code: int, report_line: str) -> None:
+def _main_job_summary(results: Path, db: str, code: int, report_line: str) -> None:
     """What passed, what regressed, where the report is."""
     from .record.store import ResultsStore
 
@@ -397,10 +407,9 @@ def _main_job_summary(results: Path, code: int, report_line: str) -> None:
     print("\n=== pinet main job summary ===")
     if runs:
         run_id = runs[-1].name
-        store_file = results / "pinet.sqlite"
         verdicts: dict[str, int] = {}
-        if store_file.exists():
-            store = ResultsStore(f"sqlite:///{store_file}")
+        if not db.startswith("sqlite:///") or Path(db.removeprefix("sqlite:///")).exists():
+            store = ResultsStore(db)
             try:
                 with store._tx() as cur:
                     cur.execute(
@@ -513,8 +522,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.set_defaults(func=cmd_lab_check)
 
     trends = sub.add_parser("trends", help="change points over each context's history in the results store")
-    trends.add_argument("--results", default="results", help="results directory holding pinet.sqlite")
-    trends.add_argument("--db", default=None, help="store URL (sqlite:///... or postgresql://...)")
+    trends.add_argument(
+        "--db", default=None, help="store URL (default: $PINET_DB, else pinet.sqlite in ~/.local/share/pinet)"
+    )
     trends.add_argument("--min-change", type=float, default=1.0, help="smallest shift that counts, percent")
     trends.add_argument("-v", "--verbose", action="store_true", help="list contexts without changes too")
     trends.set_defaults(func=cmd_trends)

@@ -295,7 +295,7 @@ OPTIONS: tuple[Option, ...] = (
         "",
         "results store: sqlite:///PATH or postgresql://USER:PASSWORD@HOST/DB for a lab's shared store",
         "URL",
-        default_text="pinet.sqlite in the results directory",
+        default_text="pinet.sqlite in the XDG data directory (~/.local/share/pinet)",
     ),
     Option(
         "duration", positive_int, "20", "seconds of measured traffic per run; the seed used 60", "S", "int"

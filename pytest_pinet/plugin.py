@@ -22,8 +22,9 @@ from .judge.verdict import JudgePolicy, Verdict, judge_measurement
 from .model import Measurement
 from .options import add_options, any_given
 from .record.coverage import PlannedTest, coverage_lines, measured_nothing
+from .record.data_home import store_url
 from .record.results_dir import new_run_id
-from .record.run_summary import lab_fault_lines, measurement_lines
+from .record.run_summary import lab_fault_lines, measurement_lines, no_baseline_lines
 from .record.summary_tables import routing_tables, storage_table, udp_table
 from .secrets import mask
 from .session.run import PinetRun
@@ -157,6 +158,7 @@ def header_lines(run: PinetRun) -> list[str]:
     lab = "virtual (namespace lab, built on demand)" if s.virtual else s.lab
     return [
         f"pinet: lab {lab}",
+        f"pinet: store {mask(store_url(s.db))} (history and baselines)",
         f"pinet: thresholds {s.thresholds}{'' if s.thresholds.is_file() else ' (missing!)'}",
         f"pinet: results {run.results.path}; iperf3 -P {s.streams} -t {s.duration} -O {s.omit}"
         + (
@@ -272,6 +274,10 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         terminalreporter.write_line(line)
     for line in lab_fault_lines(run.results.load_facts()):
         terminalreporter.write_line(line)
+    for line in no_baseline_lines(
+        run.results.load_facts(), mask(store_url(run.settings.db)), run.settings.baseline_min
+    ):
+        terminalreporter.write_line(line, yellow=True)
     for line in coverage_lines(planned, rows):
         terminalreporter.write_line(line)
     if measured_nothing(planned, rows):

@@ -28,6 +28,18 @@ def lab_fault_lines(facts: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def no_baseline_lines(facts: list[dict[str, Any]], store: str, needed: int) -> list[str]:
+    """Said once: how many contexts had no baseline yet, and where baselines come from."""
+    contexts = {str(fact.get("context")) for fact in facts if fact.get("kind") == "no-baseline"}
+    if not contexts:
+        return []
+    return [
+        f"pinet: {len(contexts)} context{'s' if len(contexts) != 1 else ''} had no baseline yet (fewer than "
+        f"{needed} earlier results in {store}): judged by thresholds only. Baselines come from that "
+        "store's history; keep it between runs (docs/nightly.md)."
+    ]
+
+
 def _ended(row: dict[str, Any]) -> str:
     """How long a run measured and what ended it: "7 s settled", "20 s fixed"."""
     seconds = row.get("measured_s")

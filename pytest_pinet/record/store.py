@@ -176,16 +176,16 @@ class ResultsStore:
                 cur.close()
 
     def add_run(self, run_id: str, lab: str, suite_version: str, note: str = "") -> None:
-        """Register a run (idempotent: xdist workers may all call it)."""
+        """Register a run (idempotent: xdist workers may all call it, at the same moment; the
+        database settles who was first, a check-then-insert would race)."""
         with self._tx() as cur:
-            cur.execute(self._sql("SELECT 1 FROM runs WHERE run_id = ?"), (run_id,))
-            if cur.fetchone() is None:
-                cur.execute(
-                    self._sql(
-                        "INSERT INTO runs (run_id, started, lab, suite_version, note) VALUES (?, ?, ?, ?, ?)"
-                    ),
-                    (run_id, time.time(), lab, suite_version, note),
-                )
+            cur.execute(
+                self._sql(
+                    "INSERT INTO runs (run_id, started, lab, suite_version, note) VALUES (?, ?, ?, ?, ?) "
+                    "ON CONFLICT (run_id) DO NOTHING"
+                ),
+                (run_id, time.time(), lab, suite_version, note),
+            )
 
     def add(self, run_id: str, measurement: Measurement, suite_version: str) -> int:
         """Commit one measurement now; return its row id."""

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from .. import __version__
 from ..lab.inventory import Inventory, load_inventory
 from ..model import Measurement
+from ..record.data_home import store_url
 from ..record.results_dir import ResultsDir
 from ..record.store import ResultsStore
 from ..settings import PinetSettings
@@ -41,8 +42,7 @@ class PinetRun:
     def store(self) -> ResultsStore:
         """The results store, opened on first use (each xdist worker opens its own)."""
         if self._store is None:
-            url = self.settings.db or f"sqlite:///{self.settings.results / 'pinet.sqlite'}"
-            self._store = ResultsStore(url)
+            self._store = ResultsStore(store_url(self.settings.db))
         return self._store
 
     def record(self, measurement: Measurement) -> Path:

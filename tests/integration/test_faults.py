@@ -223,6 +223,8 @@ def run_with_fault(spec: LabSpec, tmp: Path, trigger, action, env_file: Path | N
         str(env_file or spec.env_file),
         "--pinet-results",
         str(results),
+        "--pinet-db",
+        f"sqlite:///{results / 'pinet.sqlite'}",
         "--pinet-duration",
         "6",
         "--pinet-adaptive",

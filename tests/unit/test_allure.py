@@ -28,8 +28,18 @@ THRESHOLDS = "rules:\n  - {id: gbe, match: {scenario: ethernet}, min_mbps: 940}\
 
 
 def _run(pytester, alluredir, *extra):
+    # a store of this test's own: another test's history would add a trend chart here
+    db = f"sqlite:///{pytester.path}/store.sqlite"
     return pytester.runpytest_subprocess(
-        "--alluredir", str(alluredir), "--pinet-thresholds", "thresholds.yaml", "--pinet-results", "r", *extra
+        "--alluredir",
+        str(alluredir),
+        "--pinet-thresholds",
+        "thresholds.yaml",
+        "--pinet-results",
+        "r",
+        "--pinet-db",
+        db,
+        *extra,
     )
 
 

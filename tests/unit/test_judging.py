@@ -81,7 +81,15 @@ def test_verdicts_through_the_plugin(pytester):
     for name in ("rpi-lab.yaml", "known_hosts.example", "id_ed25519.example"):
         (pytester.path / name).write_bytes((examples / name).read_bytes())
     result = pytester.runpytest(
-        "-p", "no:labgrid", "--pinet-results", "out", "--pinet-lab", "rpi-lab.yaml", "-rA"
+        "-p",
+        "no:labgrid",
+        "--pinet-results",
+        "out",
+        "--pinet-db",
+        f"sqlite:///{pytester.path}/out/pinet.sqlite",
+        "--pinet-lab",
+        "rpi-lab.yaml",
+        "-rA",
     )
     outcomes = result.parseoutcomes()
     assert outcomes.get("passed") == 1 and outcomes.get("xfailed") == 1 and outcomes.get("failed") == 4

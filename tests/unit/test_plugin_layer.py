@@ -82,7 +82,10 @@ def pytest_sessionfinish(session):
     print(f"recorded: {SEEN}")
 """
     )
-    result = run(pytester, "-s", "--pinet-thresholds", "thresholds.yaml", "--pinet-results", "r")
+    db = f"sqlite:///{pytester.path}/r/pinet.sqlite"
+    result = run(
+        pytester, "-s", "--pinet-thresholds", "thresholds.yaml", "--pinet-results", "r", "--pinet-db", db
+    )
     assert result.ret == 0
     result.stdout.fnmatch_lines(["*recorded: [[](900.0, True)[]]*"])
     import sqlite3
