@@ -78,7 +78,7 @@ def _places_up(args: argparse.Namespace) -> int:
             _check_qemu_board(env_file, spec.board_host.name)
     print(
         f"{args.places} places up; run `pytest -n {args.places}` (each worker takes its own) "
-        "and `pinet lab down --all` to remove them"
+        "and `pinet lab down` to remove them"
     )
     return 0
 
@@ -147,10 +147,24 @@ def _board_strategy(env_file: Path, host: str, wait: float) -> tuple[Any, Any]:
     return strategy, target
 
 
+def _places_present(state_root: Path) -> set[str]:
+    """Labs ``pinet lab up --places N`` made (pinet1..pinetN): by namespace or state directory."""
+    found = {ns.split("-", 1)[0] for ns in lab.namespaces("pinet")}
+    found |= {p.name for p in state_root.glob("pinet*") if p.is_dir()}
+    return {name for name in found if name.removeprefix("pinet").isdigit()}
+
+
 def cmd_lab_down(args: argparse.Namespace) -> int:
-    names = sorted({ns.split("-", 1)[0] for ns in lab.namespaces("pinet")}) if args.all else [args.lab]
+    """Undo what ``lab up`` made: the named lab, or (no --lab) the default lab and the places
+    ``lab up --places`` made; ``--all`` every pinet lab of this machine."""
+    state_root = Path(args.state_root) if args.state_root else LabSpec().state_root
     if args.all:
-        names = sorted(set(names) | {p.name for p in LabSpec().state_root.glob("pinet*") if p.is_dir()})
+        names = sorted({ns.split("-", 1)[0] for ns in lab.namespaces("pinet")})
+        names = sorted(set(names) | {p.name for p in state_root.glob("pinet*") if p.is_dir()})
+    elif args.lab == "pinet":
+        names = ["pinet", *sorted(_places_present(state_root), key=lambda n: int(n.removeprefix("pinet")))]
+    else:
+        names = [args.lab]
     for name in names or [args.lab]:
         args.lab = name
         report = lab.down(_spec(args))
