@@ -18,6 +18,11 @@ import tempfile
 
 import pytest
 
+# labgrid users keep LG_ENV / LG_COORDINATOR in their shell; pinet reads them as its lab and
+# coordinator, and the repository's tests must never drive a user's real lab.
+for _name in ("LG_ENV", "LG_COORDINATOR"):
+    os.environ.pop(_name, None)
+
 with contextlib.suppress(ImportError):
     import matplotlib
 

@@ -215,6 +215,14 @@ def remeasure(value: str, source: str) -> int | None:
 
 
 @dataclass(frozen=True)
+class Alias:
+    """Another tool's name for the same setting (labgrid's ``--lg-env`` / ``LG_ENV``)."""
+
+    cli: str  # its command-line option; read only when that tool's plugin is active
+    env: str
+
+
+@dataclass(frozen=True)
 class Option:
     """One setting: its parser, its one textual default and how it is shown.
 
@@ -230,6 +238,7 @@ class Option:
     ini_type: IniType = "string"
     flag: bool = False  # store_true on the command line; on/off in PINET_NAME, bool in the ini
     default_text: str = ""
+    aliases: tuple[Alias, ...] = ()
 
     @property
     def cli(self) -> str:
@@ -263,8 +272,10 @@ OPTIONS: tuple[Option, ...] = (
         lab,
         VIRTUAL,
         "labgrid env file of the lab, several separated by commas (one per place), a directory of "
-        "PLACE.yaml env files (with --pinet-coordinator), or 'virtual' for the namespace lab",
+        "PLACE.yaml env files (with --pinet-coordinator), or 'virtual' for the namespace lab; "
+        "labgrid's --lg-env / LG_ENV say the same",
         "ENV|virtual",
+        aliases=(Alias("--lg-env", "LG_ENV"),),
     ),
     Option(
         "results",
@@ -426,6 +437,7 @@ OPTIONS: tuple[Option, ...] = (
         "--pinet-lab then names the env file, or a directory of PLACE.yaml env files",
         "HOST:PORT",
         default_text="none",
+        aliases=(Alias("--lg-coordinator", "LG_COORDINATOR"),),
     ),
     Option(
         "place_tags",
@@ -500,11 +512,19 @@ def value_of(
     easy to leave behind. The ini is read only when needed, so an option can override a key
     that pytest cannot convert.
     """
-    given = getoption(option.cli)
+    given = _one_of(
+        option,
+        [(option.cli, getoption(option.cli))]
+        + [(a.cli, _alias_option(getoption, a.cli)) for a in option.aliases],
+    )
     if given is not None:
-        return option.parse(_as_text(given), option.cli)
-    if environ.get(option.env):
-        return option.parse(environ[option.env], option.env)
+        return option.parse(*given)
+    given = _one_of(
+        option,
+        [(option.env, environ.get(option.env))] + [(a.env, environ.get(a.env)) for a in option.aliases],
+    )
+    if given is not None:
+        return option.parse(*given)
     source = f"ini option {option.ini}"
     try:
         configured = getini(option.ini)
@@ -513,6 +533,26 @@ def value_of(
     if configured_text := _as_text(configured):
         return option.parse(configured_text, source)
     return option.parse(option.default, f"default of {option.ini}")
+
+
+def _alias_option(getoption: Callable[[str], Any], cli: str) -> Any:
+    """Another plugin's option, or None when that plugin is not active (``-p no:labgrid``)."""
+    try:
+        return getoption(cli)
+    except ValueError:
+        return None
+
+
+def _one_of(option: Option, candidates: list[tuple[str, Any]]) -> tuple[str, str] | None:
+    """The value (text, source) given at one level under pinet's name or an alias; the names
+    disagreeing is an error naming both, never a silent pick."""
+    given = [
+        (source, _as_text(value)) for source, value in candidates if value is not None and _as_text(value)
+    ]
+    if len({text for _, text in given}) > 1:
+        said = " and ".join(f"{source} {text!r}" for source, text in given)
+        raise ConfigError(said, f"two names for {option.cli} disagree", "give one of them, or the same value")
+    return (given[0][1], given[0][0]) if given else None
 
 
 def any_given(getoption: Callable[[str], Any], getini: Callable[[str], Any]) -> bool:
@@ -567,6 +607,8 @@ def markdown_table() -> str:
     for option in OPTIONS:
         usage = option.cli if option.flag else f"{option.cli} {option.metavar}"
         default = option.default_text or f"`{option.default}`"
-        cells = (f"`{usage}`", f"`{option.env}`", f"`{option.ini}`", default, option.help)
+        clis = "".join(f", `{alias.cli}`" for alias in option.aliases)
+        envs = "".join(f", `{alias.env}`" for alias in option.aliases)
+        cells = (f"`{usage}`{clis}", f"`{option.env}`{envs}", f"`{option.ini}`", default, option.help)
         rows.append("| " + " | ".join(_cell(cell) for cell in cells) + " |")
     return "\n".join(rows) + "\n"

@@ -38,6 +38,9 @@ MARKERS = {
     "udp": "UDP packet rates",
     "storage": "USB disk throughput",
     "qemu_board": "the QEMU board itself: labgrid power-cycle, serial console, USB devices",
+    # labgrid's own marker (its plugin registers it too): with --lg-env, a test needing a
+    # feature no target declares is skipped by labgrid (adapters: usb-ethernet, disks: usb-disk)
+    "lg_feature": "labgrid feature flags a target must declare",
 }
 
 pytest_plugins = [

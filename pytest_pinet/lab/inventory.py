@@ -12,7 +12,7 @@ import ipaddress
 import os
 import re
 import string
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -371,7 +371,7 @@ def _remote_place(name: str, target: Any, where: str) -> str | None:
     return place
 
 
-def resolve_remote(inventory: Inventory) -> Inventory:
+def resolve_remote(inventory: Inventory, environment: Callable[[], Any] | None = None) -> Inventory:
     """Fill in the endpoints of RemotePlace hosts from the acquired place's NetworkServices.
 
     The exporter names each NetworkService after the host (``pi``, ``pc``, ...); labgrid's
@@ -384,7 +384,7 @@ def resolve_remote(inventory: Inventory) -> Inventory:
 
     from .labgrid_env import open_environment
 
-    env = open_environment(inventory.source, dict(inventory.substitutions))
+    env = environment() if environment else open_environment(inventory.source, dict(inventory.substitutions))
     hosts = dict(inventory.hosts)
     try:
         for host in remote:

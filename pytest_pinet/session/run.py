@@ -33,6 +33,7 @@ class PinetRun:
         self.results = ResultsDir(settings.results, run_id)
         self.spec = settings.lab_spec()
         self.lab_error: str | None = None
+        self.labgrid_env: object | None = None  # the one labgrid Environment of this process
         self._store: ResultsStore | None = None
         self.row_ids: dict[str, int] = {}  # Measurement.id -> store row
         self.strategies: dict[str, PinetBoardStrategy] = {}  # host name -> its strategy, this process

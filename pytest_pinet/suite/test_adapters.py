@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-pytestmark = [pytest.mark.usb_adapter]
+pytestmark = [pytest.mark.usb_adapter, pytest.mark.lg_feature("usb-ethernet")]
 
 CLOCKS = ["stock", "clock-1500", "clock-2000"]
 

@@ -13,7 +13,7 @@ import pytest
 
 from pytest_pinet.lab.scratch_disk import DEFAULT_BLOCKS, FILESYSTEMS
 
-pytestmark = [pytest.mark.storage]
+pytestmark = [pytest.mark.storage, pytest.mark.lg_feature("usb-disk")]
 
 
 @pytest.mark.parametrize("filesystem", sorted(FILESYSTEMS))

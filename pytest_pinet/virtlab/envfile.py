@@ -83,6 +83,19 @@ def env_data(
         }
         for link in spec.links
     ]
+    # labgrid's feature flags: which boards have what the adapter and storage suites need
+    # (``pytest.mark.lg_feature``), as a lab declares them in its own env file.
+    for host in spec.hosts:
+        features = sorted(
+            {"usb-ethernet" for link in spec.links if link.board == host.name and link.adapter != "builtin"}
+            | {
+                "usb-disk"
+                for disk in spec.disks
+                if disk.host == host.name and devices and disk.name in devices
+            }
+        )
+        if features and host.name in targets:
+            targets[host.name]["features"] = features
     hosts: dict[str, Any] = {host.name: {"role": host.role, "tcp_congestion": "cubic"} for host in spec.hosts}
     if spec.is_qemu:
         # Off until a test run's strategy boots it through labgrid, as a board on a PDU.

@@ -258,7 +258,8 @@ def test_markdown_table_has_one_row_per_option():
         cells = [cell.strip() for cell in row.replace("\\|", "\0").strip("|").split("|")]
         assert len(cells) == 5, row
         assert cells[0].startswith(f"`{option.cli}")
-        assert cells[1:3] == [f"`{option.env}`", f"`{option.ini}`"]
+        aliases = "".join(f", `{alias.env}`" for alias in option.aliases)
+        assert cells[1:3] == [f"`{option.env}`{aliases}", f"`{option.ini}`"]
         assert cells[3].replace("\0", "|").strip("`") == option.shown_default
         assert cells[4].replace("\0", "|") == option.help
 
@@ -267,3 +268,48 @@ def test_readme_has_the_generated_table():
     assert markdown_table() in (REPO / "README.md").read_text(), (
         "README.md's options table is out of date; paste pytest_pinet.options.markdown_table() over it"
     )
+
+
+def test_labgrids_names_for_the_lab_and_the_coordinator_are_aliases(tmp_path):
+    lab = tmp_path / "rpi.yaml"
+    lab.write_text("{}\n")
+    other = tmp_path / "other.yaml"
+    other.write_text("{}\n")
+    by_option = settings(tmp_path, options={"--lg-env": str(lab), "--lg-coordinator": "127.0.0.1:20408"})
+    assert (by_option.lab, by_option.coordinator) == (str(lab), "127.0.0.1:20408")
+    by_env = settings(tmp_path, env={"LG_ENV": str(lab), "LG_COORDINATOR": "127.0.0.1:20408"})
+    assert (by_env.lab, by_env.coordinator) == (str(lab), "127.0.0.1:20408")
+    # the same value under both names is fine; pinet's option above labgrid's environment too
+    same = settings(tmp_path, options={"--pinet-lab": str(lab), "--lg-env": str(lab)})
+    assert same.lab == str(lab)
+    assert settings(tmp_path, options={"--pinet-lab": str(lab)}, env={"LG_ENV": str(other)}).lab == str(lab)
+
+
+@pytest.mark.parametrize(
+    ("options", "env", "named"),
+    [
+        ({"--pinet-lab": "a.yaml", "--lg-env": "b.yaml"}, {}, "--pinet-lab 'a.yaml' and --lg-env 'b.yaml'"),
+        ({}, {"PINET_LAB": "a.yaml", "LG_ENV": "b.yaml"}, "PINET_LAB 'a.yaml' and LG_ENV 'b.yaml'"),
+        (
+            {"--pinet-coordinator": "127.0.0.1:1", "--lg-coordinator": "127.0.0.1:2"},
+            {},
+            "--pinet-coordinator '127.0.0.1:1' and --lg-coordinator '127.0.0.1:2'",
+        ),
+    ],
+)
+def test_two_names_that_disagree_are_an_error_naming_both(tmp_path, options, env, named):
+    with pytest.raises(ConfigError, match="two names for") as info:
+        settings(tmp_path, options=options, env=env)
+    assert named in str(info.value)
+
+
+def test_without_labgrids_plugin_its_options_are_simply_absent(tmp_path):
+    def getoption(name):
+        if name.startswith("--lg-"):
+            raise ValueError(f"no option named {name!r}")  # what pytest says
+        return None
+
+    def getini(name: str) -> object:
+        return None
+
+    assert resolve(getoption, getini, {}, tmp_path).lab == "virtual"
