@@ -129,6 +129,18 @@ def place_tags(value: str, source: str) -> tuple[str, ...]:
     return tuple(tags)
 
 
+HOST_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+
+
+def host_names(value: str, source: str) -> tuple[str, ...]:
+    """``pi4,pi5`` -> ("pi4", "pi5"): names of hosts as the inventory spells them."""
+    names = tuple(part.strip() for part in value.split(",") if part.strip())
+    for name in names:
+        if not HOST_NAME.match(name):
+            raise ConfigError(source, f"{name!r} is not a host name of an inventory")
+    return names
+
+
 def _exists(path: str, kind: Callable[[Path], bool]) -> bool:
     """``Path.is_file``/``is_dir`` that says False, not OSError, for a name too long to stat."""
     try:
@@ -454,6 +466,14 @@ OPTIONS: tuple[Option, ...] = (
         "leave a virtual lab this run built running afterwards",
         ini_type="bool",
         flag=True,
+    ),
+    Option(
+        "boards",
+        host_names,
+        "",
+        "measure only these boards of the inventory (the network suites run over every board)",
+        "NAME,...",
+        default_text="every board",
     ),
     Option(
         "allow_skips",

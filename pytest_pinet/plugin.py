@@ -28,6 +28,7 @@ from .record.run_summary import lab_fault_lines, measurement_lines, no_baseline_
 from .record.summary_tables import routing_tables, storage_table, udp_table
 from .secrets import mask
 from .session.run import PinetRun
+from .settings import PinetSettings
 
 MARKERS = {
     "ethernet": "built-in or adapter Ethernet throughput between a board and a peer",
@@ -178,27 +179,47 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     return header_lines(run) if run is not None else []
 
 
-def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """The adapter matrix: a ``usb_adapter`` test that asks for ``link_name`` runs once per
-    link of the board, named by link, read from the env file (the virtual lab's plan for it
-    is known without building it)."""
-    if (
-        "link_name" not in metafunc.fixturenames
-        or metafunc.definition.get_closest_marker("usb_adapter") is None
-    ):
-        return
-    settings = pinet_run(metafunc.config).settings
+def _planned_lab(settings: PinetSettings) -> tuple[list[str], list[tuple[str, str]]] | None:
+    """The boards and (link, board) pairs a run will measure, known at collection: from the
+    env file, or the virtual lab's plan (known without building it); None for a directory of
+    places' env files, whose boards are the reserved place's own."""
     if settings.virtual:
         spec = settings.lab_spec()
-        names = [link.name for link in spec.links if spec.host(link.board).role == "board"]
-    else:
-        from .lab.inventory import load_inventory
+        boards = [host.name for host in spec.hosts if host.role == "board"]
+        return boards, [(link.name, link.board) for link in spec.links if link.board in boards]
+    from .lab.inventory import load_inventory
 
-        files = [path for path in settings.lab_files if path.is_file()]
-        if not files:
-            return  # a directory of places' env files: the adapter matrix is the place's own
-        names = [link.name for link in load_inventory(files[0]).links]
-    metafunc.parametrize("link_name", names, ids=[f"link-{n}" for n in names])
+    files = [path for path in settings.lab_files if path.is_file()]
+    if not files:
+        return None
+    inventory = load_inventory(files[0])
+    return [b.name for b in inventory.boards], [(link.name, link.board) for link in inventory.links]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Every board: a test that measures a board runs once per board of the inventory
+    (``--pinet-boards`` selects); the adapter matrix (``usb_adapter`` tests asking for
+    ``link_name``) runs once per link of those boards."""
+    wants_links = "link_name" in metafunc.fixturenames and metafunc.definition.get_closest_marker(
+        "usb_adapter"
+    )
+    if "board_name" not in metafunc.fixturenames and not wants_links:
+        return
+    settings = pinet_run(metafunc.config).settings
+    planned = _planned_lab(settings)
+    if planned is None:
+        return
+    boards, links = planned
+    if settings.boards:
+        unknown = sorted(set(settings.boards) - set(boards))
+        if unknown:
+            raise pytest.UsageError(f"--pinet-boards names {unknown}, the lab's boards are {boards}")
+        boards = [name for name in boards if name in settings.boards]
+    if wants_links:
+        names = [name for name, board in links if board in boards]
+        metafunc.parametrize("link_name", names, ids=[f"link-{n}" for n in names])
+    elif boards:
+        metafunc.parametrize("board_name", boards, ids=[f"board-{n}" for n in boards], scope="session")
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

@@ -45,6 +45,7 @@ class PinetSettings:
     places: int = 0  # virtual places pinet1..pinetN to spread over; 0 = one per xdist worker
     coordinator: str = ""  # labgrid coordinator (HOST:PORT) to reserve places from; "" = none
     place_tags: tuple[str, ...] = ()  # KEY=VALUE tags a reserved place must carry
+    boards: tuple[str, ...] = ()  # boards to measure; () = every board of the inventory
     allow_skips: bool = False  # opt-out of "never green on nothing" (docs/nightly.md)
 
     def lab_spec(self) -> LabSpec:

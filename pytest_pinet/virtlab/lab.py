@@ -240,16 +240,40 @@ def _raise_backlog(spec: LabSpec) -> None:
 
 
 def _restore_backlog(spec: LabSpec) -> None:
-    saved = BACKLOG_SAVED
-    if saved.exists() and not namespaces("pinet"):
-        BACKLOG.write_text(saved.read_text(encoding="utf-8").strip())
-        saved.unlink()
+    for setting, saved in ((BACKLOG, BACKLOG_SAVED), (ALLOWED_CC, ALLOWED_CC_SAVED)):
+        if saved.exists() and not namespaces("pinet"):
+            setting.write_text(saved.read_text(encoding="utf-8").strip())
+            saved.unlink()
+
+
+ALLOWED_CC = Path("/proc/sys/net/ipv4/tcp_allowed_congestion_control")
+ALLOWED_CC_SAVED = Path("/run/pinet-tcp_allowed_congestion_control.orig")
+
+
+def _allow_cubic() -> None:
+    """Let the namespaces make cubic their default, as the boards' and peers' OSes do.
+
+    Linux lets a network namespace other than the first default only to an algorithm in the
+    machine-wide allowed list, which on a machine defaulting to BBR may lack cubic.  Like the
+    backlog, the original list is kept once for the machine and put back with the last lab.
+    """
+    try:
+        current = ALLOWED_CC.read_text().split()
+    except OSError:
+        return  # no TCP sysctls here: the lab runs with the kernel's default
+    if "cubic" in current:
+        return
+    if not ALLOWED_CC_SAVED.exists():
+        ALLOWED_CC_SAVED.write_text(" ".join(current), encoding="utf-8")
+    with contextlib.suppress(OSError):  # cubic not built: the hosts keep the machine's default
+        ALLOWED_CC.write_text(" ".join([*current, "cubic"]))
 
 
 def _build(spec: LabSpec, image: qemu_image.BoardImage | None = None) -> None:
     spec.state_dir.mkdir(parents=True, exist_ok=True)
     os.chmod(spec.state_dir, 0o700)
     _raise_backlog(spec)
+    _allow_cubic()
     (spec.state_dir / "lab.json").write_text(
         json.dumps({"lab": spec.name, "state": "building"}), encoding="utf-8"
     )
@@ -301,6 +325,12 @@ def _make_host(spec: LabSpec, host: str) -> None:
     netns = spec.netns(host)
     _ip("netns", "add", netns)
     _ip("link", "set", "lo", "up", netns=netns)
+    # Each host's own default congestion control is cubic, as on the boards' and peers' OSes
+    # (this machine's may be BBR). Being the default is also what lets a peer's ordinary
+    # login user ask iperf3 for it (-C cubic): Linux refuses other algorithms to non-root.
+    system.run(
+        [system.find_tool("sysctl"), "-qw", "net.ipv4.tcp_congestion_control=cubic"], netns=netns, check=False
+    )
     veth = spec.mgmt_veth(host)
     _ip("link", "add", veth, "type", "veth", "peer", "name", "mgmt0", "netns", netns)
     _ip("link", "set", veth, "master", spec.bridge)

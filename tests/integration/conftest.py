@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -23,3 +27,29 @@ def fresh_lab(root_required, tmp_path):
     lab.down(spec)
     yield spec
     lab.down(spec)
+
+
+SUDO_USER, PLAIN_USER = "pinet-sudo", "pinet-plain"
+SUDOERS = Path("/etc/sudoers.d/pinet-become-test")
+
+
+@pytest.fixture
+def lab_users(root_required) -> Iterator[None]:
+    """Two local users the virtual lab's sshd lets in with the lab key: one with passwordless
+    sudo for the network tools, one without sudo; removed afterwards."""
+    if shutil.which("sudo") is None:
+        pytest.fail("sudo is not installed: scripts/setup.sh installs it")
+    tools = [shutil.which(tool) for tool in ("ip", "tc", "sysctl", "ethtool", "tee")]
+    try:
+        for user in (SUDO_USER, PLAIN_USER):
+            subprocess.run(["userdel", user], capture_output=True, check=False)
+            subprocess.run(["useradd", "--no-create-home", "--shell", "/bin/sh", user], check=True)
+            # not locked (sshd without PAM refuses a locked account), yet no password to use
+            subprocess.run(["usermod", "-p", "*", user], check=True)
+        SUDOERS.write_text(f"{SUDO_USER} ALL=(root) NOPASSWD: {', '.join(t for t in tools if t)}\n")
+        SUDOERS.chmod(0o440)
+        yield
+    finally:
+        SUDOERS.unlink(missing_ok=True)
+        for user in (SUDO_USER, PLAIN_USER):
+            subprocess.run(["userdel", user], capture_output=True, check=False)

@@ -9,10 +9,6 @@ the lab's key, so the peer is reached as each of them in turn.
 from __future__ import annotations
 
 import dataclasses
-import shutil
-import subprocess
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -21,28 +17,7 @@ from pytest_pinet.lab.inventory import load_inventory
 from pytest_pinet.lab.tunables import Mtu, Sysctl, apply_checked
 from pytest_pinet.virtlab import lab
 
-SUDO_USER, PLAIN_USER = "pinet-sudo", "pinet-plain"
-SUDOERS = Path("/etc/sudoers.d/pinet-become-test")
-
-
-@pytest.fixture
-def lab_users(root_required) -> Iterator[None]:
-    if shutil.which("sudo") is None:
-        pytest.fail("sudo is not installed: scripts/setup.sh installs it")
-    tools = [shutil.which(tool) for tool in ("ip", "tc", "sysctl", "ethtool", "tee")]
-    try:
-        for user in (SUDO_USER, PLAIN_USER):
-            subprocess.run(["userdel", user], capture_output=True, check=False)
-            subprocess.run(["useradd", "--no-create-home", "--shell", "/bin/sh", user], check=True)
-            # not locked (sshd without PAM refuses a locked account), yet no password to use
-            subprocess.run(["usermod", "-p", "*", user], check=True)
-        SUDOERS.write_text(f"{SUDO_USER} ALL=(root) NOPASSWD: {', '.join(t for t in tools if t)}\n")
-        SUDOERS.chmod(0o440)
-        yield
-    finally:
-        SUDOERS.unlink(missing_ok=True)
-        for user in (SUDO_USER, PLAIN_USER):
-            subprocess.run(["userdel", user], capture_output=True, check=False)
+from .conftest import PLAIN_USER, SUDO_USER
 
 
 def _peer(spec, user: str, become: str | None):

@@ -1,0 +1,103 @@
+"""A two-board lab driven as a real lab: ``--lg-env`` names an env file (two virtual places
+merged into one lab of two boards), the peers log in as an ordinary user with ``become:
+sudo``, and the network suite measures every board; with that lab down the same command
+fails naming the cause instead of going green on nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from pytest_pinet.virtlab import lab
+from pytest_pinet.virtlab.topology import LabSpec
+
+from .conftest import SUDO_USER
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _two_board_env(first: LabSpec, second: LabSpec, out: Path) -> Path:
+    """One env file with the board and first peer of each place, renamed pi-a/pc-a, pi-b/pc-b."""
+    targets: dict[str, object] = {}
+    hosts: dict[str, object] = {}
+    links = []
+    known = []
+    for suffix, spec in (("a", first), ("b", second)):
+        data = yaml.safe_load(lab.up(spec).read_text())
+        for name in ("pi", "pc"):
+            target = data["targets"][name]
+            if name == "pc":  # a peer as a lab engineer's PC: an ordinary user with sudo
+                target["resources"]["NetworkService"]["username"] = SUDO_USER
+            targets[f"{name}-{suffix}"] = target
+            hosts[f"{name}-{suffix}"] = {**data["pinet"]["hosts"][name]}
+        hosts[f"pc-{suffix}"]["become"] = "sudo"  # type: ignore[index]
+        link = next(link for link in data["pinet"]["links"] if link["name"] == "eth")
+        links.append({**link, "name": f"eth-{suffix}", "board": f"pi-{suffix}", "peer": f"pc-{suffix}"})
+        known.append(Path(data["pinet"]["ssh"]["known_hosts"]).read_text())
+    # one key for the whole lab: the first place's, authorized in the second too
+    (second.state_dir / "authorized_keys").write_text(
+        (second.state_dir / "authorized_keys").read_text() + (first.state_dir / "id_ed25519.pub").read_text()
+    )
+    (out / "known_hosts").write_text("".join(known))
+    # the lab's key beside its env file, as a real lab keeps it (it outlives the places)
+    shutil.copyfile(first.state_dir / "id_ed25519", out / "id_ed25519")
+    (out / "id_ed25519").chmod(0o600)
+    env = {
+        "targets": targets,
+        "pinet": {
+            "lab": "two-boards",
+            "kind": "hardware",
+            "ssh": {"identity": "id_ed25519", "known_hosts": "known_hosts"},
+            "hosts": hosts,
+            "links": links,
+        },
+    }
+    path = out / "two-boards.yaml"
+    path.write_text(yaml.safe_dump(env, sort_keys=False))
+    return path
+
+
+def _suite(env_file: Path, results: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    argv = [
+        sys.executable, "-m", "pytest", "pytest_pinet/suite/test_ethernet.py", "-m", "half_duplex",
+        "-k", "stock", "-p", "no:cacheprovider", "--lg-env", str(env_file), "--pinet-results", str(results),
+        "--pinet-duration", "3", "--pinet-omit", "1", "--pinet-adaptive", "off", "--pinet-remeasure", "0", *extra,
+    ]  # fmt: skip
+    env = {key: value for key, value in os.environ.items() if not key.startswith("LG_")}
+    return subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, check=False)
+
+
+def test_every_board_is_measured_and_a_lab_that_is_down_fails(root_required, lab_users, tmp_path):
+    first = LabSpec(name="pinet7", state_root=tmp_path / "state")
+    second = LabSpec(name="pinet8", state_root=tmp_path / "state")
+    try:
+        env_file = _two_board_env(first, second, tmp_path)
+        done = _suite(env_file, tmp_path / "results")
+        assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+        rows = [
+            json.loads(line)
+            for path in (tmp_path / "results").glob("*/measurements.jsonl")
+            for line in path.read_text().splitlines()
+        ]
+        boards = sorted({(row["context"]["board"], row["context"]["direction"]) for row in rows})
+        assert boards == [
+            ("pi-a", "board->peer"), ("pi-a", "peer->board"), ("pi-b", "board->peer"), ("pi-b", "peer->board"),
+        ]  # fmt: skip
+        assert all(900 < row["goodput_mbps"] < 1000 for row in rows), [r["goodput_mbps"] for r in rows]
+        assert "[board-pi-a-" in done.stdout and "[board-pi-b-" in done.stdout
+        assert "pinet: measured 4 of 4 planned tests" in done.stdout
+        only_b = _suite(env_file, tmp_path / "only-b", "--pinet-boards", "pi-b")
+        assert only_b.returncode == 0 and "board-pi-a" not in only_b.stdout, only_b.stdout[-3000:]
+    finally:
+        lab.down(first)
+        lab.down(second)
+    down = _suite(env_file, tmp_path / "down")
+    assert down.returncode != 0, down.stdout[-3000:]
+    assert "lab fault" in down.stdout or "lab not available" in down.stdout
+    assert "pinet: FAILED: nothing was measured" in down.stdout
