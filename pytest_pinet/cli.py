@@ -18,8 +18,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from . import __version__
+from .cli_history import add_history_commands
 from .errors import PinetError
-from .record.data_home import allure_history_file, default_store_url, store_url
+from .record.data_home import allure_history_file, store_url
 from .secrets import mask
 from .secrets import register as register_secret
 from .virtlab import lab
@@ -261,52 +262,6 @@ def cmd_lab_degrade(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_trends(args: argparse.Namespace) -> int:
-    """Change points over every context's history in the results store."""
-    from .judge.changepoints import ChangePolicy, RunSeries, detect_change_points
-    from .record.store import ResultsStore
-
-    url = args.db or os.environ.get("PINET_DB") or default_store_url()
-    if url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).exists():
-        raise PinetError(f"no results store at {url}: run the suite first or pass --db")
-    store = ResultsStore(url)
-    policy = ChangePolicy(min_change_percent=args.min_change)
-    found = 0
-    try:
-        for key in store.context_keys():
-            by_run: dict[str, list[float]] = {}
-            meta: dict[str, dict[str, str]] = {}
-            started: dict[str, float] = {}
-            for row in store.history(key):
-                if row.verdict in ("lab-fault", "invalid-thermal"):
-                    continue  # not a measurement of the software: never a trend's evidence
-                by_run.setdefault(row.run_id, []).extend(row.intervals or (row.goodput_mbps,))
-                meta[row.run_id] = {
-                    "kernel": row.kernel,
-                    "os": row.os,
-                    "adapter": row.adapter,
-                    "board": row.board,
-                }
-                started.setdefault(row.run_id, row.started)
-            series = [RunSeries(r, started[r], tuple(v), meta[r]) for r, v in by_run.items()]
-            changes = detect_change_points(series, policy)
-            label = ", ".join(
-                p
-                for p in key.split("|")
-                if p.split("=", 1)[0] in ("board", "link", "direction", "duplex", "profile", "qdisc")
-                and not p.endswith("=")
-            )
-            if args.verbose or changes:
-                print(f"{label}  ({len(series)} runs)")
-            for change in changes:
-                found += 1
-                print(f"  change point: {change.explain()}")
-    finally:
-        store.close()
-    print(f"{found} change point(s)" if found else "no change points")
-    return 1 if found else 0
-
-
 def cmd_bench(args: argparse.Namespace) -> int:
     """Start-up, fidelity, overhead and adaptive-duration figures on a bench lab of its own."""
     from .bench import format_table, run_bench, to_json
@@ -535,13 +490,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("env_file")
     check.set_defaults(func=cmd_lab_check)
 
-    trends = sub.add_parser("trends", help="change points over each context's history in the results store")
-    trends.add_argument(
-        "--db", default=None, help="store URL (default: $PINET_DB, else pinet.sqlite in ~/.local/share/pinet)"
-    )
-    trends.add_argument("--min-change", type=float, default=1.0, help="smallest shift that counts, percent")
-    trends.add_argument("-v", "--verbose", action="store_true", help="list contexts without changes too")
-    trends.set_defaults(func=cmd_trends)
+    add_history_commands(sub)
 
     report = sub.add_parser("report", help="build the Allure 3 report with history and goodput trends")
     report.add_argument("--results", default="results", help="results directory (default results)")

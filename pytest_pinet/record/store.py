@@ -75,6 +75,12 @@ SCHEMA = [
     )""",
     """CREATE INDEX IF NOT EXISTS measurements_context ON measurements (context_key, started)""",
     """CREATE INDEX IF NOT EXISTS measurements_run ON measurements (run_id)""",
+    # Runs a user took out of the baselines (a known-bad night); their rows stay, and say so.
+    """CREATE TABLE IF NOT EXISTS run_exclusions (
+        run_id TEXT PRIMARY KEY,
+        why TEXT NOT NULL,
+        at DOUBLE PRECISION NOT NULL
+    )""",
 ]
 
 
@@ -253,42 +259,72 @@ class ResultsStore:
             )
 
     def history(
-        self, key: str, *, before_run: str | None = None, limit: int = 1000
+        self, key: str, *, before_run: str | None = None, limit: int = 1000, excluded: bool = False
     ) -> list[StoredMeasurement]:
-        """Measurements of one context, oldest first (optionally only runs other than one)."""
-        query = (
-            "SELECT id, run_id, test_id, context_key, started, goodput_mbps, kernel, os, adapter, board, "
-            "verdict, data FROM measurements WHERE context_key = ?"
-        )
+        """Measurements of one context, oldest first (optionally only runs other than one).
+
+        Runs excluded with :meth:`exclude_run` are left out (they are no baseline and no
+        trend) unless ``excluded`` asks for them.
+        """
+        query = f"SELECT {STORED_COLUMNS} FROM measurements WHERE context_key = ?"  # noqa: S608 - constant columns
         args: list[Any] = [key]
         if before_run is not None:
             query += " AND run_id <> ?"
             args.append(before_run)
+        if not excluded:
+            query += " AND run_id NOT IN (SELECT run_id FROM run_exclusions)"
         query += " ORDER BY started DESC LIMIT ?"
         args.append(limit)
         with self._tx() as cur:
             cur.execute(self._sql(query), tuple(args))
             rows = cur.fetchall()
-        result = []
-        for r in reversed(rows):
-            data = json.loads(r[11])
-            result.append(
-                StoredMeasurement(
-                    int(r[0]),
-                    r[1],
-                    r[2],
-                    r[3],
-                    float(r[4]),
-                    float(r[5]),
-                    r[6],
-                    r[7],
-                    r[8],
-                    r[9],
-                    r[10],
-                    tuple(data.get("interval_mbps", ())),
-                )
+        return [_stored(r) for r in reversed(rows)]
+
+    def of_run(self, run_id: str) -> list[StoredMeasurement]:
+        """Every measurement of one run, in the order taken."""
+        query = f"SELECT {STORED_COLUMNS} FROM measurements WHERE run_id = ? ORDER BY started"  # noqa: S608
+        with self._tx() as cur:
+            cur.execute(self._sql(query), (run_id,))
+            return [_stored(r) for r in cur.fetchall()]
+
+    def runs(self) -> list[dict[str, Any]]:
+        """Every run, oldest first: id, start, lab, measurement count and why it is excluded."""
+        with self._tx() as cur:
+            cur.execute(
+                "SELECT r.run_id, r.started, r.lab, "
+                "(SELECT COUNT(*) FROM measurements m WHERE m.run_id = r.run_id), "
+                "(SELECT why FROM run_exclusions x WHERE x.run_id = r.run_id) "
+                "FROM runs r ORDER BY r.started"
             )
-        return result
+            return [
+                {
+                    "run_id": r[0],
+                    "started": float(r[1]),
+                    "lab": r[2],
+                    "measurements": int(r[3]),
+                    "excluded": r[4],
+                }
+                for r in cur.fetchall()
+            ]
+
+    def exclude_run(self, run_id: str, why: str) -> None:
+        """Take a run out of every baseline and trend (its rows stay); ``why`` is required."""
+        if not why.strip():
+            raise ConfigError("--why", "say why the run is excluded: it is shown wherever the run is")
+        if run_id not in {run["run_id"] for run in self.runs()}:
+            raise ConfigError(run_id, f"no such run in {_mask(self.url)}", "see `pinet runs list`")
+        with self._tx() as cur:
+            cur.execute(self._sql("DELETE FROM run_exclusions WHERE run_id = ?"), (run_id,))
+            cur.execute(
+                self._sql("INSERT INTO run_exclusions (run_id, why, at) VALUES (?, ?, ?)"),
+                (run_id, why.strip(), time.time()),
+            )
+
+    def include_run(self, run_id: str) -> bool:
+        """Undo :meth:`exclude_run`; False if the run was not excluded."""
+        with self._tx() as cur:
+            cur.execute(self._sql("DELETE FROM run_exclusions WHERE run_id = ?"), (run_id,))
+            return bool(cur.rowcount)
 
     def context_keys(self) -> list[str]:
         """Every context with at least one measurement."""
@@ -309,6 +345,19 @@ class ResultsStore:
         """Close the connection."""
         with self._lock:
             self._conn.close()
+
+
+STORED_COLUMNS = (
+    "id, run_id, test_id, context_key, started, goodput_mbps, kernel, os, adapter, board, verdict, data"
+)
+
+
+def _stored(r: Any) -> StoredMeasurement:
+    data = json.loads(r[11])
+    return StoredMeasurement(
+        int(r[0]), r[1], r[2], r[3], float(r[4]), float(r[5]), r[6], r[7], r[8], r[9], r[10],
+        tuple(data.get("interval_mbps", ())),
+    )  # fmt: skip
 
 
 def _mask(url: str) -> str:

@@ -32,6 +32,16 @@ def lab8(root_required, tmp_path, monkeypatch):
     lab.down(spec)
 
 
+def _db(tmp_path):
+    return f"sqlite:///{tmp_path / 'store.sqlite'}"
+
+
+def _pinet(*args):
+    return subprocess.run(
+        [sys.executable, "-m", "pytest_pinet.cli", *args], capture_output=True, text=True, timeout=60
+    )
+
+
 def _pytest(tmp_path, *extra):
     return subprocess.run(
         [
@@ -48,6 +58,8 @@ def _pytest(tmp_path, *extra):
             "--pinet-keep-lab",
             "--pinet-results",
             str(tmp_path / "results"),
+            "--pinet-db",
+            _db(tmp_path),
             "--pinet-duration",
             "6",
             "--pinet-omit",
@@ -80,15 +92,33 @@ def test_three_runs_third_degraded(lab8, tmp_path):
     bad = _pytest(tmp_path)
     assert bad.returncode == 1, bad.stdout[-3000:]
     assert "regression against baseline" in bad.stdout
-    trends = subprocess.run(
-        [sys.executable, "-m", "pytest_pinet.cli", "trends", "--results", str(tmp_path / "results")],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    trends = _pinet("trends", "--db", _db(tmp_path))
     assert trends.returncode == 1, trends.stdout + trends.stderr
-    third = sorted(p.name for p in (tmp_path / "results").iterdir() if p.is_dir())[-1]
+    first, second, third = sorted(p.name for p in (tmp_path / "results").iterdir() if p.is_dir())
     assert f"run {third}" in trends.stdout
     assert "-3." in trends.stdout or "-2." in trends.stdout  # a drop of about three percent
     verdicts = [json.loads(r.read_text()).get("status") for r in (tmp_path / "allure").glob("*-result.json")]
     assert verdicts.count("failed") == 1 and verdicts.count("passed") == 2
+
+    # the same as data, for a dashboard or a script
+    data = json.loads(_pinet("trends", "--db", _db(tmp_path), "--json").stdout)
+    (context,) = data["contexts"]
+    assert data["change_points"] == 1 and context["runs"] == 3
+    assert context["change_points"][0]["run_id"] == third
+
+    # the two nights side by side: the drop is beyond the link's noise, the healthy pair is not
+    compared = _pinet("compare", second, third, "--db", _db(tmp_path), "--json")
+    assert compared.returncode == 1, compared.stdout + compared.stderr
+    (delta,) = json.loads(compared.stdout)["contexts"]
+    assert -4.5 < delta["delta_pct"] < -1.5 and delta["beyond_noise"]
+    steady = _pinet("compare", first, second, "--db", _db(tmp_path))
+    assert steady.returncode == 0 and "0 of 1 contexts changed beyond noise" in steady.stdout, steady.stdout
+
+    # a known-bad night taken out of the baselines: no change point is left, the run is listed so
+    excluded = _pinet("runs", "exclude", third, "--why", "degraded cable on purpose", "--db", _db(tmp_path))
+    assert excluded.returncode == 0, excluded.stderr
+    assert _pinet("trends", "--db", _db(tmp_path)).returncode == 0
+    listed = _pinet("runs", "--db", _db(tmp_path)).stdout
+    assert "EXCLUDED: degraded cable on purpose" in listed and first in listed
+    refused = _pinet("runs", "exclude", third, "--db", _db(tmp_path))
+    assert refused.returncode != 0 and "say why" in refused.stdout + refused.stderr

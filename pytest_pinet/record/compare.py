@@ -1,0 +1,102 @@
+"""Two runs side by side: per context, both figures, the change, and whether it is beyond the
+noise that context has shown.
+
+A delta means something only against how much the same context varies from run to run: the
+noise is three robust standard deviations (1.4826 x the median absolute deviation) of that
+context's other stored runs, as a percentage of their median, and never less than the
+smallest band the baseline uses (1 %).  With fewer than three other runs there is no spread
+to learn from, and the band alone is used (said so in the row).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from .store import StoredMeasurement
+
+LABEL_FIELDS = ("board", "link", "adapter", "scenario", "direction", "duplex", "profile", "qdisc")
+MIN_BAND_PCT = 1.0
+NOT_MEASUREMENTS = ("lab-fault", "invalid-thermal")
+
+
+@dataclass(frozen=True)
+class ContextDelta:
+    """One context as two runs measured it."""
+
+    context: str
+    label: str
+    a_mbps: float | None
+    b_mbps: float | None
+    delta_pct: float | None
+    noise_pct: float
+    noise_from: str  # "history (N runs)" or "default band"
+    beyond_noise: bool
+
+
+def label_of(key: str) -> str:
+    """The readable part of a context key: board, link, direction, profile ..."""
+    parts = dict(part.split("=", 1) for part in key.split("|") if "=" in part)
+    return ", ".join(f"{parts[name]}" for name in LABEL_FIELDS if parts.get(name))
+
+
+def _median_by_context(rows: Sequence[StoredMeasurement]) -> dict[str, float]:
+    values: dict[str, list[float]] = {}
+    for row in rows:
+        if row.verdict not in NOT_MEASUREMENTS:
+            values.setdefault(row.context_key, []).append(row.goodput_mbps)
+    return {key: statistics.median(v) for key, v in values.items()}
+
+
+def noise_of(others: Sequence[float]) -> tuple[float, str]:
+    """The noise band (percent) of a context from its other runs' figures."""
+    if len(others) < 3:
+        return MIN_BAND_PCT, "default band"
+    centre = statistics.median(others)
+    mad = statistics.median(abs(v - centre) for v in others)
+    spread = 3 * 1.4826 * mad / centre * 100 if centre else 0.0
+    return max(MIN_BAND_PCT, spread), f"history ({len(others)} runs)"
+
+
+def compare_runs(
+    a: Sequence[StoredMeasurement],
+    b: Sequence[StoredMeasurement],
+    history: Mapping[str, Sequence[float]],
+) -> list[ContextDelta]:
+    """Per context of either run: both medians, B's change against A and the noise band.
+
+    ``history`` maps a context to the per-run medians of the store's other runs.
+    """
+    first, second = _median_by_context(a), _median_by_context(b)
+    result = []
+    for key in sorted(set(first) | set(second)):
+        noise, source = noise_of(history.get(key, ()))
+        x, y = first.get(key), second.get(key)
+        delta = 100.0 * (y - x) / x if x and y is not None else None
+        beyond = delta is not None and abs(delta) > noise
+        result.append(ContextDelta(key, label_of(key), x, y, delta, noise, source, beyond))
+    return result
+
+
+def as_data(deltas: Sequence[ContextDelta]) -> list[dict[str, Any]]:
+    """The comparison as JSON-ready data."""
+    return [asdict(delta) for delta in deltas]
+
+
+def table(deltas: Sequence[ContextDelta], run_a: str, run_b: str) -> list[str]:
+    """The comparison for people: one line per context, the ones beyond noise marked."""
+    lines = [
+        f"{'context':60} {'A Mbit/s':>9} {'B Mbit/s':>9} {'change':>8} {'noise':>7}",
+        f"A = {run_a}, B = {run_b}",
+    ]
+    for d in deltas:
+        a = f"{d.a_mbps:9.1f}" if d.a_mbps is not None else f"{'-':>9}"
+        b = f"{d.b_mbps:9.1f}" if d.b_mbps is not None else f"{'-':>9}"
+        change = f"{d.delta_pct:+7.2f}%" if d.delta_pct is not None else f"{'only one':>8}"
+        mark = "  BEYOND NOISE" if d.beyond_noise else ""
+        lines.append(f"{d.label[:60]:60} {a} {b} {change} {d.noise_pct:6.2f}%{mark}")
+    beyond = sum(d.beyond_noise for d in deltas)
+    lines.append(f"{beyond} of {len(deltas)} contexts changed beyond noise")
+    return lines
