@@ -3,7 +3,7 @@ traffic over a link, and the observers' snapshots taken on every end at once."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, NoReturn, Protocol
@@ -13,6 +13,7 @@ from ..lab.facts import gather_facts
 from ..lab.inventory import Inventory, LinkEntry
 from ..lab.remote import RemoteHost
 from ..model import HostFacts, Measurement, Observation, TrafficContext
+from ..traffic.iperf3_runner import Progress
 from ..traffic.observers import Snapshot, observe, take_snapshot
 
 End = tuple[RemoteHost, str]  # a host and the interface watched on it
@@ -84,6 +85,9 @@ class Site:
     inventory: Inventory
     facts: FactsCache
     hosts: dict[str, RemoteHost]
+    # Where a running measurement reports itself once a second (what, seconds so far, most
+    # seconds, per-second Mbit/s); None: nobody is watching.
+    progress: Callable[[str, float, float, Sequence[float], bool], None] | None = None
 
 
 class Measurer:
@@ -96,6 +100,14 @@ class Measurer:
         self.inventory = site.inventory
         self.facts = site.facts
         self.hosts = site.hosts
+        self._progress = site.progress
+
+    def progress(self, what: str) -> Progress | None:
+        """A progress callback for the traffic of ``what`` (a direction), or None."""
+        report = self._progress
+        if report is None:
+            return None
+        return lambda elapsed, planned, rates, done: report(what, elapsed, planned, rates, done)
 
     def snapshots(self, ends: Sequence[End]) -> list[Snapshot]:
         """Counters of every end, taken at once: one round trip of wall time, not one per end."""

@@ -118,7 +118,12 @@ class RoutingMeasurer(Measurer):
         adaptive = AdaptiveStop(self.settle, r.lan.peer_interface) if self.settle else None
         before = self._counters()
         run = run_iperf3(
-            self.wan_peer, self.lan_peer, r.lan.peer_address, self._options(self.wan_peer), adaptive
+            self.wan_peer,
+            self.lan_peer,
+            r.lan.peer_address,
+            self._options(self.wan_peer),
+            adaptive,
+            self.progress("download"),
         )
         context = self._context(DOWNLOAD, "half", scenario=scenario)
         return self._record(context, run, self.limit, before, self._counters())
@@ -137,6 +142,7 @@ class RoutingMeasurer(Measurer):
             self._options(self.wan_peer),
             self._options(self.lan_peer, per_stream),
             (self.settle, r.wan.peer_interface, r.lan.peer_interface) if self.settle else None,
+            self.progress(f"download, upload at {upload_mbps or 'full'} Mbit/s"),
         )
         after = self._counters()
         up_limit = min(self.limit, float(upload_mbps)) if upload_mbps else self.limit

@@ -74,7 +74,9 @@ class TcpMeasurer(Measurer):
         context = self._context(direction, scenario, "half")
         adaptive = AdaptiveStop(self.settle, watch) if self.settle else None
         before = self.snapshots(self.ends)
-        result = run_iperf3(sender, receiver, address, self._options(sender), adaptive)
+        result = run_iperf3(
+            sender, receiver, address, self._options(sender), adaptive, self.progress(direction)
+        )
         observations = self.observations(self.ends, before, self.snapshots(self.ends))
         return self._record(context, result, tcp_goodput_limit(link.speed_mbps, link.mtu), observations)
 
@@ -101,6 +103,7 @@ class TcpMeasurer(Measurer):
             self._options(self.board),
             peer_options,
             (self.settle, link.board_interface, link.peer_interface) if self.settle else None,
+            self.progress("full duplex"),
         )
         observations = self.observations(self.ends, before, self.snapshots(self.ends))
         # Upper bound: the ACKs of the other direction cost little with stretch ACKs (the

@@ -14,6 +14,7 @@ import random
 import re
 import time
 import uuid
+from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from weakref import WeakKeyDictionary
@@ -257,12 +258,19 @@ class AdaptiveStop:
             raise ValueError(f"not an interface name: {self.interface!r}")
 
 
+# Told once a second while traffic runs: seconds so far, the most the run may take, the
+# latest per-second goodput of each watched direction (Mbit/s; empty without sampling), and
+# finally once more with ``done`` True (a terminal line is then cleared).
+Progress = Callable[[float, float, Sequence[float], bool], None]
+
+
 def run_iperf3(
     sender: RemoteHost,
     receiver: RemoteHost,
     receiver_address: str,
     options: Iperf3Options,
     adaptive: AdaptiveStop | None = None,
+    progress: Progress | None = None,
 ) -> Iperf3Run:
     """Send from ``sender`` to ``receiver_address`` (an address of ``receiver``).
 
@@ -276,7 +284,8 @@ def run_iperf3(
     client = _Client(sender, server, receiver_address, options)
     try:
         watches = [(receiver, adaptive.interface, server.port)] if adaptive else []
-        ended_by, precision = _drive([client], watches, adaptive.rule if adaptive else None, options.omit)
+        rule = adaptive.rule if adaptive else None
+        ended_by, precision = _drive([client], watches, rule, options.omit, progress)
     finally:
         server.stop()
     return client.finish(ended_by, precision)
@@ -290,6 +299,7 @@ def run_iperf3_both_ways(
     board_options: Iperf3Options,
     peer_options: Iperf3Options,
     adaptive: tuple[SettleRule, str, str] | None = None,
+    progress: Progress | None = None,
 ) -> tuple[Iperf3Run, Iperf3Run]:
     """Full duplex: both ends send at once; returns (board->peer, peer->board).
 
@@ -308,7 +318,7 @@ def run_iperf3_both_ways(
         backward = _Client(peer, to_board, board_address, peer_options)
         rule = adaptive[0] if adaptive else None
         watches = [(peer, adaptive[2], to_peer.port), (board, adaptive[1], to_board.port)] if adaptive else []
-        ended_by, precision = _drive([forward, backward], watches, rule, board_options.omit)
+        ended_by, precision = _drive([forward, backward], watches, rule, board_options.omit, progress)
     finally:
         with ThreadPoolExecutor(max_workers=2) as pool:
             list(pool.map(Iperf3Server.stop, (to_peer, to_board)))
@@ -422,7 +432,11 @@ class _Client:
 
 
 def _drive(
-    clients: list[_Client], watches: list[tuple[RemoteHost, str, int]], rule: SettleRule | None, omit: int
+    clients: list[_Client],
+    watches: list[tuple[RemoteHost, str, int]],
+    rule: SettleRule | None,
+    omit: int,
+    progress: Progress | None = None,
 ) -> tuple[str, float | None]:
     """Run the clients to their end, or stop them all once every watched rate settled.
 
@@ -432,14 +446,20 @@ def _drive(
     """
     with ThreadPoolExecutor(max_workers=len(clients)) as pool:
         running = [pool.submit(client.run) for client in clients]
+        planned = max(c.options.duration + c.options.omit for c in clients)
         if rule is None:
+            started = time.monotonic()
+            while progress is not None and not all(f.done() for f in running):
+                progress(time.monotonic() - started, planned, (), False)
+                wait(running, timeout=1.0, return_when=FIRST_EXCEPTION)
+            if progress is not None:
+                progress(time.monotonic() - started, planned, (), True)
             for future in running:
                 future.result()
             return FIXED, None
         samples: list[list[CounterSample]] = [[] for _ in watches]
         ended_by, precision = MAX_DURATION, None
         started = tick = time.monotonic()
-        planned = max(c.options.duration + c.options.omit for c in clients)
         while not all(f.done() for f in running):
             if any(f.done() and f.exception() is not None for f in running):
                 # One direction failed: no rate to wait for; stop the others, keep what they took.
@@ -458,6 +478,8 @@ def _drive(
                 log.warning("adaptive duration: cannot sample the receiver (%s); running to the end", exc)
                 break
             rates = [per_second_rates(s, s[0].clock + omit + 0.25) if s else [] for s in samples]
+            if progress is not None:
+                progress(time.monotonic() - started, planned, [8 * r[-1] / 1e6 for r in rates if r], False)
             log.debug("adaptive: %s", [f"{len(r)} s, {settled_half_width_pct(r):.3f} %" for r in rates])
             if all(rule.settled(r) for r in rates):
                 precision = max(settled_half_width_pct(r) for r in rates)
@@ -469,6 +491,8 @@ def _drive(
                 break
             tick += 1.0
             wait(running, timeout=max(0.0, tick - time.monotonic()), return_when=FIRST_EXCEPTION)
+        if progress is not None:
+            progress(time.monotonic() - started, planned, (), True)
         for future in running:
             future.result()
     return ended_by, precision
