@@ -532,6 +532,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if getattr(args, "command", None) != "run":
             parser.error(f"unrecognized arguments: {' '.join(extra)}")
         args.pytest_args = [*extra, *args.pytest_args]  # `pinet run --pinet-duration 60 ...`
+    if getattr(args, "command", None) == "run" and args.pytest_args[:1] == ["--"]:
+        args.pytest_args = args.pytest_args[1:]  # `pinet run -- ARGS`: the ARGS are pytest's
     try:
         return int(args.func(args))
     except PinetError as exc:
