@@ -146,7 +146,16 @@ def _uses_pinet(items: Sequence[pytest.Item]) -> bool:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """A run whose tests use pinet's fixtures engages pinet: settings checked, header shown."""
+    """A run whose tests use pinet's fixtures engages pinet: settings checked, header shown.
+
+    Each test of a board joins that board's ``xdist_group``: with ``-n N --dist loadgroup``
+    one worker measures one board (its hosts are held per test either way, see
+    ``PlaceKeeper.hold``)."""
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        group = params.get("board_name") or params.get("link_name")
+        if group is not None and item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(f"pinet-{group}"))
     if not config.stash.get(ENGAGED, False) and _uses_pinet(items):
         config.stash[ENGAGED] = True
         run = pinet_run(config)

@@ -108,6 +108,36 @@ class PlaceLock:
             self.path.parent.rmdir()  # only when no other place is held
 
 
+def hold_hosts(lock_dir: Path, lab: str, hosts: Sequence[str], wait: float = 3600.0) -> list[PlaceLock]:
+    """Hold every host of ``hosts`` of one lab, all at once or none: a board and its peers.
+
+    Several workers (or several runs) on one env file each measure their own board; a peer
+    two boards share is measured by one of them at a time.  Taking all or none, and trying
+    again after a pause, means no process ever waits while holding part of what another
+    needs, so two of them can never wait for each other.
+    """
+    names = sorted(set(hosts))
+    deadline = time.monotonic() + wait
+    delay = 0.05
+    while True:
+        taken: list[PlaceLock] = []
+        for name in names:
+            lock = PlaceLock(lock_dir, f"{lab}#{name}")
+            if not lock.try_take():
+                break
+            taken.append(lock)
+        if len(taken) == len(names):
+            return taken
+        for lock in taken:
+            lock.release()
+        if time.monotonic() >= deadline:
+            raise LabFault(
+                "place-busy", f"{lab}: hosts {names} stayed in use by another run for {wait:.0f} s"
+            )
+        time.sleep(delay)
+        delay = min(delay * 2, 1.0)
+
+
 def take_place(
     candidates: Sequence[Place], lock_dir: Path, preferred: int = 0, wait: float = 3600.0
 ) -> tuple[Place, PlaceLock]:

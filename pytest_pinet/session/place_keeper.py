@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError, LabFault
-from ..lab.places import Place, PlaceLock, take_place, worker_count, worker_index
+from ..lab.places import Place, PlaceLock, hold_hosts, take_place, worker_count, worker_index
 from ..settings import PinetSettings
 from ..virtlab.topology import DEFAULT_STATE_ROOT, STATE_ROOT_ENV
 
@@ -62,6 +62,8 @@ class PlaceKeeper:
         self.place: Place | None = None
         self._lock: PlaceLock | None = None
         self._reservation: Any = None  # a coordinator.Reservation while one is held
+        # One env file of several boards: its hosts are held per test (hold()), not the file.
+        self._per_host = False
 
     def take(self) -> Place:
         """This process's place (taken, locked and recorded on the first call)."""
@@ -77,6 +79,11 @@ class PlaceKeeper:
         else:
             candidates = env_places(self.settings)
             lock_dir = local_lock_dir()
+            if len(candidates) == 1 and self.chooser is None:
+                # One lab file: workers and runs share it and hold the hosts each test uses.
+                self.place, self._per_host = candidates[0], True
+                self._note("taken", per_host=True)
+                return self.place
         if self.chooser is not None:
             chosen = self.chooser(candidates, preferred)
             if chosen is not None:
@@ -132,6 +139,23 @@ class PlaceKeeper:
                 **extra,
             },
         )
+
+    def hold(self, hosts: Sequence[str]) -> Callable[[], None]:
+        """Hold ``hosts`` of this process's lab for one test; returns what gives them back.
+
+        Only a lab shared at host level (one env file) needs it: a virtual place, a place from
+        a list of env files or a coordinator's place is this process's alone already.
+        """
+        place = self.take()
+        if not self._per_host:
+            return lambda: None
+        locks = hold_hosts(local_lock_dir(), place.name, hosts)
+
+        def give_back() -> None:
+            for lock in locks:
+                lock.release()
+
+        return give_back
 
     def release(self) -> None:
         """Give the place back; safe to call more than once."""

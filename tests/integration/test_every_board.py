@@ -94,6 +94,20 @@ def test_every_board_is_measured_and_a_lab_that_is_down_fails(root_required, lab
         assert "pinet: measured 4 of 4 planned tests" in done.stdout
         only_b = _suite(env_file, tmp_path / "only-b", "--pinet-boards", "pi-b")
         assert only_b.returncode == 0 and "board-pi-a" not in only_b.stdout, only_b.stdout[-3000:]
+        # two workers, one board each: both share the lab file and hold their own board's hosts
+        spread = _suite(env_file, tmp_path / "spread", "-n", "2", "--dist", "loadgroup")
+        assert spread.returncode == 0, spread.stdout[-3000:]
+        (run_dir,) = (tmp_path / "spread").glob("2*")
+        facts = [json.loads(line) for line in (run_dir / "facts.jsonl").read_text().splitlines()]
+        workers = {f["worker"] for f in facts if f["kind"] == "place" and f["event"] == "taken"}
+        assert workers == {"gw0", "gw1"}
+        spread_rows = (run_dir / "measurements.jsonl").read_text().splitlines()
+        assert sorted(json.loads(line)["context"]["board"] for line in spread_rows) == [
+            "pi-a",
+            "pi-a",
+            "pi-b",
+            "pi-b",
+        ]
     finally:
         lab.down(first)
         lab.down(second)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from pytest_pinet.errors import LabFault
-from pytest_pinet.lab.places import Place, PlaceLock, take_place
+from pytest_pinet.lab.places import Place, PlaceLock, hold_hosts, take_place
 
 HOLD = """
 import sys, time
@@ -76,3 +76,21 @@ def test_odd_place_names_make_safe_lock_files(tmp_path):
     assert lock.path.parent == tmp_path and "/" not in lock.path.name
     assert lock.try_take()
     lock.release()
+
+
+def test_hosts_of_one_lab_are_held_all_or_none(tmp_path):
+    first = hold_hosts(tmp_path, "lab.yaml", ["pi4", "pc-lan"])
+    # pi5 shares the peer pc-lan: it waits, and while it waits it holds nothing
+    with pytest.raises(LabFault, match=r"lab.yaml: hosts \['pc-lan', 'pi5'\] stayed in use"):
+        hold_hosts(tmp_path, "lab.yaml", ["pi5", "pc-lan"], wait=0.3)
+    alone = hold_hosts(tmp_path, "lab.yaml", ["pi5"], wait=0.1)
+    for lock in alone:
+        lock.release()
+    other_lab = hold_hosts(tmp_path, "other.yaml", ["pi4"], wait=0.1)  # another lab's pi4
+    for lock in first + other_lab:
+        lock.release()
+    again = hold_hosts(tmp_path, "lab.yaml", ["pi5", "pc-lan"], wait=0.1)
+    assert [lock.held for lock in again] == [True, True]
+    for lock in again:
+        lock.release()
+    assert not list(tmp_path.glob("*.lock"))
