@@ -77,6 +77,12 @@ class Figure:
     met: bool | None
 
 
+def say(text: str) -> None:
+    """Progress on stderr as the bench goes (a full bench takes about 12 minutes); the figures
+    themselves go to stdout."""
+    print(f"bench: {text}", file=sys.stderr, flush=True)
+
+
 def _figure(name: str, unit: str, samples: list[float], target: str, met: bool | None) -> Figure:
     return Figure(name, unit, statistics.median(samples), min(samples), max(samples), samples, target, met)
 
@@ -186,10 +192,13 @@ def measure_batch(
     measurer = TcpMeasurer(site, inventory.link("eth"), options, "stock", BENCH_SETTLE if adaptive else None)
     started = time.monotonic()
     try:
-        for _ in range(repeats):
+        for repeat in range(repeats):
             for direction in ("board->peer", "peer->board"):
+                say(f"{name} batch: {direction}, {repeat + 1} of {repeats} (at most {duration + omit} s)")
                 try:
-                    measurer.half_duplex(direction)
+                    measured = measurer.half_duplex(direction)
+                    seconds = measured.finished - measured.started
+                    say(f"  {measured.goodput_mbps:.1f} Mbit/s after {seconds:.0f} s")
                 except LabFault as fault:  # kept as the batch's failure, never as a figure
                     recorder.failed.append(f"{direction}: lab fault: {fault}")
     finally:
@@ -241,7 +250,8 @@ def run_bench(
     not_measured = []
     try:
         boot = []
-        for _ in range(startups):
+        for number in range(startups):
+            say(f"start-up {number + 1} of {startups}: lab up, SSH, facts")
             lab.down(spec)
             started = time.monotonic()
             inventory = load_inventory(lab.up(spec))
@@ -263,7 +273,8 @@ def run_bench(
         limit = tcp_goodput_limit(link.speed_mbps, link.mtu)
         goodputs: list[float] = []
         if fidelity_runs > 0:
-            for _ in range(fidelity_runs):
+            for number in range(fidelity_runs):
+                say(f"fidelity run {number + 1} of {fidelity_runs}, both directions, {duration} s each")
                 for sender, receiver, address in (
                     ("pi", "pc", link.peer_address),
                     ("pc", "pi", link.board_address),
@@ -290,6 +301,7 @@ def run_bench(
         for host in hosts.values():
             host.close()
 
+        say(f"overhead batch: {2 * overhead_repeats} short tests through pytest")
         short = run_batch(
             spec.env_file,
             root,
