@@ -37,8 +37,8 @@ ROOT = Path(__file__).resolve().parents[2]
 # slow moment cannot fail a test the fault did not touch.
 FAULT_THRESHOLDS = Path(__file__).with_name("fault-thresholds.yaml")
 TESTS = [
-    "pytest_pinet/suite/test_ethernet.py::test_tcp_half_duplex_goodput[board->peer-stock]",
-    "pytest_pinet/suite/test_ethernet.py::test_tcp_half_duplex_goodput[peer->board-stock]",
+    "pytest_pinet/suite/test_ethernet.py::test_tcp_half_duplex_goodput[board-pi-board->peer-stock]",
+    "pytest_pinet/suite/test_ethernet.py::test_tcp_half_duplex_goodput[board-pi-peer->board-stock]",
 ]
 
 

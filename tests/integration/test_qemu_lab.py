@@ -72,7 +72,7 @@ def test_suite_runs_on_the_qemu_board(qemu_spec, tmp_path):
         qemu_spec,
         results,
         "pytest_pinet/suite/test_qemu_board.py",
-        "pytest_pinet/suite/test_ethernet.py::test_tcp_half_duplex_goodput[board->peer-stock]",
+        "pytest_pinet/suite/test_ethernet.py::test_tcp_half_duplex_goodput[board-qpi-board->peer-stock]",
         "pytest_pinet/suite/test_routing.py::test_download_through_the_board[sfq]",
     )
     outcomes = {}
@@ -81,10 +81,10 @@ def test_suite_runs_on_the_qemu_board(qemu_spec, tmp_path):
         outcomes[case.get("name")] = kind
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     assert outcomes == {
-        "test_console_login_sees_the_kernel_it_booted": "passed",
-        "test_usb_adapter_and_disk_hang_off_xhci": "passed",
-        "test_power_cycle_through_labgrid_restarts_the_board": "passed",
-        "test_tcp_half_duplex_goodput[board->peer-stock]": "passed",
+        "test_console_login_sees_the_kernel_it_booted[board-qpi]": "passed",
+        "test_usb_adapter_and_disk_hang_off_xhci[board-qpi]": "passed",
+        "test_power_cycle_through_labgrid_restarts_the_board[board-qpi]": "passed",
+        "test_tcp_half_duplex_goodput[board-qpi-board->peer-stock]": "passed",
         "test_download_through_the_board[sfq]": "passed",
     }, done.stdout[-4000:]
 
