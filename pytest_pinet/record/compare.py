@@ -4,12 +4,15 @@ noise that context has shown.
 A delta means something only against how much the same context varies from run to run: the
 noise is three robust standard deviations (1.4826 x the median absolute deviation) of that
 context's other stored runs, as a percentage of their median, and never less than the
-smallest band the baseline uses (1 %).  With fewer than three other runs there is no spread
-to learn from, and the band alone is used (said so in the row).
+smallest band the baseline uses (1 %).  With fewer than three other runs there is no
+run-to-run spread to learn from: the two runs' own per-second samples then give it (three
+standard errors of the difference of their means), and a context without such samples (a
+disk's dd) has an unknown noise and is never called a change.
 """
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -17,7 +20,10 @@ from typing import Any
 
 from .store import StoredMeasurement
 
-LABEL_FIELDS = ("board", "link", "adapter", "scenario", "direction", "duplex", "profile", "qdisc")
+LABEL_FIELDS = (
+    "board", "link", "adapter", "scenario", "direction", "duplex", "profile", "qdisc",
+    "filesystem", "block_bytes", "rate_target_mbps", "streams",
+)  # fmt: skip
 MIN_BAND_PCT = 1.0
 NOT_MEASUREMENTS = ("lab-fault", "invalid-thermal")
 
@@ -31,9 +37,9 @@ class ContextDelta:
     a_mbps: float | None
     b_mbps: float | None
     delta_pct: float | None
-    noise_pct: float
-    noise_from: str  # "history (N runs)" or "default band"
-    beyond_noise: bool
+    noise_pct: float | None  # None: unknown (too little history, no per-second samples)
+    noise_from: str  # "history (N runs)", "per-second samples" or why it is unknown
+    beyond_noise: bool | None  # None: cannot tell
 
 
 def label_of(key: str) -> str:
@@ -50,14 +56,31 @@ def _median_by_context(rows: Sequence[StoredMeasurement]) -> dict[str, float]:
     return {key: statistics.median(v) for key, v in values.items()}
 
 
-def noise_of(others: Sequence[float]) -> tuple[float, str]:
-    """The noise band (percent) of a context from its other runs' figures."""
-    if len(others) < 3:
-        return MIN_BAND_PCT, "default band"
-    centre = statistics.median(others)
-    mad = statistics.median(abs(v - centre) for v in others)
-    spread = 3 * 1.4826 * mad / centre * 100 if centre else 0.0
-    return max(MIN_BAND_PCT, spread), f"history ({len(others)} runs)"
+def noise_of(
+    others: Sequence[float], a_samples: Sequence[float] = (), b_samples: Sequence[float] = ()
+) -> tuple[float | None, str]:
+    """The noise band (percent) of a context: from its other runs, else from the two runs'
+    per-second samples, else unknown."""
+    if len(others) >= 3:
+        centre = statistics.median(others)
+        mad = statistics.median(abs(v - centre) for v in others)
+        spread = 3 * 1.4826 * mad / centre * 100 if centre else 0.0
+        return max(MIN_BAND_PCT, spread), f"history ({len(others)} runs)"
+    if len(a_samples) >= 3 and len(b_samples) >= 3:
+        error = math.sqrt(
+            statistics.variance(a_samples) / len(a_samples) + statistics.variance(b_samples) / len(b_samples)
+        )
+        centre = statistics.mean(a_samples)
+        return max(MIN_BAND_PCT, 3 * error / centre * 100 if centre else 0.0), "per-second samples"
+    return None, f"unknown ({len(others)} other runs, no per-second samples)"
+
+
+def _samples_by_context(rows: Sequence[StoredMeasurement]) -> dict[str, list[float]]:
+    samples: dict[str, list[float]] = {}
+    for row in rows:
+        if row.verdict not in NOT_MEASUREMENTS:
+            samples.setdefault(row.context_key, []).extend(row.intervals)
+    return samples
 
 
 def compare_runs(
@@ -70,12 +93,13 @@ def compare_runs(
     ``history`` maps a context to the per-run medians of the store's other runs.
     """
     first, second = _median_by_context(a), _median_by_context(b)
+    a_samples, b_samples = _samples_by_context(a), _samples_by_context(b)
     result = []
     for key in sorted(set(first) | set(second)):
-        noise, source = noise_of(history.get(key, ()))
+        noise, source = noise_of(history.get(key, ()), a_samples.get(key, ()), b_samples.get(key, ()))
         x, y = first.get(key), second.get(key)
         delta = 100.0 * (y - x) / x if x and y is not None else None
-        beyond = delta is not None and abs(delta) > noise
+        beyond = None if delta is None or noise is None else abs(delta) > noise
         result.append(ContextDelta(key, label_of(key), x, y, delta, noise, source, beyond))
     return result
 
@@ -95,8 +119,17 @@ def table(deltas: Sequence[ContextDelta], run_a: str, run_b: str) -> list[str]:
         a = f"{d.a_mbps:9.1f}" if d.a_mbps is not None else f"{'-':>9}"
         b = f"{d.b_mbps:9.1f}" if d.b_mbps is not None else f"{'-':>9}"
         change = f"{d.delta_pct:+7.2f}%" if d.delta_pct is not None else f"{'only one':>8}"
+        noise = f"{d.noise_pct:6.2f}%" if d.noise_pct is not None else f"{'?':>7}"
         mark = "  BEYOND NOISE" if d.beyond_noise else ""
-        lines.append(f"{d.label[:60]:60} {a} {b} {change} {d.noise_pct:6.2f}%{mark}")
-    beyond = sum(d.beyond_noise for d in deltas)
-    lines.append(f"{beyond} of {len(deltas)} contexts changed beyond noise")
+        lines.append(f"{d.label[:60]:60} {a} {b} {change} {noise}{mark}")
+    beyond = sum(1 for d in deltas if d.beyond_noise)
+    unknown = sum(1 for d in deltas if d.beyond_noise is None and d.delta_pct is not None)
+    lines.append(
+        f"{beyond} of {len(deltas)} contexts changed beyond noise"
+        + (
+            f"; {unknown} with unknown noise (fewer than 3 other runs and no per-second samples)"
+            if unknown
+            else ""
+        )
+    )
     return lines
