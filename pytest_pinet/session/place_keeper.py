@@ -79,7 +79,7 @@ class PlaceKeeper:
         else:
             candidates = env_places(self.settings)
             lock_dir = local_lock_dir()
-            if len(candidates) == 1 and self.chooser is None:
+            if len(candidates) == 1:  # nothing to choose between: no chooser is asked
                 # One lab file: workers and runs share it and hold the hosts each test uses.
                 self.place, self._per_host = candidates[0], True
                 self._note("taken", per_host=True)
