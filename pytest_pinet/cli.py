@@ -24,7 +24,7 @@ from .record.data_home import allure_history_file, store_url
 from .secrets import mask
 from .secrets import register as register_secret
 from .virtlab import lab
-from .virtlab.qemu_image import DEFAULT_KERNEL, KERNELS
+from .virtlab.qemu_image import DEFAULT_IMAGE, RECIPES
 from .virtlab.topology import ACCELERATORS, BOARD_KINDS, LabSpec, lab_spec
 
 
@@ -43,11 +43,11 @@ def _spec(args: argparse.Namespace) -> LabSpec:
             return lab_spec(
                 args.lab,
                 board=built.get("board") or "netns",
-                kernel=built.get("kernel", ""),
+                image=built.get("image", ""),
                 accel=built.get("accel") or "tcg",
                 state_root=state_root,
             )
-        return lab_spec(args.lab, board=board, kernel=args.kernel, accel=args.accel, state_root=state_root)
+        return lab_spec(args.lab, board=board, image=args.image, accel=args.accel, state_root=state_root)
     except ValueError as exc:
         raise PinetError(str(exc)) from None
 
@@ -191,9 +191,9 @@ def _print_status(data: dict[str, object], *, as_json: bool) -> None:
         print(json.dumps(data, indent=2))
         return
     board = data.get("board", "netns")
-    kernel = f", kernel {data['kernel']}" if data.get("kernel") else ""
+    image = f", image {data['image']}" if data.get("image") else ""
     print(
-        f"lab {data['lab']}: {'up' if data['up'] else 'down'}  board {board}{kernel}  "
+        f"lab {data['lab']}: {'up' if data['up'] else 'down'}  board {board}{image}  "
         f"env file: {data['env_file'] or '-'}"
     )
     for host in data["hosts"]:  # type: ignore[attr-defined]
@@ -299,6 +299,20 @@ def cmd_lab_check(args: argparse.Namespace) -> int:
             f"  route {route.name:14} {route.wan.peer} ({route.wan.name}) -> {route.board} -> "
             f"{route.lan.peer} ({route.lan.name})"
         )
+    from .lab.image_catalogue import problems
+
+    catalogue = inventory.catalogue
+    for image in catalogue.images:
+        missing = problems(image)
+        print(f"  image {image.describe()}" + (f"  NOT READY: {'; '.join(missing)}" if missing else ""))
+    for board in inventory.boards:
+        takes = [i.name for i in catalogue.images if catalogue.can_take(board.name, i)]
+        how = (
+            ", ".join(sorted(catalogue.deliveries.get(board.name, ())))
+            or "no image delivery (no SD mux + writer, no TFTP)"
+        )
+        if catalogue.images:
+            print(f"  board {board.name:10} takes {', '.join(takes) or 'none of the images'} ({how})")
     return 0
 
 
@@ -429,7 +443,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="the board: a namespace (default) or a QEMU machine with its own kernel, console and USB",
     )
     up.add_argument(
-        "--kernel", choices=sorted(KERNELS), default=DEFAULT_KERNEL, help="the QEMU board's kernel"
+        "--image",
+        choices=[r.name for r in RECIPES],
+        default=DEFAULT_IMAGE,
+        help="the OS image on the QEMU board's SD card at lab up (--pinet-image reflashes it)",
     )
     up.add_argument(
         "--accel", choices=ACCELERATORS, default="tcg", help="how QEMU runs the board (default tcg)"

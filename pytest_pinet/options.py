@@ -23,7 +23,7 @@ import pytest
 
 from .errors import ConfigError
 from .settings import VIRTUAL, PinetSettings
-from .virtlab.qemu_image import DEFAULT_KERNEL, KERNELS
+from .virtlab.qemu_image import DEFAULT_IMAGE, RECIPES
 from .virtlab.topology import ACCELERATORS, BOARD_KINDS, LAB_NAME
 
 Parse = Callable[[str, str], Any]
@@ -138,6 +138,19 @@ def host_names(value: str, source: str) -> tuple[str, ...]:
     for name in names:
         if not HOST_NAME.match(name):
             raise ConfigError(source, f"{name!r} is not a host name of an inventory")
+    return names
+
+
+def image_names(value: str, source: str) -> tuple[str, ...]:
+    """``a,b`` -> ("a", "b"): catalogue image names, in the order the run flashes them."""
+    from .lab.image_catalogue import NAME
+
+    names = tuple(part.strip() for part in value.split(",") if part.strip())
+    for name in names:
+        if not NAME.match(name):
+            raise ConfigError(source, f"{name!r} is not an image name of a catalogue")
+    if len(set(names)) != len(names):
+        raise ConfigError(source, f"names an image twice: {value!r}")
     return names
 
 
@@ -418,11 +431,12 @@ OPTIONS: tuple[Option, ...] = (
         "|".join(BOARD_KINDS),
     ),
     Option(
-        "board_kernel",
-        one_of(tuple(KERNELS)),
-        DEFAULT_KERNEL,
-        f"the QEMU board's kernel: {', '.join(KERNELS)}",
-        "LABEL",
+        "board_image",
+        one_of(tuple(r.name for r in RECIPES)),
+        DEFAULT_IMAGE,
+        "the OS image on the QEMU board's SD card when the lab is built: "
+        + ", ".join(r.name for r in RECIPES),
+        "NAME",
     ),
     Option(
         "qemu_accel",
@@ -474,6 +488,15 @@ OPTIONS: tuple[Option, ...] = (
         "measure only these boards of the inventory (the network suites run over every board)",
         "NAME,...",
         default_text="every board",
+    ),
+    Option(
+        "image",
+        image_names,
+        "",
+        "flash the boards with each of these catalogue images in turn (pinet.images of the env "
+        "file) and run the selected tests on each: image is the outermost axis",
+        "NAME,...",
+        default_text="whatever the boards run",
     ),
     Option(
         "allow_skips",

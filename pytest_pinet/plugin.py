@@ -23,6 +23,7 @@ from .model import Measurement
 from .options import add_options, any_given
 from .record.coverage import PlannedTest, coverage_lines, measured_nothing
 from .record.data_home import store_url
+from .record.image_table import image_table
 from .record.results_dir import new_run_id
 from .record.run_summary import lab_fault_lines, measurement_lines, no_baseline_lines
 from .record.summary_tables import routing_tables, storage_table, udp_table
@@ -50,8 +51,10 @@ pytest_plugins = [
     "pytest_pinet.fixtures.routing",
     "pytest_pinet.fixtures.udp",
     "pytest_pinet.fixtures.storage",
+    "pytest_pinet.fixtures.images",
 ]
 FIXTURE_MODULES = "pytest_pinet.fixtures."
+AUTOUSE_FIXTURES = frozenset({"pinet_board_image"})
 ENGAGED = pytest.StashKey[bool]()
 # A test asking for one of these means to measure: a run of such tests that measured nothing
 # is not green (see record/coverage.py).
@@ -139,7 +142,9 @@ def _uses_pinet(items: Sequence[pytest.Item]) -> bool:
         info = getattr(item, "_fixtureinfo", None)
         if info is None:
             continue
-        for definitions in info.name2fixturedefs.values():
+        for name, definitions in info.name2fixturedefs.items():
+            if name in AUTOUSE_FIXTURES:
+                continue  # every test has it; it does nothing without --pinet-image
             if any(str(getattr(d.func, "__module__", "")).startswith(FIXTURE_MODULES) for d in definitions):
                 return True
     return False
@@ -156,6 +161,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         group = params.get("board_name") or params.get("link_name")
         if group is not None and item.get_closest_marker("xdist_group") is None:
             item.add_marker(pytest.mark.xdist_group(f"pinet-{group}"))
+    images = list(pinet_run(config).settings.image) if config.stash.get(PINET_RUN, None) else []
+    if images:
+        # Image is the outermost axis: every test of one image before the next flash.
+        def image_rank(item: pytest.Item) -> int:
+            params = getattr(getattr(item, "callspec", None), "params", {})
+            name = params.get("board_image")
+            return images.index(name) + 1 if name in images else 0
+
+        items.sort(key=image_rank)
     if not config.stash.get(ENGAGED, False) and _uses_pinet(items):
         config.stash[ENGAGED] = True
         run = pinet_run(config)
@@ -229,6 +243,28 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize("link_name", names, ids=[f"link-{n}" for n in names])
     elif boards:
         metafunc.parametrize("board_name", boards, ids=[f"board-{n}" for n in boards], scope="session")
+    if settings.image and (boards or wants_links):
+        known = _catalogue_names(settings)
+        unknown = [name for name in settings.image if known is not None and name not in known]
+        if unknown:
+            raise pytest.UsageError(
+                f"--pinet-image names {unknown}; "
+                f"the lab's catalogue has {known or 'no images (pinet.images)'}"
+            )
+        images = list(settings.image)
+        metafunc.parametrize("board_image", images, ids=[f"image-{n}" for n in images], scope="session")
+
+
+def _catalogue_names(settings: PinetSettings) -> list[str] | None:
+    """The image names of the lab's catalogue, known at collection (None: a place's own)."""
+    if settings.virtual:
+        from .virtlab.qemu_image import RECIPES
+
+        return [r.name for r in RECIPES] if settings.board == "qemu" else []
+    from .lab.inventory import load_inventory
+
+    files = [path for path in settings.lab_files if path.is_file()]
+    return [i.name for i in load_inventory(files[0]).catalogue.images] if files else None
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -295,6 +331,8 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     if rows:
         terminalreporter.section("pinet measurements")
         for line in measurement_lines(rows) + routing_tables(rows) + udp_table(rows) + storage_table(rows):
+            terminalreporter.write_line(line)
+        for line in image_table(rows):
             terminalreporter.write_line(line)
         terminalreporter.write_line(f"results: {run.results.measurements_file}")
     unsupported = {

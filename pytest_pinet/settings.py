@@ -40,12 +40,13 @@ class PinetSettings:
     udp_duration: int = 5  # seconds per UDP packet-rate run (a sweep runs one per thread count)
     storage_mib: int = 8  # MiB written and read per block size in the storage sweep
     board: str = "netns"  # the virtual lab's board: a namespace, or a QEMU machine ("qemu")
-    board_kernel: str = "6.1"  # the QEMU board's kernel, one of the image's matrix
+    board_image: str = "debian12-k6.1"  # the image on the QEMU board's card at lab up
     qemu_accel: str = "tcg"  # how QEMU runs the board: tcg (anywhere) or kvm (where it works)
     places: int = 0  # virtual places pinet1..pinetN to spread over; 0 = one per xdist worker
     coordinator: str = ""  # labgrid coordinator (HOST:PORT) to reserve places from; "" = none
     place_tags: tuple[str, ...] = ()  # KEY=VALUE tags a reserved place must carry
     boards: tuple[str, ...] = ()  # boards to measure; () = every board of the inventory
+    image: tuple[str, ...] = ()  # catalogue images to flash and measure in turn; () = as found
     allow_skips: bool = False  # opt-out of "never green on nothing" (docs/nightly.md)
 
     def lab_spec(self) -> LabSpec:
@@ -53,7 +54,7 @@ class PinetSettings:
         return lab_spec(
             self.virtual_lab,
             board=self.board,
-            kernel=self.board_kernel if self.board == "qemu" else "",
+            image=self.board_image if self.board == "qemu" else "",
             accel=self.qemu_accel,
         )
 

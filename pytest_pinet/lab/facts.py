@@ -7,6 +7,8 @@ into every measurement's context, the results files and the reports.
 
 from __future__ import annotations
 
+import json
+
 from ..errors import LabFault
 from ..model.facts import HostFacts, InterfaceFacts
 from .facts_parse import (
@@ -88,6 +90,7 @@ def facts_from_output(host: str, text: str, interfaces: list[str]) -> HostFacts:
             offloads={short: features[long] for long, short in OFFLOADS.items() if long in features},
             usb_speed_mbps=speeds[0] if len(set(speeds)) == 1 else None,
         )
+    marker = parse_image_marker(s.get("image", ""))
     temp = s.get("temp", "")
     freq = s.get("freq", "")
     cpus = s.get("cpus", "")
@@ -105,7 +108,24 @@ def facts_from_output(host: str, text: str, interfaces: list[str]) -> HostFacts:
         throttled=throttled,
         iperf3_version=s.get("iperf3") or None,
         interfaces=result,
+        arch=s.get("arch", "").strip(),
+        image=image_of(marker, s.get("kernel", "")),
+        image_marker=marker,
     )
+
+
+def parse_image_marker(text: str) -> dict[str, str]:
+    """The board's image marker (one JSON object); {} when absent or unreadable."""
+    try:
+        data = json.loads(text) if text.strip() else {}
+    except ValueError:
+        return {}
+    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+
+def image_of(marker: dict[str, str], kernel: str) -> str:
+    """The verified image's name, if the board still runs the kernel it was verified with."""
+    return marker.get("name", "") if marker.get("kernel") == kernel and kernel else ""
 
 
 def gather_facts(host: RemoteHost, interfaces: list[str]) -> HostFacts:

@@ -13,7 +13,7 @@ import os
 import re
 import string
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -21,11 +21,12 @@ import yaml
 
 from .. import secrets
 from ..errors import ConfigError, LabFault
+from .image_catalogue import Catalogue, catalogue_from_data
 from .remote import RemoteHost, SshEndpoint
 
 ROLES = ("board", "peer")
 INTERFACE_NAME = re.compile(r"^[A-Za-z0-9_.:@-]{1,15}$")
-PINET_KEYS = frozenset({"lab", "kind", "ssh", "hosts", "links", "routes", "disks"})
+PINET_KEYS = frozenset({"lab", "kind", "ssh", "hosts", "links", "routes", "disks", "images"})
 DISK_KEYS = frozenset({"name", "host", "device", "scratch", "bus"})
 DEVICE = re.compile(r"^/dev/[A-Za-z0-9/_.:-]{1,128}$")  # by-id names hold colons
 ROUTE_KEYS = frozenset({"name", "board", "lan", "wan"})
@@ -122,6 +123,8 @@ class Inventory:
     # What ``!template $VAR`` was filled with beyond the environment (a reserved place's
     # LG_PLACE and LG_COORDINATOR), so labgrid reads the file the same way.
     substitutions: tuple[tuple[str, str], ...] = ()
+    # The OS images its boards can be flashed with (pinet.images), and how each board takes them.
+    catalogue: Catalogue = field(default_factory=Catalogue)
 
     @property
     def boards(self) -> list[HostEntry]:
@@ -283,6 +286,8 @@ def inventory_from_data(data: Any, source: Path) -> Inventory:
     if not isinstance(disks_raw, list):
         raise ConfigError(where, "pinet.disks must be a list")
     disks = tuple(_disk(raw, f"pinet.disks[{n}]", where, hosts) for n, raw in enumerate(disks_raw))
+    boards = [name for name, host in hosts.items() if host.role == "board"]
+    catalogue = catalogue_from_data(pinet.get("images"), targets, boards, source)
     return Inventory(
         source,
         str(pinet.get("lab", source.stem)),
@@ -291,6 +296,7 @@ def inventory_from_data(data: Any, source: Path) -> Inventory:
         links,
         routes,
         disks,
+        catalogue=catalogue,
     )
 
 

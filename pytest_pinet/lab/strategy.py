@@ -1,4 +1,4 @@
-"""A labgrid Strategy that takes a board from off to on, reachable and provisioned.
+"""A labgrid Strategy that takes a board from off to flashed, on, reachable and provisioned.
 
 Power goes through whatever PowerProtocol driver the env gives the target (PDU, PoE, relay,
 ExternalPowerDriver, QEMU), so the same strategy drives any lab.  Where the env also gives the
@@ -7,6 +7,11 @@ console that stopped working is found, not only a network that did.  "Reachable"
 command answered through pinet's pinned connection, within a bound; while waiting, any
 console the target has is read, so a board that does not come back leaves its boot log in
 the report instead of a bare timeout.
+
+With an image to run (``use_image``), "provisioned" means that image: a board that already
+runs it (its marker and kernel say so) is kept; otherwise the board goes off, is flashed
+("flashed": the image written while the board is dark, through labgrid's SD mux and storage
+drivers or its TFTP provider), boots, and must show the image's kernel and OS.
 
 Real labs can name it in their env file (``imports: [pytest_pinet.lab.strategy]`` and
 ``PinetBoardStrategy: {}`` under the board's drivers); pinet also creates it on demand.
@@ -35,12 +40,14 @@ class BoardState(enum.Enum):
     on = 2
     reachable = 3
     provisioned = 4
+    flashed = 5  # off, with the requested image written for its next boot
 
 
 @target_factory.reg_driver
 @attr.s(eq=False)
 class PinetBoardStrategy(Strategy):  # type: ignore[misc]
-    """off -> on -> reachable (SSH answers) -> provisioned (the tools pinet needs are there)."""
+    """off -> [flashed] -> on -> reachable (SSH answers) -> provisioned (the requested image
+    verified, the tools pinet needs there)."""
 
     bindings = {  # noqa: RUF012 - labgrid reads this class attribute
         "power": "PowerProtocol",
@@ -60,6 +67,9 @@ class PinetBoardStrategy(Strategy):  # type: ignore[misc]
         self.boot_seconds: float | None = None
         self.console_kernel: str | None = None  # `uname -r` read over the serial console
         self.console_login_seconds: float | None = None
+        self.image: Any = None  # the CatalogueImage "provisioned" means; None: whatever runs
+        self.flashes: list[Any] = []  # every Flash this strategy did
+        self.booted: Any = None  # HostFacts read when the image was verified
 
     @step(args=["status"])  # type: ignore[untyped-decorator]
     def transition(self, status: BoardState | str, *, step: Any = None) -> None:
@@ -82,11 +92,54 @@ class PinetBoardStrategy(Strategy):  # type: ignore[misc]
             self.power.on()
         elif status == BoardState.reachable:
             self._cycle_and_wait()
+        elif status == BoardState.flashed:
+            self._flash()
         elif status == BoardState.provisioned:
-            if self.status != BoardState.reachable:
+            if self.image is not None:
+                self._provision_image()
+            elif self.status != BoardState.reachable:
                 self._cycle_and_wait()
             self._check_tools()
         self.status = status
+
+    def use_image(self, image: Any) -> None:
+        """Make "provisioned" mean ``image`` (a catalogue image) from now on."""
+        if image is not self.image:
+            self.image = image
+            if self.status == BoardState.provisioned:
+                self.status = BoardState.reachable
+
+    def _flash(self) -> None:
+        from .provision import flash
+
+        if self.image is None:
+            raise StrategyError("flashed needs an image: call use_image() first")
+        self._leave_shell()
+        self.target.activate(self.power)
+        self.power.off()
+        self.flashes.append(flash(self.target, self.image))
+
+    def _provision_image(self) -> None:
+        """Keep a board that runs the image already; else flash, boot and verify it."""
+        from .facts import gather_facts
+        from .provision import already_runs, verify, write_marker
+
+        if self.remote is None:
+            raise LabFault("provisioning", f"{self.target.name}: no SSH connection to verify the image with")
+        if self.status in (BoardState.reachable, BoardState.provisioned) or (
+            self.status == BoardState.unknown and self._reachable()[0]
+        ):
+            facts = gather_facts(self.remote, [])
+            if already_runs(self.image, facts):
+                self.booted = facts
+                return
+        self._flash()
+        self.status = BoardState.flashed
+        self._cycle_and_wait()
+        facts = gather_facts(self.remote, [])
+        verify(self.target.name, self.image, facts)
+        write_marker(self.remote, self.image, facts)
+        self.booted = gather_facts(self.remote, [])
 
     def force(self, status: BoardState | str) -> None:
         """Declare the board to be in ``status`` without touching it (it is already there)."""

@@ -47,6 +47,10 @@ class FactsCache:
         names += [link.peer_interface for link in self.inventory.links if link.peer == host]
         return sorted(set(names))
 
+    def forget(self, host: str) -> None:
+        """Gather ``host``'s facts afresh on next use (it was reflashed: another kernel, OS)."""
+        self._facts.pop(host, None)
+
     def __getitem__(self, host: str) -> HostFacts:
         if host not in self._facts:
             self._facts[host] = gather_facts(self.hosts[host], self.interfaces_of(host))
@@ -70,6 +74,7 @@ def link_context(
         "mtu": cable.mtu,
         "kernel": board_facts.kernel,
         "os": board_facts.os_name,
+        "image": board_facts.image,
         "driver": (board_if.driver or "") if board_if else "",
     }
     return TrafficContext(**{**over_link, **fields})

@@ -85,6 +85,7 @@ class RoutingMeasurer(Measurer):
             qdisc=self.qdisc,
             kernel=board_facts.kernel,
             os=board_facts.os_name,
+            image=board_facts.image,
             driver=(wan_if.driver or "") if wan_if else "",
             rate_target_mbps=target,
         )

@@ -47,6 +47,7 @@ class StorageMeasurer(Measurer):
             protocol="block",
             kernel=facts.kernel,
             os=facts.os_name,
+            image=facts.image,
             filesystem=filesystem,
             block_bytes=run.block_bytes,
         )

@@ -32,6 +32,7 @@ class TrafficContext:
     rate_target_mbps: int = 0  # the sender's -b target in total; 0 = as fast as it can
     filesystem: str = ""  # storage suite: ext2, ext3, ext4, vfat
     block_bytes: int = 0  # storage suite: the dd block size
+    image: str = ""  # the catalogue image pinet verified on the board; "" when not flashed by pinet
 
     def as_match(self) -> dict[str, Any]:
         """The context as threshold match keys."""

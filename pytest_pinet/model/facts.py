@@ -42,6 +42,11 @@ class HostFacts:
     throttled: tuple[str, ...] | None
     iperf3_version: str | None
     interfaces: dict[str, InterfaceFacts] = field(default_factory=dict)
+    arch: str = ""  # `uname -m`
+    # The catalogue image pinet verified on this board, from the board's marker; "" when
+    # there is none or the running kernel is not the one it was verified with.
+    image: str = ""
+    image_marker: dict[str, str] = field(default_factory=dict)
 
     def summary(self) -> str:
         """One line for reports: model, OS, kernel."""

@@ -44,6 +44,7 @@ def metric_id(measurement: Measurement) -> str:
         c.adapter,
         c.kernel or "kernel?",
         c.os or "os?",
+        *([c.image] if c.image else []),
         c.scenario,
         c.duplex,
         c.direction,
@@ -65,11 +66,14 @@ def label_measurement(measurement: Measurement) -> None:
     # when several labs report into one place. Measured values never are.
     for name, value in (("board", c.board), ("adapter", c.adapter), ("scenario", c.scenario)):
         allure.dynamic.parameter(name, value)
+    if c.image:
+        allure.dynamic.parameter("image", c.image)
     allure.dynamic.epic("network regression")
     allure.dynamic.feature(c.scenario)
     allure.dynamic.story(f"{c.duplex} duplex")
     for name, value in (
         ("board", c.board),
+        ("image", c.image),
         ("kernel", c.kernel),
         ("os", c.os),
         ("adapter", c.adapter),

@@ -44,7 +44,15 @@ def config(output: Path, history: Path, name: str) -> dict[str, object]:
         "historyPath": str(history),
         "historyLimit": 100,
         "plugins": {
-            "awesome": {"options": {"reportName": name, "singleFile": False, "reportLanguage": "en"}}
+            "awesome": {
+                "options": {
+                    "reportName": name,
+                    "singleFile": False,
+                    "reportLanguage": "en",
+                    # The tree a lab reads: each board, then each image it ran, then each adapter.
+                    "groupBy": ["board", "image", "adapter"],
+                }
+            }
         },
         "performance": {
             "groups": {"network": {"title": "Network throughput"}},

@@ -87,11 +87,11 @@ SCHEMA = [
 def context_key(context: dict[str, Any]) -> str:
     """Stable key of a measurement's context: what must be equal to compare two results.
 
-    Later keys (rate target, filesystem, block size) are appended only when set, so the keys
+    Later keys (rate target, filesystem, block size, image) are appended only when set, so the keys
     (and baselines) of everything measured before they existed stay what they were.
     """
     key = "|".join(f"{k}={context.get(k, '')}" for k in CONTEXT_KEY_FIELDS)
-    for extra in ("rate_target_mbps", "filesystem", "block_bytes"):
+    for extra in ("rate_target_mbps", "filesystem", "block_bytes", "image"):
         if context.get(extra):
             key += f"|{extra}={context[extra]}"
     return key

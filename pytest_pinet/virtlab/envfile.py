@@ -49,7 +49,7 @@ def env_data(
             if image is None:
                 raise ValueError("a QEMU lab's env file needs the board image")
             public_key = (spec.state_dir / "id_ed25519.pub").read_text(encoding="utf-8")
-            targets[host.name] = qemu_board.target(spec, image, public_key)
+            targets[host.name] = qemu_board.target(spec, public_key)
             extra_sections = qemu_board.env_sections(spec, image)
             continue
         targets[host.name] = {
@@ -101,6 +101,8 @@ def env_data(
         # Off until a test run's strategy boots it through labgrid, as a board on a PDU.
         hosts[spec.board_host.name]["power_on_at_start"] = True
     disk_bus = "usb" if spec.is_qemu else "loop"
+    # The QEMU board's OS images, flashed onto its SD card by --pinet-image or pinet bisect.
+    catalogue = {"images": qemu_board.catalogue(image)} if spec.is_qemu and image is not None else {}
     return {
         "targets": targets,
         **extra_sections,
@@ -123,6 +125,7 @@ def env_data(
                 for d in spec.disks
                 if devices and d.name in devices
             ],
+            **catalogue,
         },
     }
 

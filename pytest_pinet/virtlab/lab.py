@@ -160,18 +160,18 @@ def is_up(spec: LabSpec) -> bool:
 
 
 def built_as(spec: LabSpec) -> dict[str, str]:
-    """What the running lab was built with (board kind, kernel, accelerator), from lab.json."""
+    """What the running lab was built with (board kind, SD card image, accelerator), from lab.json."""
     try:
         data = json.loads((spec.state_dir / "lab.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
-    return {key: str(data.get(key, "")) for key in ("board", "kernel", "accel")}
+    return {key: str(data.get(key, "")) for key in ("board", "image", "accel")}
 
 
 def check_same_build(spec: LabSpec) -> None:
-    """Refuse to hand a run a lab that is up with another board or kernel than it asked for."""
+    """Refuse to hand a run a lab that is up with another board or image than it asked for."""
     have = built_as(spec)
-    want = {"board": spec.board, "kernel": spec.kernel, "accel": spec.accel}
+    want = {"board": spec.board, "image": spec.image, "accel": spec.accel}
     if have and have.get("board", "netns") == "":
         have["board"] = "netns"
     differs = {k: (have.get(k, ""), v) for k, v in want.items() if have.get(k, "") != v}
@@ -295,6 +295,7 @@ def _build(spec: LabSpec, image: qemu_image.BoardImage | None = None) -> None:
     if image is not None:
         qemu_board.plumb(spec, _ip)
         qemu_board.write_wrapper(spec)
+        qemu_board.flash_card(spec, image, spec.image)
         qemu_board.make_disk(spec, spec.disks[0].size_mib)
         devices = {spec.disks[0].name: qemu_board.USB_DISK_DEVICE}
         # The image's own host key: every boot of it presents the same one, so it is pinned.
@@ -313,7 +314,7 @@ def _build(spec: LabSpec, image: qemu_image.BoardImage | None = None) -> None:
         known_hosts.append(f"{address} {public[0]} {public[1]}")
     (spec.state_dir / "known_hosts").write_text("\n".join(known_hosts) + "\n", encoding="utf-8")
     envfile.write_env_file(spec, devices, image)
-    built = {"lab": spec.name, "state": "up", "board": spec.board, "kernel": spec.kernel, "accel": spec.accel}
+    built = {"lab": spec.name, "state": "up", "board": spec.board, "image": spec.image, "accel": spec.accel}
     (spec.state_dir / "lab.json").write_text(json.dumps(built), encoding="utf-8")
 
 
@@ -486,7 +487,7 @@ def status(spec: LabSpec) -> dict[str, object]:
         "lab": spec.name,
         "up": is_up(spec),
         "board": spec.board,
-        "kernel": spec.kernel or None,
+        "image": spec.image or None,
         "env_file": str(spec.env_file) if spec.env_file.exists() else None,
         "hosts": hosts,
         "links": links,

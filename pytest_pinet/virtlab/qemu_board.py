@@ -8,7 +8,10 @@ namespace's processes, which ``pinet lab down`` does for every host, therefore a
 QEMU left behind by a crashed test run.
 
 Everything that differs per lab (names, addresses, shaping, the runner's SSH key) goes on
-the kernel command line; the image is the same for every lab and kernel.
+the kernel command line; the images are the same for every lab.  The board boots what its SD
+card holds: the card is a file the lab's provisioning writes through labgrid drivers
+(``sd_card.py``), and QEMU starts through a wrapper that first does what a Pi's boot firmware
+does, load the kernel and initrd from the card.
 """
 
 from __future__ import annotations
@@ -19,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import PinetError
-from . import shaping, system
-from .qemu_image import BoardImage
+from . import sd_card, shaping, system
+from .qemu_image import FIRMWARE_INITRD, FIRMWARE_KERNEL, BoardImage
 from .topology import LabSpec
 
 MGMT_INTERFACE = "mgmt0"
@@ -64,6 +67,16 @@ def disk_path(spec: LabSpec) -> Path:
     return spec.state_dir / "usb-disk.raw"
 
 
+def card_path(spec: LabSpec) -> Path:
+    """The file behind the board's SD card (its boot disk)."""
+    return spec.state_dir / "sd-card.img"
+
+
+def firmware_dir(spec: LabSpec) -> Path:
+    """Where the board's firmware puts the kernel and initrd it loaded from the card."""
+    return spec.host_dir(spec.board_host.name) / "firmware"
+
+
 def log_path(spec: LabSpec) -> Path:
     """QEMU's own messages (its usb-net reports every control request it does not know)."""
     return spec.host_dir(spec.board_host.name) / "qemu.log"
@@ -105,15 +118,41 @@ def make_disk(spec: LabSpec, size_mib: int) -> Path:
 
 
 def write_wrapper(spec: LabSpec) -> Path:
-    """Write the wrapper labgrid's QEMUDriver runs instead of qemu-system-x86_64."""
+    """Write the wrapper labgrid's QEMUDriver runs instead of qemu-system-x86_64.
+
+    Before a boot (a QEMU command line with ``-kernel``) it is the board's firmware: with the
+    card in the board (mux at "dut") it copies the card's kernel and initrd to where the
+    QEMUDriver's ``-kernel`` and ``-initrd`` point, with debugfs, which reads ext4 without
+    mounting it; no card, or no kernel on it, and the board does not start.
+    """
     path = wrapper_path(spec)
     qemu = system.find_tool("qemu-system-x86_64")
     ip = system.find_tool("ip")
+    debugfs = system.find_tool("debugfs")
+    firmware = firmware_dir(spec)
+    firmware.mkdir(parents=True, exist_ok=True)
+    card = card_path(spec)
+    log = shlex.quote(str(log_path(spec)))
+    kernel, initrd = firmware / "vmlinuz", firmware / "initrd.img"
     path.write_text(
         "#!/bin/sh\n"
         f"# Written by pinet lab up: the QEMU board of lab {spec.name} runs in its namespace.\n"
+        f"card={shlex.quote(str(card))}\n"
+        'case " $* " in\n'
+        '*" -kernel "*)\n'
+        f'  if [ "$(cat {shlex.quote(str(sd_card.mux_file(card)))} 2>/dev/null || echo dut)" != dut ]; then\n'
+        '    echo "pinet board firmware: no SD card (the mux gives it to the lab host)" >&2; exit 1\n'
+        "  fi\n"
+        f"  rm -f {shlex.quote(str(kernel))} {shlex.quote(str(initrd))}\n"
+        f'  {shlex.quote(debugfs)} -R {shlex.quote(f"dump {FIRMWARE_KERNEL} {kernel}")} "$card" 2>>{log}\n'
+        f'  {shlex.quote(debugfs)} -R {shlex.quote(f"dump {FIRMWARE_INITRD} {initrd}")} "$card" 2>>{log}\n'
+        f"  if [ ! -s {shlex.quote(str(kernel))} ] || [ ! -s {shlex.quote(str(initrd))} ]; then\n"
+        f'    echo "pinet board firmware: no {FIRMWARE_KERNEL} and {FIRMWARE_INITRD}'
+        ' on the SD card $card" >&2; exit 1\n'
+        "  fi ;;\n"
+        "esac\n"
         f"exec {shlex.quote(ip)} netns exec {shlex.quote(spec.netns(spec.board_host.name))} "
-        f'{shlex.quote(qemu)} "$@" 2>>{shlex.quote(str(log_path(spec)))}\n',
+        f'{shlex.quote(qemu)} "$@" 2>>{log}\n',
         encoding="utf-8",
     )
     os.chmod(path, 0o755)  # noqa: S103 - a program labgrid runs as root
@@ -151,13 +190,12 @@ def boot_args(spec: LabSpec, public_key: str) -> str:
     return line
 
 
-def extra_args(spec: LabSpec, image: BoardImage) -> str:
+def extra_args(spec: LabSpec) -> str:
     """QEMU's devices: the ports, the xHCI controller with the USB adapter and disk."""
-    kernel = image.kernel(spec.kernel)
     board = spec.board_host.name
     args = [
         "-initrd",
-        str(kernel.initrd),
+        str(firmware_dir(spec) / "initrd.img"),
         "-smp",
         str(CPUS),
         "-accel",
@@ -189,12 +227,14 @@ def extra_args(spec: LabSpec, image: BoardImage) -> str:
     return shlex.join(args)
 
 
-def target(spec: LabSpec, image: BoardImage, public_key: str) -> dict[str, Any]:
-    """The board's labgrid target: QEMUDriver for power and console, ShellDriver on it."""
+def target(spec: LabSpec, public_key: str) -> dict[str, Any]:
+    """The board's labgrid target: QEMUDriver for power and console, ShellDriver on it, and
+    the SD card with its mux and writer."""
     board = spec.board_host.name
     return {
         "resources": {
             "NetworkService": {"address": spec.mgmt_address(board), "username": "root", "port": 22},
+            "PinetSDCard": {"path": str(card_path(spec))},
         },
         "drivers": {
             "QEMUDriver": {
@@ -202,14 +242,15 @@ def target(spec: LabSpec, image: BoardImage, public_key: str) -> dict[str, Any]:
                 "machine": "q35",
                 "cpu": "host" if spec.accel == "kvm" else "max",
                 "memory": MEMORY,
-                "kernel": "kernel",
-                "disk": "rootfs",
-                # Every boot starts from the image as built: what a test wrote is gone after
-                # a power-cycle, as on a board re-flashed each night.
-                "disk_opts": "snapshot=on",
+                "kernel": "firmware-kernel",
+                # The card keeps what the board wrote across power-cycles, as a real one does;
+                # provisioning rewrites it.
+                "disk": "sd-card",
                 "boot_args": boot_args(spec, public_key),
-                "extra_args": extra_args(spec, image),
+                "extra_args": extra_args(spec),
             },
+            "PinetSDMuxDriver": {},
+            "PinetSDCardDriver": {},
             "ShellDriver": {
                 # bash in the image brackets pastes: the prompt may follow an ESC[?2004h.
                 "prompt": rf"(?:\x1b\[\?2004h)?root@{board}:[^ ]*# ",
@@ -222,12 +263,41 @@ def target(spec: LabSpec, image: BoardImage, public_key: str) -> dict[str, Any]:
 
 
 def env_sections(spec: LabSpec, image: BoardImage) -> dict[str, Any]:
-    """The env file's ``tools`` and ``images`` sections the QEMUDriver reads."""
-    kernel = image.kernel(spec.kernel)
+    """The env file's ``imports``, ``tools`` and ``images`` sections (the QEMUDriver's
+    kernel is what the firmware loaded; the catalogue's images are the built ones)."""
+    images = {"firmware-kernel": str(firmware_dir(spec) / "vmlinuz"), "sd-card": str(card_path(spec))}
+    for built in image.images.values():
+        images[built.name] = str(built.path)
     return {
+        "imports": [sd_card.__name__],
         "tools": {"qemu": str(wrapper_path(spec))},
-        "images": {"kernel": str(kernel.vmlinuz), "rootfs": str(image.rootfs)},
+        "images": images,
     }
+
+
+def catalogue(image: BoardImage) -> list[dict[str, Any]]:
+    """The ``pinet: images:`` entries of the built images: flashed onto the SD card."""
+    return [
+        {
+            "name": built.name,
+            "os": {"id": built.os_id, "version": built.os_version},
+            "kernel": built.kernel_release,
+            "path": str(built.path),
+            "sha256": built.sha256,
+            **({"bmap": str(built.bmap)} if built.bmap else {}),
+            "delivery": "sd-card",
+            "arch": "x86_64",
+        }
+        for built in image.images.values()
+    ]
+
+
+def flash_card(spec: LabSpec, image: BoardImage, name: str) -> None:
+    """The card as it leaves the factory: the lab's default image, written with dd."""
+    built = image.image(name)
+    card = card_path(spec)
+    system.run(["dd", f"if={built.path}", f"of={card}", "bs=4M", "conv=sparse", "status=none"], timeout=600)
+    sd_card.mux_file(card).write_text("dut\n", encoding="utf-8")
 
 
 def running_pid(spec: LabSpec) -> int:

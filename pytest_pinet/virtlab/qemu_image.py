@@ -1,13 +1,18 @@
-"""Build, once, the QEMU board's kernels and root filesystem, and keep them in a cache.
+"""Build, once, the QEMU board's OS images, and keep them in a cache.
 
 The namespace lab shares this machine's kernel; the QEMU board brings its own, so qdiscs
 this kernel lacks (sfq, netem), a boot, a serial console and USB devices become testable.
-The image is plain Debian from the machine's package sources, made with mmdebstrap, holding
-every kernel of the matrix side by side: a run picks one by booting it, and the root
-filesystem, its tools and the host key pinned by the labs stay the same.
+Each image is what a Pi lab keeps on its SD cards: a whole root filesystem with its kernel
+in ``/boot/firmware``, where the board's boot firmware (see ``qemu_board.write_wrapper``)
+loads it from.  The images are plain Debian from the machine's package sources, made with
+mmdebstrap: Debian 12 with its 6.1 kernel, Debian 12 with its 6.12 kernel, and Debian 13
+with its own kernel and its own iperf3, so kernels and OS releases are real test axes.
 
-The cache key is a hash of the recipe and of the files copied into the image, so changing
-either builds a new image beside the old one; an interrupted build leaves only a temporary
+All images carry the same SSH host keys (the board's identity survives a reflash, as a lab's
+image build bakes them in), so one known_hosts line pins the board whatever it runs.
+
+The cache key is a hash of the recipe and of the files copied into the images, so changing
+either builds new images beside the old ones; an interrupted build leaves only a temporary
 directory that the next build removes.
 """
 
@@ -27,11 +32,26 @@ from pathlib import Path
 from ..errors import PinetError
 from . import system
 
-SUITE = "bookworm"
-# Kernels of the matrix: label -> Debian package.  Both are the generic flavour (it has the
-# USB network and storage drivers; the cloud flavour lacks xHCI), of two kernel series.
-KERNELS = {"6.1": "linux-image-amd64", "6.12": "linux-image-6.12-amd64"}
-DEFAULT_KERNEL = "6.1"
+
+@dataclass(frozen=True)
+class ImageRecipe:
+    """One OS image of the QEMU board: a Debian release and the kernel its firmware boots."""
+
+    name: str
+    suite: str  # the Debian release mmdebstrap installs
+    os_version: str  # VERSION_ID in its /etc/os-release
+    kernel_package: str
+    kernel_series: str  # the release `uname -r` starts with, e.g. "6.1."
+
+
+# Both bookworm kernels are the generic flavour (it has the USB network and storage drivers;
+# the cloud flavour lacks xHCI).  Debian 12's two images share one installed tree.
+RECIPES = (
+    ImageRecipe("debian12-k6.1", "bookworm", "12", "linux-image-amd64", "6.1."),
+    ImageRecipe("debian12-k6.12", "bookworm", "12", "linux-image-6.12-amd64", "6.12."),
+    ImageRecipe("debian13", "trixie", "13", "linux-image-amd64", "6.12."),
+)
+DEFAULT_IMAGE = "debian12-k6.1"
 PACKAGES = (
     "systemd-sysv",
     "udev",
@@ -75,35 +95,40 @@ MaxStartups 50:30:100
 """
 FILES_DIR = Path(__file__).with_name("board_files")
 CACHE_ENV = "PINET_CACHE_DIR"
+# Where an image keeps what the board's firmware loads, as a Pi's boot partition does.
+FIRMWARE_KERNEL = "/boot/firmware/vmlinuz"
+FIRMWARE_INITRD = "/boot/firmware/initrd.img"
 
 
 @dataclass(frozen=True)
-class BoardKernel:
-    """One kernel of the image: what QEMU boots and what ``uname -r`` will say."""
+class BuiltImage:
+    """One image file of the cache and what booting it must show."""
 
-    label: str
-    release: str
-    vmlinuz: Path
-    initrd: Path
+    name: str
+    path: Path
+    bmap: Path | None
+    os_id: str
+    os_version: str
+    kernel_release: str
+    sha256: str
 
 
 @dataclass(frozen=True)
 class BoardImage:
-    """A built image: root filesystem, kernels and the host key its sshd presents."""
+    """The built images, and the host key every one of them presents."""
 
     directory: Path
-    rootfs: Path
-    kernels: dict[str, BoardKernel]
+    images: dict[str, BuiltImage]
     host_key: str  # "ssh-ed25519 AAAA..." as known_hosts wants it
     build_seconds: float
 
-    def kernel(self, label: str) -> BoardKernel:
-        """The kernel called ``label``, or a clear error listing the ones there are."""
+    def image(self, name: str) -> BuiltImage:
+        """The image called ``name``, or a clear error listing the ones there are."""
         try:
-            return self.kernels[label]
+            return self.images[name]
         except KeyError:
             raise PinetError(
-                f"the QEMU board has no kernel {label!r}; choose one of {', '.join(sorted(self.kernels))}"
+                f"the QEMU board has no image {name!r}; choose one of {', '.join(sorted(self.images))}"
             ) from None
 
 
@@ -115,40 +140,46 @@ def cache_root() -> Path:
 
 
 def recipe() -> dict[str, object]:
-    """Everything that decides the image's content, hashed into its cache key."""
+    """Everything that decides the images' content, hashed into their cache key."""
     files = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(FILES_DIR.iterdir())}
     return {
-        "suite": SUITE,
-        "kernels": KERNELS,
+        "images": [r.__dict__ for r in RECIPES],
         "packages": PACKAGES,
         "initramfs": INITRAMFS_MODULES,
         "masked": MASKED_UNITS,
         "sshd": SSHD_DROP_IN,
         "files": files,
-        "layout": 1,
+        "firmware": [FIRMWARE_KERNEL, FIRMWARE_INITRD],
+        "layout": 2,
     }
 
 
 def image_key() -> str:
-    """Short hash of the recipe: the image's directory name."""
+    """Short hash of the recipe: the cache directory's name."""
     return hashlib.sha256(json.dumps(recipe(), sort_keys=True).encode()).hexdigest()[:12]
 
 
 def load(directory: Path) -> BoardImage | None:
-    """The image in ``directory`` if it is complete, else None."""
-    manifest = directory / "image.json"
+    """The images in ``directory`` if they are complete, else None."""
     try:
-        data = json.loads(manifest.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = json.loads((directory / "image.json").read_text(encoding="utf-8"))
+        images = {
+            name: BuiltImage(
+                name,
+                directory / entry["file"],
+                directory / entry["bmap"] if entry.get("bmap") else None,
+                entry["os_id"],
+                entry["os_version"],
+                entry["kernel_release"],
+                entry["sha256"],
+            )
+            for name, entry in data["images"].items()
+        }
+    except (OSError, ValueError, KeyError, TypeError):
         return None
-    kernels = {
-        label: BoardKernel(label, k["release"], directory / k["vmlinuz"], directory / k["initrd"])
-        for label, k in data["kernels"].items()
-    }
-    rootfs = directory / data["rootfs"]
-    if not rootfs.exists() or not all(k.vmlinuz.exists() and k.initrd.exists() for k in kernels.values()):
+    if not images or not all(i.path.exists() for i in images.values()):
         return None
-    return BoardImage(directory, rootfs, kernels, data["host_key"], float(data.get("build_seconds", 0)))
+    return BoardImage(directory, images, data["host_key"], float(data.get("build_seconds", 0)))
 
 
 @contextlib.contextmanager
@@ -163,7 +194,7 @@ def _build_lock(root: Path) -> Iterator[None]:
 
 
 def ensure_image(*, rebuild: bool = False, log: bool = True) -> BoardImage:
-    """The cached image, built first if it is missing (or ``rebuild``).
+    """The cached images, built first if they are missing (or ``rebuild``).
 
     Concurrent callers (xdist workers, two labs) wait for one build instead of racing.
     """
@@ -174,8 +205,8 @@ def ensure_image(*, rebuild: bool = False, log: bool = True) -> BoardImage:
             found = load(final)
             if found is not None:
                 return found
-        system.require_root("building the QEMU board image")
-        system.require_tools(("mmdebstrap", "mke2fs", "qemu-system-x86_64"))
+        system.require_root("building the QEMU board images")
+        system.require_tools(("mmdebstrap", "mke2fs", "ssh-keygen", "qemu-system-x86_64"))
         for stale in root.glob("*.tmp-*"):
             shutil.rmtree(stale, ignore_errors=True)
         work = root / f"{final.name}.tmp-{os.getpid()}"
@@ -191,13 +222,13 @@ def ensure_image(*, rebuild: bool = False, log: bool = True) -> BoardImage:
             work.rename(final)
         finally:
             shutil.rmtree(work, ignore_errors=True)
-        # Images of earlier recipes are 1.5 GB each and never used again.
+        # Images of earlier recipes are gigabytes and never used again.
         for old in root.iterdir():
             if old.is_dir() and old != final:
                 shutil.rmtree(old, ignore_errors=True)
         image = load(final)
         if image is None:
-            raise PinetError(f"the QEMU board image in {final} is incomplete after building it")
+            raise PinetError(f"the QEMU board images in {final} are incomplete after building them")
         return image
 
 
@@ -207,8 +238,39 @@ def _say(log: bool, text: str) -> None:
 
 
 def _build(work: Path, *, log: bool) -> None:
-    rootfs_dir = work / "rootfs"
     work.mkdir(parents=True)
+    keys = work / "host-keys"
+    keys.mkdir()
+    for kind in ("ed25519", "ecdsa", "rsa"):
+        system.run(
+            [
+                "ssh-keygen",
+                "-q",
+                "-t",
+                kind,
+                "-N",
+                "",
+                "-C",
+                "pinet-board",
+                "-f",
+                str(keys / f"ssh_host_{kind}_key"),
+            ]
+        )
+    images: dict[str, object] = {}
+    for suite in dict.fromkeys(r.suite for r in RECIPES):
+        tree = work / suite
+        of_suite = [r for r in RECIPES if r.suite == suite]
+        _bootstrap(tree, suite, [r.kernel_package for r in of_suite], log=log)
+        _customize(tree, keys)
+        for r in of_suite:
+            images[r.name] = _make_image(tree, r, work, log=log)
+        shutil.rmtree(tree)
+    host_key = " ".join((keys / "ssh_host_ed25519_key.pub").read_text().split()[:2])
+    manifest = {"recipe": image_key(), "images": images, "host_key": host_key}
+    (work / "image.json").write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+
+
+def _bootstrap(tree: Path, suite: str, kernels: list[str], *, log: bool) -> None:
     hook = (
         'mkdir -p "$1/etc/initramfs-tools/conf.d" "$1/usr/share/initramfs-tools/modules.d"; '
         'echo MODULES=list > "$1/etc/initramfs-tools/conf.d/pinet.conf"; '
@@ -218,22 +280,39 @@ def _build(work: Path, *, log: bool) -> None:
         system.find_tool("mmdebstrap"),
         "--variant=apt",
         "--mode=root",
-        "--include=" + ",".join([*PACKAGES, *KERNELS.values()]),
+        "--include=" + ",".join([*PACKAGES, *dict.fromkeys(kernels)]),
         f"--essential-hook={hook}",
         "--dpkgopt=path-exclude=/usr/share/man/*",
         "--dpkgopt=path-exclude=/usr/share/doc/*",
         "--dpkgopt=path-exclude=/usr/share/locale/*",
         "--quiet",
-        SUITE,
-        str(rootfs_dir),
+        suite,
+        str(tree),
     ]
-    _say(log, f"building the QEMU board image ({SUITE}, kernels {', '.join(KERNELS)}) in {work.parent}")
+    _say(
+        log,
+        f"building the QEMU board's {suite} tree "
+        f"(kernels {', '.join(dict.fromkeys(kernels))}) in {tree.parent}",
+    )
     system.run(argv, timeout=1800)
-    _customize(rootfs_dir)
-    kernels = _take_kernels(rootfs_dir, work)
-    host_key = " ".join((rootfs_dir / "etc/ssh/ssh_host_ed25519_key.pub").read_text().split()[:2])
-    rootfs = work / "rootfs.ext4"
-    used = int(system.run(["du", "-s", "-B1", str(rootfs_dir)]).stdout.split()[0])
+
+
+def _make_image(tree: Path, r: ImageRecipe, work: Path, *, log: bool) -> dict[str, object]:
+    """The tree as one image file whose firmware boots ``r``'s kernel."""
+    boot = tree / "boot"
+    matches = sorted(boot.glob(f"vmlinuz-{r.kernel_series}*"))
+    if not matches:
+        raise PinetError(f"the QEMU board's {r.suite} tree has no {r.kernel_series}x kernel in {boot}")
+    release = matches[-1].name.removeprefix("vmlinuz-")
+    firmware = tree / FIRMWARE_KERNEL.lstrip("/")
+    firmware.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(boot / f"vmlinuz-{release}", firmware)
+    shutil.copy(boot / f"initrd.img-{release}", tree / FIRMWARE_INITRD.lstrip("/"))
+    os_release = dict(
+        line.split("=", 1) for line in (tree / "etc/os-release").read_text().splitlines() if "=" in line
+    )
+    path = work / f"{r.name}.img"
+    used = int(system.run(["du", "-s", "-B1", str(tree)]).stdout.split()[0])
     size_mib = used * 13 // 10 // (1024 * 1024) + 256  # room for the tests' files and the compiler's
     system.run(
         [
@@ -244,29 +323,32 @@ def _build(work: Path, *, log: bool) -> None:
             "-L",
             "pinet-root",
             "-d",
-            str(rootfs_dir),
-            str(rootfs),
+            str(tree),
+            str(path),
             f"{size_mib}M",
         ],
         timeout=600,
     )
-    shutil.rmtree(rootfs_dir)
-    manifest = {
-        "suite": SUITE,
-        "recipe": image_key(),
-        "rootfs": rootfs.name,
-        "kernels": {
-            k.label: {"release": k.release, "vmlinuz": k.vmlinuz.name, "initrd": k.initrd.name}
-            for k in kernels
-        },
-        "host_key": host_key,
+    bmap = None
+    if shutil.which("bmaptool"):
+        bmap = path.with_name(path.name + ".bmap")
+        system.run(["bmaptool", "-q", "create", "-o", str(bmap), str(path)], timeout=600)
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    _say(log, f"QEMU board image {r.name}: {size_mib} MiB, kernel {release}")
+    return {
+        "file": path.name,
+        "bmap": bmap.name if bmap else None,
+        "os_id": os_release.get("ID", "").strip('"'),
+        "os_version": os_release.get("VERSION_ID", "").strip('"'),
+        "kernel_release": release,
+        "sha256": digest.hexdigest(),
     }
-    (work / "image.json").write_text(json.dumps(manifest, indent=1), encoding="utf-8")
-    releases = ", ".join(k.release for k in kernels)
-    _say(log, f"QEMU board image built: {size_mib} MiB root filesystem, kernels {releases}")
 
 
-def _customize(root: Path) -> None:
+def _customize(root: Path, keys: Path) -> None:
     """The board's own setup: network from the kernel command line, console login, sshd."""
     shutil.copy(FILES_DIR / "pinet-board-setup", root / "usr/local/sbin/pinet-board-setup")
     os.chmod(root / "usr/local/sbin/pinet-board-setup", 0o755)  # noqa: S103 - a program, run by root
@@ -282,24 +364,13 @@ def _customize(root: Path) -> None:
         link.symlink_to("/dev/null")
     shutil.copy(FILES_DIR / "pinet-modprobe.conf", root / "etc/modprobe.d/pinet.conf")
     (root / "etc/ssh/sshd_config.d/pinet.conf").write_text(SSHD_DROP_IN, encoding="utf-8")
+    for old in (root / "etc/ssh").glob("ssh_host_*"):
+        old.unlink()
+    for key in keys.iterdir():
+        shutil.copy(key, root / "etc/ssh" / key.name)
+        os.chmod(root / "etc/ssh" / key.name, 0o644 if key.suffix == ".pub" else 0o600)
     (root / "etc/hostname").write_text("pinet-board\n", encoding="utf-8")
     # The serial console logs root in without a password (labgrid's ShellDriver); SSH
     # takes keys only, so this opens nothing beyond the console QEMU gives the lab.
     system.run(["chroot", str(root), "passwd", "-d", "root"])
     (root / "etc/fstab").write_text("LABEL=pinet-root / ext4 rw,noatime 0 1\n", encoding="utf-8")
-
-
-def _take_kernels(root: Path, work: Path) -> list[BoardKernel]:
-    found = []
-    boot = root / "boot"
-    for label in KERNELS:
-        matches = sorted(boot.glob(f"vmlinuz-{label}.*"))
-        if not matches:
-            raise PinetError(f"the QEMU board image has no kernel {label} in {boot}")
-        release = matches[-1].name.removeprefix("vmlinuz-")
-        vmlinuz = work / f"vmlinuz-{release}"
-        initrd = work / f"initrd.img-{release}"
-        shutil.copy(boot / f"vmlinuz-{release}", vmlinuz)
-        shutil.copy(boot / f"initrd.img-{release}", initrd)
-        found.append(BoardKernel(label, release, vmlinuz, initrd))
-    return found

@@ -85,7 +85,7 @@ class LabSpec:
     disks: tuple[DiskSpec, ...] = (DiskSpec("usb-disk", "pi"),)
     state_root: Path = field(default_factory=lambda: Path(os.environ.get(STATE_ROOT_ENV, DEFAULT_STATE_ROOT)))
     board: str = "netns"
-    kernel: str = ""  # the QEMU board's kernel label ("6.1", "6.12"); "" for a namespace board
+    image: str = ""  # the image on the QEMU board's SD card at lab up; "" for a namespace board
     accel: str = "tcg"  # how QEMU runs the board: software emulation, or KVM where it works
 
     def __post_init__(self) -> None:
@@ -176,7 +176,7 @@ class LabSpec:
 def qemu_lab(
     name: str = DEFAULT_LAB,
     *,
-    kernel: str = "6.1",
+    image: str = "debian12-k6.1",
     accel: str = "tcg",
     state_root: Path | None = None,
 ) -> LabSpec:
@@ -198,7 +198,7 @@ def qemu_lab(
         routes=(RouteSpec("qpi-router", QEMU_BOARD, lan="usb", wan="eth"),),
         disks=(DiskSpec("usb-disk", QEMU_BOARD, size_mib=256),),
         board="qemu",
-        kernel=kernel,
+        image=image,
         accel=accel,
         **extra,
     )
@@ -208,13 +208,13 @@ def lab_spec(
     name: str = DEFAULT_LAB,
     *,
     board: str = "netns",
-    kernel: str = "",
+    image: str = "",
     accel: str = "tcg",
     state_root: Path | None = None,
 ) -> LabSpec:
     """The lab plan for a board kind: the one place CLI, plugin and bench build it from."""
     if board == "qemu":
-        return qemu_lab(name, kernel=kernel or "6.1", accel=accel, state_root=state_root)
+        return qemu_lab(name, image=image or "debian12-k6.1", accel=accel, state_root=state_root)
     if board != "netns":
         raise ValueError(f"board must be one of {', '.join(BOARD_KINDS)}, got {board!r}")
     return LabSpec(name=name) if state_root is None else LabSpec(name=name, state_root=state_root)

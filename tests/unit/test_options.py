@@ -72,7 +72,7 @@ def test_the_defaults_are_the_ones_pinet_always_had(tmp_path):
         udp_duration=5,
         storage_mib=8,
         board="netns",
-        board_kernel="6.1",
+        board_image="debian12-k6.1",
         qemu_accel="tcg",
         places=0,
         coordinator="",

@@ -18,17 +18,20 @@ pytest_plugins = ["pytester"]
 
 
 def _image(tmp_path: Path) -> qemu_image.BoardImage:
-    kernels = {}
-    for label, release in (("6.1", "6.1.0-56-amd64"), ("6.12", "6.12.117+deb12-amd64")):
-        kernels[label] = qemu_image.BoardKernel(
-            label, release, tmp_path / f"vmlinuz-{release}", tmp_path / f"initrd.img-{release}"
+    images = {}
+    for name, version, release in (
+        ("debian12-k6.1", "12", "6.1.0-56-amd64"),
+        ("debian13", "13", "6.12.117+deb13-amd64"),
+    ):
+        images[name] = qemu_image.BuiltImage(
+            name, tmp_path / f"{name}.img", None, "debian", version, release, "ab" * 32
         )
-    return qemu_image.BoardImage(tmp_path, tmp_path / "rootfs.ext4", kernels, "ssh-ed25519 AAAAhostkey", 1.0)
+    return qemu_image.BoardImage(tmp_path, images, "ssh-ed25519 AAAAhostkey", 1.0)
 
 
 @pytest.fixture
 def spec(tmp_path):
-    made = qemu_lab("pinet3", kernel="6.12", state_root=tmp_path / "state")
+    made = qemu_lab("pinet3", image="debian13", state_root=tmp_path / "state")
     made.state_dir.mkdir(parents=True)
     # Base64 holds '+' and '/': the board's command line must carry them intact.
     (made.state_dir / "id_ed25519.pub").write_text("ssh-ed25519 AAAA+b/c= pinet-client@pinet3\n")
@@ -59,13 +62,14 @@ def test_boot_args_carry_addresses_key_and_shaper_per_port(spec):
 
 
 def test_extra_args_put_the_adapter_and_disk_on_xhci(spec, tmp_path):
-    args = shlex.split(qemu_board.extra_args(spec, _image(tmp_path)))
+    args = shlex.split(qemu_board.extra_args(spec))
     devices = [args[i + 1] for i, a in enumerate(args) if a == "-device"]
     assert "qemu-xhci,id=xhci" in devices
     assert any(d.startswith("usb-net,bus=xhci.0,netdev=n-eth1") for d in devices)
     assert any(d.startswith("usb-storage,bus=xhci.0") for d in devices)
     assert sum(d.startswith("virtio-net-pci") for d in devices) == 2
-    assert args[args.index("-initrd") + 1].endswith("initrd.img-6.12.117+deb12-amd64")
+    # The initrd is the one the board's firmware loads from its SD card before each boot.
+    assert args[args.index("-initrd") + 1] == str(qemu_board.firmware_dir(spec) / "initrd.img")
     assert args[args.index("-accel") + 1] == "tcg"
 
 
@@ -75,11 +79,19 @@ def test_env_file_of_a_qemu_lab_is_a_valid_inventory(spec, tmp_path):
     envfile.write_env_file(spec, {"usb-disk": qemu_board.USB_DISK_DEVICE}, image)
     data = yaml.safe_load(spec.env_file.read_text())
     drivers = data["targets"]["qpi"]["drivers"]
-    assert set(drivers) == {"QEMUDriver", "ShellDriver"}
-    assert drivers["QEMUDriver"]["disk_opts"] == "snapshot=on"
-    assert data["images"]["kernel"].endswith("vmlinuz-6.12.117+deb12-amd64")
+    assert set(drivers) == {"QEMUDriver", "ShellDriver", "PinetSDMuxDriver", "PinetSDCardDriver"}
+    # The card keeps what the board wrote (no snapshot), as a real card does.
+    assert "disk_opts" not in drivers["QEMUDriver"]
+    assert data["images"]["sd-card"] == str(qemu_board.card_path(spec))
+    assert data["images"]["firmware-kernel"] == str(qemu_board.firmware_dir(spec) / "vmlinuz")
     assert data["tools"]["qemu"] == str(qemu_board.wrapper_path(spec))
+    assert data["imports"] == ["pytest_pinet.virtlab.sd_card"]
     inventory = load_inventory(spec.env_file)
+    names = [i.name for i in inventory.catalogue.images]
+    assert names == ["debian12-k6.1", "debian13"]
+    assert all(inventory.catalogue.can_take("qpi", i) for i in inventory.catalogue.images)
+    assert inventory.catalogue.deliveries["qpi"] == {"sd-card"}
+    assert inventory.catalogue.get("debian13", "x").kernel_matches("6.12.117+deb13-amd64")
     assert inventory.hosts["qpi"].power_on_at_start and not inventory.hosts["pc"].power_on_at_start
     (disk,) = inventory.disks
     assert disk.device == qemu_board.USB_DISK_DEVICE and disk.scratch
@@ -95,11 +107,14 @@ def test_power_on_at_start_must_be_a_boolean(spec, tmp_path):
         load_inventory(spec.env_file)
 
 
-def test_a_lab_up_with_another_kernel_is_refused_by_name(spec):
-    (spec.state_dir / "lab.json").write_text(json.dumps({"board": "qemu", "kernel": "6.1", "accel": "tcg"}))
-    with pytest.raises(PinetError, match=r"kernel 6.1 \(asked for 6.12\).*pinet lab down --lab pinet3"):
+def test_a_lab_up_with_another_image_is_refused_by_name(spec):
+    built = {"board": "qemu", "image": "debian12-k6.1", "accel": "tcg"}
+    (spec.state_dir / "lab.json").write_text(json.dumps(built))
+    with pytest.raises(
+        PinetError, match=r"image debian12-k6.1 \(asked for debian13\).*pinet lab down --lab pinet3"
+    ):
         lab.check_same_build(spec)
-    (spec.state_dir / "lab.json").write_text(json.dumps({"board": "qemu", "kernel": "6.12", "accel": "tcg"}))
+    (spec.state_dir / "lab.json").write_text(json.dumps({**built, "image": "debian13"}))
     lab.check_same_build(spec)
 
 
@@ -109,22 +124,15 @@ def test_image_cache_key_follows_the_recipe_and_loads_only_complete_images(tmp_p
     monkeypatch.setattr(qemu_image, "PACKAGES", (*qemu_image.PACKAGES, "strace"))
     assert qemu_image.image_key() != key
     assert qemu_image.load(tmp_path) is None  # nothing there
-    (tmp_path / "image.json").write_text(
-        json.dumps(
-            {
-                "rootfs": "rootfs.ext4",
-                "host_key": "ssh-ed25519 AAAA",
-                "kernels": {"6.1": {"release": "6.1.0-1-amd64", "vmlinuz": "v", "initrd": "i"}},
-            }
-        )
-    )
+    entry = {"file": "a.img", "os_id": "debian", "os_version": "12", "kernel_release": "6.1.0-1-amd64"}
+    manifest = {"host_key": "ssh-ed25519 AAAA", "images": {"a": {**entry, "sha256": "00" * 32}}}
+    (tmp_path / "image.json").write_text(json.dumps(manifest))
     assert qemu_image.load(tmp_path) is None  # the manifest without its files: incomplete
-    for name in ("rootfs.ext4", "v", "i"):
-        (tmp_path / name).write_bytes(b"x")
+    (tmp_path / "a.img").write_bytes(b"x")
     image = qemu_image.load(tmp_path)
-    assert image is not None and image.kernel("6.1").release == "6.1.0-1-amd64"
-    with pytest.raises(PinetError, match=r"no kernel '5\.10'; choose one of 6\.1"):
-        image.kernel("5.10")
+    assert image is not None and image.image("a").kernel_release == "6.1.0-1-amd64"
+    with pytest.raises(PinetError, match=r"no image 'b'; choose one of a"):
+        image.image("b")
 
 
 def test_board_settings_are_validated_naming_their_source(pytester):
@@ -132,8 +140,10 @@ def test_board_settings_are_validated_naming_their_source(pytester):
     # labgrid's own plugin keeps process-global state that refuses a second in-process run.
     result = pytester.runpytest("-p", "no:labgrid", "--pinet-board", "vmware")
     result.stderr.fnmatch_lines(["*--pinet-board*expected one of netns, qemu*vmware*"])
-    result = pytester.runpytest("-p", "no:labgrid", "--pinet-board-kernel", "4.19")
-    result.stderr.fnmatch_lines(["*--pinet-board-kernel*expected one of 6.1, 6.12*"])
+    result = pytester.runpytest("-p", "no:labgrid", "--pinet-board-image", "4.19")
+    result.stderr.fnmatch_lines(
+        ["*--pinet-board-image*expected one of debian12-k6.1, debian12-k6.12, debian13*"]
+    )
 
 
 @pytest.mark.parametrize(

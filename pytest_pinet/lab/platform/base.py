@@ -24,6 +24,13 @@ class Platform(ABC):
     # Shell text run before every command of a login user other than root: an ordinary
     # user's PATH often lacks the directories of the admin tools pinet reads with.
     user_prelude: str = ""
+    # Where a board keeps the name of the catalogue image pinet flashed and verified on it
+    # (on the card itself: reflashing by hand removes it with everything else).
+    image_marker: str
+
+    @abstractmethod
+    def image_marker_script(self, value: str, sudo: bool) -> str:
+        """Write ``value`` (one line) to :attr:`image_marker`."""
 
     # --- one round trip each: facts, snapshots, the adaptive sampler ----------------------
     @abstractmethod

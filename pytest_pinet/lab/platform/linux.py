@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from ..inventory import INTERFACE_NAME
-from ..shell import quiet, quote, read_file_script, section, sequence, write_file_script
+from ..shell import as_root, quiet, quote, read_file_script, section, sequence, write_file_script
 from .base import FACTS_MARK, SNAPSHOT_MARK, Argv, Platform
 
 THERMAL_ZONE = "/sys/class/thermal/thermal_zone0/temp"
@@ -30,12 +30,25 @@ class LinuxPlatform(Platform):
     """Linux hosts: boards running Raspberry Pi OS and peers running any distribution."""
 
     name = "linux"
+    image_marker = "/var/lib/pinet/image"
+
+    def image_marker_script(self, value: str, sudo: bool) -> str:
+        directory = self.image_marker.rsplit("/", 1)[0]
+        return sequence(
+            quote(as_root(["mkdir", "-p", directory], sudo)),
+            write_file_script(self.image_marker, value, sudo),
+        )
+
     user_prelude = "PATH=$PATH:/usr/local/sbin:/usr/sbin:/sbin; export PATH; "
 
     def facts_script(self, interfaces: Sequence[str]) -> str:
         parts = [
             section(FACTS_MARK, "kernel"),
             quote(["uname", "-r"]),
+            section(FACTS_MARK, "arch"),
+            quote(["uname", "-m"]),
+            section(FACTS_MARK, "image"),
+            read_file_script(self.image_marker),
             section(FACTS_MARK, "os"),
             read_file_script("/etc/os-release"),
             section(FACTS_MARK, "model"),

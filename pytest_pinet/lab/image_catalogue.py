@@ -1,0 +1,321 @@
+"""The lab's image catalogue: which OS images its boards can be flashed with, and what each
+must show once booted.
+
+A kernel or an OS release becomes a test axis only when the run can put it on a board and
+prove it is there.  The catalogue (``pinet: images:`` in the env file) names each image, the
+OS and kernel release booting it must show, where the image file is and how a board gets it:
+
+- ``sd-card``: written to the board's SD card on the lab host, through a USB-SD-Mux (labgrid's
+  ``USBSDMuxDriver`` and ``USBStorageDriver``; the QEMU board's card has drivers of the same
+  methods), with bmaptool when the image has a block map;
+- ``netboot``: kernel, device tree and initrd staged through labgrid's TFTP provider, the
+  board's boot configuration written beside them.
+
+See docs/images-and-kernels.md for the format.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import re
+import shutil
+import tempfile
+import urllib.parse
+import urllib.request
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError, LabFault
+
+DELIVERIES = ("sd-card", "netboot")
+IMAGE_KEYS = frozenset(
+    {"name", "os", "kernel", "path", "url", "sha256", "bmap", "delivery", "arch", "netboot", "write"}
+)
+NETBOOT_KEYS = frozenset({"kernel", "dtb", "initrd", "config"})
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$")
+SHA256 = re.compile(r"^[0-9a-f]{64}$")
+# labgrid driver names that switch a card between lab host and board, and that write it.
+SD_MUX_DRIVERS = ("USBSDMuxDriver", "USBSDWireDriver", "PinetSDMuxDriver")
+SD_WRITER_DRIVERS = ("USBStorageDriver", "PinetSDCardDriver")
+TFTP_RESOURCES = ("TFTPProvider", "RemoteTFTPProvider")
+
+
+@dataclass(frozen=True)
+class Netboot:
+    """Files a network-booting board fetches over TFTP, and its boot configuration."""
+
+    kernel: Path
+    dtb: Path | None = None
+    initrd: Path | None = None
+    # The board's boot configuration (a Pi's config.txt), with {kernel}, {dtb} and {initrd}
+    # filled with the staged names; None writes a Pi's.
+    config: str | None = None
+
+
+@dataclass(frozen=True)
+class CatalogueImage:
+    """One image of the catalogue."""
+
+    name: str
+    os_id: str
+    os_version: str
+    kernel: str  # the release `uname -r` must show; may be a pattern (fnmatch)
+    delivery: str
+    path: Path | None = None
+    url: str | None = None
+    sha256: str | None = None
+    bmap: Path | None = None
+    arch: str | None = None  # `uname -m` must show it, when given
+    netboot: Netboot | None = None
+    write: str = "auto"  # sd-card: "dd", "bmaptool", or "auto" (bmaptool when a bmap exists)
+
+    def kernel_matches(self, release: str) -> bool:
+        """True when ``release`` is the kernel this image promises."""
+        return release == self.kernel or fnmatch.fnmatchcase(release, self.kernel)
+
+    @property
+    def identity(self) -> str:
+        """What says two flashes wrote the same bytes: the sha256, else the name."""
+        return self.sha256 or f"name:{self.name}"
+
+    def describe(self) -> str:
+        """One line for lab check and reports."""
+        where = self.url or (
+            str(self.path) if self.path else str(self.netboot.kernel if self.netboot else "?")
+        )
+        return (
+            f"{self.name}: {self.os_id} {self.os_version}, kernel {self.kernel}, {self.delivery} from {where}"
+        )
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    """Every image of the lab, and which deliveries each board's target can take."""
+
+    images: tuple[CatalogueImage, ...] = ()
+    deliveries: Mapping[str, frozenset[str]] = field(default_factory=dict)
+
+    def get(self, name: str, source: str) -> CatalogueImage:
+        """The image called ``name``, or a ConfigError naming the catalogue's images."""
+        for image in self.images:
+            if image.name == name:
+                return image
+        known = ", ".join(i.name for i in self.images) or "none (the lab has no pinet.images)"
+        raise ConfigError(source, f"no image {name!r} in the catalogue", f"images: {known}")
+
+    def can_take(self, board: str, image: CatalogueImage) -> bool:
+        """True when ``board``'s labgrid target has the drivers ``image``'s delivery needs."""
+        return image.delivery in self.deliveries.get(board, frozenset())
+
+
+def deliveries_of(target: Any) -> frozenset[str]:
+    """How a labgrid target (its env file entry) can be given an image."""
+    if not isinstance(target, Mapping):
+        return frozenset()
+    drivers = set(_names(target.get("drivers")))
+    resources = set(_names(target.get("resources")))
+    found = set()
+    if drivers & set(SD_MUX_DRIVERS) and drivers & set(SD_WRITER_DRIVERS):
+        found.add("sd-card")
+    if resources & set(TFTP_RESOURCES) and "TFTPProviderDriver" in drivers:
+        found.add("netboot")
+    return frozenset(found)
+
+
+def _names(section: Any) -> list[str]:
+    """Class names of a target's resources or drivers (a mapping, or labgrid's list form)."""
+    if isinstance(section, Mapping):
+        return [str(k) for k in section]
+    if isinstance(section, list):
+        return [str(k) for item in section if isinstance(item, Mapping) for k in item]
+    return []
+
+
+def catalogue_from_data(raw: Any, targets: Mapping[str, Any], boards: list[str], source: Path) -> Catalogue:
+    """Validate ``pinet.images``; every error names the file, the key and the fix."""
+    where = str(source)
+    deliveries = {board: deliveries_of(targets.get(board)) for board in boards}
+    if raw is None:
+        return Catalogue((), deliveries)
+    if not isinstance(raw, list):
+        raise ConfigError(
+            where, "pinet.images must be a list", "one mapping per image; see docs/images-and-kernels.md"
+        )
+    images = tuple(_image(entry, f"pinet.images[{n}]", source) for n, entry in enumerate(raw))
+    names = [i.name for i in images]
+    if len(set(names)) != len(names):
+        raise ConfigError(where, "pinet.images: image names must be unique")
+    return Catalogue(images, deliveries)
+
+
+def _image(raw: Any, key: str, source: Path) -> CatalogueImage:
+    where = str(source)
+    if not isinstance(raw, Mapping):
+        raise ConfigError(where, f"{key} must be a mapping", f"keys: {sorted(IMAGE_KEYS)}")
+    unknown = set(raw) - IMAGE_KEYS
+    missing = sorted({"name", "os", "kernel", "delivery"} - set(raw))
+    if unknown or missing:
+        raise ConfigError(
+            where,
+            f"{key}: unknown keys {sorted(unknown, key=str)}, missing {missing}",
+            f"keys: {sorted(IMAGE_KEYS)}",
+        )
+    name = raw["name"]
+    if not isinstance(name, str) or not NAME.match(name):
+        raise ConfigError(where, f"{key}.name {name!r} is not a name", "letters, digits, . _ + -")
+    key = f"pinet.images[{name}]"
+    os_raw = raw["os"]
+    if not isinstance(os_raw, Mapping) or not {"id", "version"} <= set(os_raw):
+        raise ConfigError(
+            where, f"{key}.os must be {{id: ..., version: ...}}", "as ID and VERSION_ID in /etc/os-release"
+        )
+    kernel = raw["kernel"]
+    if not isinstance(kernel, str) or not kernel.strip():
+        raise ConfigError(
+            where, f"{key}.kernel must be the release uname -r shows, or a pattern", "e.g. 6.6.*-v8+"
+        )
+    delivery = raw["delivery"]
+    if delivery not in DELIVERIES:
+        raise ConfigError(where, f"{key}.delivery is {delivery!r}", f"use one of {list(DELIVERIES)}")
+    sha = raw.get("sha256")
+    if sha is not None and (not isinstance(sha, str) or not SHA256.match(sha.lower())):
+        raise ConfigError(where, f"{key}.sha256 is not 64 hex digits")
+    url = raw.get("url")
+    path = _file(raw.get("path"), source, f"{key}.path")
+    if url is not None:
+        parsed = urllib.parse.urlparse(str(url))
+        if parsed.scheme not in ("http", "https", "file") or path is not None:
+            raise ConfigError(where, f"{key}.url {url!r}", "an http(s) or file URL, and no path beside it")
+        if sha is None:
+            raise ConfigError(
+                where, f"{key}.url needs a sha256", "a downloaded image is only trusted by its hash"
+            )
+    netboot = _netboot(raw.get("netboot"), source, key) if delivery == "netboot" else None
+    if delivery == "sd-card" and path is None and url is None:
+        raise ConfigError(where, f"{key}: an sd-card image needs a path or a url")
+    if delivery == "netboot" and netboot is None:
+        raise ConfigError(
+            where, f"{key}: a netboot image needs netboot: {{kernel: ..., dtb: ..., initrd: ...}}"
+        )
+    write = raw.get("write", "auto")
+    if write not in ("auto", "dd", "bmaptool"):
+        raise ConfigError(where, f"{key}.write is {write!r}", "use auto, dd or bmaptool")
+    return CatalogueImage(
+        name=name,
+        os_id=str(os_raw["id"]),
+        os_version=str(os_raw["version"]),
+        kernel=kernel.strip(),
+        delivery=delivery,
+        path=path,
+        url=str(url) if url is not None else None,
+        sha256=sha.lower() if isinstance(sha, str) else None,
+        bmap=_file(raw.get("bmap"), source, f"{key}.bmap"),
+        arch=str(raw["arch"]) if raw.get("arch") else None,
+        netboot=netboot,
+        write=write,
+    )
+
+
+def _file(value: Any, source: Path, key: str) -> Path | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        raise ConfigError(str(source), f"{key} must be a path")
+    path = Path(value)
+    return path if path.is_absolute() else (source.parent / path)
+
+
+def _netboot(raw: Any, source: Path, key: str) -> Netboot | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, Mapping) or "kernel" not in raw or set(raw) - NETBOOT_KEYS:
+        raise ConfigError(
+            str(source), f"{key}.netboot must be a mapping with kernel", f"keys: {sorted(NETBOOT_KEYS)}"
+        )
+    kernel = _file(raw["kernel"], source, f"{key}.netboot.kernel")
+    assert kernel is not None
+    return Netboot(
+        kernel,
+        _file(raw.get("dtb"), source, f"{key}.netboot.dtb"),
+        _file(raw.get("initrd"), source, f"{key}.netboot.initrd"),
+        str(raw["config"]) if raw.get("config") else None,
+    )
+
+
+def problems(image: CatalogueImage) -> list[str]:
+    """What keeps ``image`` from being flashed now (a missing file), for lab check."""
+    found = []
+    files = [image.path, image.bmap]
+    if image.netboot is not None:
+        files += [image.netboot.kernel, image.netboot.dtb, image.netboot.initrd]
+    for path in files:
+        if path is not None and not path.exists():
+            found.append(f"{path} does not exist")
+    return found
+
+
+def cache_dir() -> Path:
+    """Where downloaded images are kept, by their sha256."""
+    return Path.home() / ".cache" / "pinet" / "images"
+
+
+_CHECKED: dict[tuple[str, int, int], str] = {}
+
+
+def _check_sha256(image: CatalogueImage, path: Path) -> None:
+    """Hash ``path`` once per content (size and mtime) and compare with the catalogue."""
+    stat = path.stat()
+    key = (str(path), stat.st_size, stat.st_mtime_ns)
+    if key not in _CHECKED:
+        digest = hashlib.sha256()
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        _CHECKED[key] = digest.hexdigest()
+    if _CHECKED[key] != image.sha256:
+        raise LabFault(
+            "provisioning",
+            f"image {image.name}: {path} has sha256 {_CHECKED[key]}, the catalogue says {image.sha256}",
+        )
+
+
+def local_file(image: CatalogueImage) -> Path:
+    """The image as a local file: its path, or its URL downloaded once and checked by sha256.
+
+    A path with a sha256 is checked too: a card written with other bytes than the catalogue
+    promises would make every figure of the run about the wrong image.
+    """
+    if image.path is not None:
+        if not image.path.exists():
+            raise LabFault("provisioning", f"image {image.name}: {image.path} does not exist")
+        if image.sha256 is not None:
+            _check_sha256(image, image.path)
+        return image.path
+    assert image.url is not None
+    assert image.sha256 is not None
+    target = cache_dir() / image.sha256 / (Path(urllib.parse.urlparse(image.url).path).name or "image")
+    if target.exists():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    digest = hashlib.sha256()
+    with tempfile.NamedTemporaryFile(dir=target.parent, delete=False) as part:
+        try:
+            with urllib.request.urlopen(image.url, timeout=60) as response:  # noqa: S310 - scheme checked
+                for block in iter(lambda: response.read(1 << 20), b""):
+                    digest.update(block)
+                    part.write(block)
+        except OSError as exc:
+            Path(part.name).unlink(missing_ok=True)
+            raise LabFault("provisioning", f"image {image.name}: cannot download {image.url}: {exc}") from exc
+    if digest.hexdigest() != image.sha256:
+        Path(part.name).unlink(missing_ok=True)
+        raise LabFault(
+            "provisioning",
+            f"image {image.name}: {image.url} has sha256 {digest.hexdigest()}, "
+            f"the catalogue says {image.sha256}",
+        )
+    shutil.move(part.name, target)
+    return target
