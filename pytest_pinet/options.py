@@ -499,6 +499,15 @@ OPTIONS: tuple[Option, ...] = (
         default_text="whatever the boards run",
     ),
     Option(
+        "repeat",
+        positive_int,
+        "1",
+        "run every board test N times (rep-1..rep-N in its id): repeated measurements give the "
+        "run's own noise, as pinet bisect needs",
+        "N",
+        "int",
+    ),
+    Option(
         "allow_skips",
         on_off,
         "off",

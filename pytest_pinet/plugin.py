@@ -54,7 +54,7 @@ pytest_plugins = [
     "pytest_pinet.fixtures.images",
 ]
 FIXTURE_MODULES = "pytest_pinet.fixtures."
-AUTOUSE_FIXTURES = frozenset({"pinet_board_image"})
+AUTOUSE_FIXTURES = frozenset({"pinet_board_image", "board_image", "pinet_repetition"})
 ENGAGED = pytest.StashKey[bool]()
 # A test asking for one of these means to measure: a run of such tests that measured nothing
 # is not green (see record/coverage.py).
@@ -253,16 +253,26 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             )
         images = list(settings.image)
         metafunc.parametrize("board_image", images, ids=[f"image-{n}" for n in images], scope="session")
+    if settings.repeat > 1 and (boards or wants_links):
+        reps = list(range(1, settings.repeat + 1))
+        metafunc.parametrize("pinet_repetition", reps, ids=[f"rep-{n}" for n in reps])
 
 
 def _catalogue_names(settings: PinetSettings) -> list[str] | None:
     """The image names of the lab's catalogue, known at collection (None: a place's own)."""
+    from .lab.inventory import load_inventory
+
     if settings.virtual:
         from .virtlab.qemu_image import RECIPES
 
-        return [r.name for r in RECIPES] if settings.board == "qemu" else []
-    from .lab.inventory import load_inventory
-
+        if settings.board != "qemu":
+            return []
+        env_file = settings.lab_spec().env_file  # a lab that is up: its catalogue, perhaps extended
+        return (
+            [i.name for i in load_inventory(env_file).catalogue.images]
+            if env_file.exists()
+            else [r.name for r in RECIPES]
+        )
     files = [path for path in settings.lab_files if path.is_file()]
     return [i.name for i in load_inventory(files[0]).catalogue.images] if files else None
 

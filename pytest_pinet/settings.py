@@ -47,6 +47,7 @@ class PinetSettings:
     place_tags: tuple[str, ...] = ()  # KEY=VALUE tags a reserved place must carry
     boards: tuple[str, ...] = ()  # boards to measure; () = every board of the inventory
     image: tuple[str, ...] = ()  # catalogue images to flash and measure in turn; () = as found
+    repeat: int = 1  # every board test this many times
     allow_skips: bool = False  # opt-out of "never green on nothing" (docs/nightly.md)
 
     def lab_spec(self) -> LabSpec:

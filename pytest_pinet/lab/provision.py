@@ -23,7 +23,7 @@ from typing import Any
 
 from ..errors import LabFault
 from ..model.facts import HostFacts
-from .image_catalogue import SD_MUX_DRIVERS, SD_WRITER_DRIVERS, CatalogueImage, local_file
+from .image_catalogue import SD_MUX_DRIVERS, SD_WRITER_DRIVERS, CatalogueImage, cache_dir, local_file
 from .remote import RemoteHost
 
 # A Pi's config.txt for a network-booted kernel (the firmware reads it from the TFTP server).
@@ -63,6 +63,7 @@ def verify(board: str, image: CatalogueImage, facts: HostFacts) -> None:
             "provisioning",
             f"{board} was given image {image.name} but booted {'; '.join(wrong)}: no measurement "
             "runs under the wrong image (check the image file, the card or the boot configuration)",
+            host=board,
         )
 
 
@@ -183,9 +184,10 @@ def _stage_netboot(target: Any, image: CatalogueImage) -> str:
         initrd_line=f"initramfs {staged['initrd']} followkernel\n" if "initrd" in staged else "",
     )
     # A Pi looks for config.txt in the TFTP root when its serial-number directory is absent;
-    # the provider's stage() puts every file in its root, so one netbooting Pi per provider.
-    with tempfile.TemporaryDirectory(prefix="pinet-netboot-") as staging:
-        boot_config = Path(staging) / "config.txt"
-        boot_config.write_text(text, encoding="utf-8")
-        tftp.stage(str(boot_config))
+    # the provider's stage() links every file into its root, so one netbooting Pi per
+    # provider, and the file it links to must outlive this call.
+    boot_config = cache_dir().parent / "netboot" / target.name / "config.txt"
+    boot_config.parent.mkdir(parents=True, exist_ok=True)
+    boot_config.write_text(text, encoding="utf-8")
+    tftp.stage(str(boot_config))
     return "tftp"

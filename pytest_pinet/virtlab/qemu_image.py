@@ -68,6 +68,7 @@ PACKAGES = (
     "usbutils",
     "iputils-ping",
     "initramfs-tools",
+    "login",  # Essential up to Debian 12; from 13 on the console's getty needs it named
 )
 # What boots the root filesystem; everything else loads from it.  A small initramfs
 # (6 MB instead of 60) unpacks in a fraction of the time under software emulation.
