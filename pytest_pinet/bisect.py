@@ -188,6 +188,14 @@ def _line(good: Probe, probe: Probe) -> str:
     return "\n".join([head, *parts])
 
 
+def names_tests(selection: Sequence[str]) -> bool:
+    """True when ``selection`` names test files or node ids itself (else: the shipped suite)."""
+    return any(
+        not arg.startswith("-") and ("::" in arg or arg.endswith(".py") or Path(arg).is_dir())
+        for arg in selection
+    )
+
+
 def pytest_probe(
     selection: Sequence[str], repeat: int, results: Path, db: str, *, timeout: float = 3600
 ) -> Callable[[str], Probe]:
@@ -200,7 +208,7 @@ def pytest_probe(
             sys.executable,
             "-m",
             "pytest",
-            str(SUITE),
+            *([] if names_tests(selection) else [str(SUITE)]),
             *selection,
             f"--pinet-image={image}",
             f"--pinet-repeat={repeat}",

@@ -32,6 +32,7 @@ MATCH_KEYS = frozenset(
         "link_speed_mbps",
         "mtu",
         "kernel",
+        "image",
         "os",
         "lab",
         "rate_target_mbps",

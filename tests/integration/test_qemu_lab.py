@@ -39,7 +39,9 @@ def qemu_spec(tmp_path_factory):
     lab.down(spec)
 
 
-def _suite(spec, results: Path, *selection: str) -> tuple[subprocess.CompletedProcess[str], ET.Element]:
+def _suite(
+    spec, results: Path, *selection: str, images: str = ""
+) -> tuple[subprocess.CompletedProcess[str], ET.Element]:
     junit = results / "junit.xml"
     env = {**os.environ, "PINET_STATE_DIR": str(spec.state_root)}
     argv = [
@@ -61,19 +63,30 @@ def _suite(spec, results: Path, *selection: str) -> tuple[subprocess.CompletedPr
         "no:randomly",
         f"--junitxml={junit}",
         "-q",
+        *([f"--pinet-image={images}", "--alluredir", str(results / "allure")] if images else []),
     ]
     done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=1500)
     return done, ET.parse(junit).getroot()
 
 
+K61, K13 = "image-debian12-k6.1", "image-debian13"
+HALF = "pytest_pinet/suite/test_ethernet.py::test_tcp_half_duplex_goodput"
+
+
 def test_suite_runs_on_the_qemu_board(qemu_spec, tmp_path):
+    """The board's own tests and the SFQ case on Debian 12, then the half-duplex case on
+    Debian 12 and on Debian 13: two OS releases flashed, verified and measured in one run."""
     results = tmp_path / "results"
     done, junit = _suite(
         qemu_spec,
         results,
-        "pytest_pinet/suite/test_qemu_board.py",
-        "pytest_pinet/suite/test_ethernet.py::test_tcp_half_duplex_goodput[board-qpi-board->peer-stock]",
+        f"pytest_pinet/suite/test_qemu_board.py::test_console_login_sees_the_kernel_it_booted[board-qpi-{K61}]",
+        f"pytest_pinet/suite/test_qemu_board.py::test_usb_adapter_and_disk_hang_off_xhci[board-qpi-{K61}]",
+        f"pytest_pinet/suite/test_qemu_board.py::test_power_cycle_through_labgrid_restarts_the_board[board-qpi-{K61}]",
+        f"{HALF}[board-qpi-{K61}-board->peer-stock]",
+        f"{HALF}[board-qpi-{K13}-board->peer-stock]",
         "pytest_pinet/suite/test_routing.py::test_download_through_the_board[sfq]",
+        images="debian12-k6.1,debian13",
     )
     outcomes = {}
     for case in junit.iter("testcase"):
@@ -81,10 +94,11 @@ def test_suite_runs_on_the_qemu_board(qemu_spec, tmp_path):
         outcomes[case.get("name")] = kind
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     assert outcomes == {
-        "test_console_login_sees_the_kernel_it_booted[board-qpi]": "passed",
-        "test_usb_adapter_and_disk_hang_off_xhci[board-qpi]": "passed",
-        "test_power_cycle_through_labgrid_restarts_the_board[board-qpi]": "passed",
-        "test_tcp_half_duplex_goodput[board-qpi-board->peer-stock]": "passed",
+        f"test_console_login_sees_the_kernel_it_booted[board-qpi-{K61}]": "passed",
+        f"test_usb_adapter_and_disk_hang_off_xhci[board-qpi-{K61}]": "passed",
+        f"test_power_cycle_through_labgrid_restarts_the_board[board-qpi-{K61}]": "passed",
+        f"test_tcp_half_duplex_goodput[board-qpi-{K61}-board->peer-stock]": "passed",
+        f"test_tcp_half_duplex_goodput[board-qpi-{K13}-board->peer-stock]": "passed",
         "test_download_through_the_board[sfq]": "passed",
     }, done.stdout[-4000:]
 
@@ -99,11 +113,29 @@ def test_suite_runs_on_the_qemu_board(qemu_spec, tmp_path):
         (on_lan,) = [e for e in m["detail"]["qdisc"] if e["interface"] == "eth1"]
         assert on_lan["kind"] == "sfq" and on_lan["sent_bytes"] > 0
         assert m["goodput_mbps"] > 0
-    half = [m for m in measured if m["context"]["scenario"] == "ethernet"]
-    assert half and all(m["goodput_mbps"] > 0 for m in half)
+    half = {m["context"]["image"]: m for m in measured if m["context"]["scenario"] == "ethernet"}
+    assert set(half) == {"debian12-k6.1", "debian13"} and all(m["goodput_mbps"] > 0 for m in half.values())
+    # Each figure carries what the board showed once booted, checked against the catalogue.
+    assert half["debian12-k6.1"]["context"]["kernel"].startswith("6.1.")
+    assert "Debian GNU/Linux 12" in half["debian12-k6.1"]["context"]["os"]
+    assert "+deb13" in half["debian13"]["context"]["kernel"]
+    assert "Debian GNU/Linux 13" in half["debian13"]["context"]["os"]
+    iperf3 = {name: m["facts"]["board"]["iperf3_version"] for name, m in half.items()}
+    assert iperf3["debian12-k6.1"] != iperf3["debian13"], iperf3  # each OS its own iperf3
     facts = [json.loads(line) for line in (run_dir / "facts.jsonl").read_text().splitlines()]
-    boots = [f for f in facts if f["kind"] == "boot" and f["host"] == "qpi"]
-    assert boots and all(b["console_kernel"] == half[0]["context"]["kernel"] for b in boots)
+    flashes = [f for f in facts if f["kind"] == "flash"]
+    assert [f["image"] for f in flashes] == ["debian12-k6.1", "debian13"]  # image by image
+    assert all(f["method"] == "bmaptool" for f in flashes)  # the built images have block maps
+    boots = {f["image"] or "power-cycle": f for f in facts if f["kind"] == "boot" and f["host"] == "qpi"}
+    assert boots["debian12-k6.1"]["console_kernel"] == half["debian12-k6.1"]["context"]["kernel"]
+    assert boots["debian13"]["console_kernel"] == half["debian13"]["context"]["kernel"]
+    # The summary puts the two images side by side; Allure labels each result with its image.
+    assert "images side by side (change against debian12-k6.1" in done.stdout
+    labels = []
+    for result in (results / "allure").glob("*-result.json"):
+        data = json.loads(result.read_text())
+        labels += [label["value"] for label in data.get("labels", []) if label["name"] == "image"]
+    assert sorted(set(labels)) == ["debian12-k6.1", "debian13"]
 
 
 def _running(pid: int) -> bool:

@@ -54,7 +54,7 @@ def test_names_are_unique_and_paths_relative_to_the_env_file():
 
 
 def test_a_board_takes_what_its_target_drivers_deliver():
-    mux = {"drivers": {"USBSDMuxDriver": {}, "USBStorageDriver": {}}}
+    mux: dict[str, object] = {"drivers": {"USBSDMuxDriver": {}, "USBStorageDriver": {}}}
     assert deliveries_of(mux) == {"sd-card"}
     assert deliveries_of({"drivers": {"USBSDMuxDriver": {}}}) == set()  # a mux with no writer
     tftp = {"resources": {"TFTPProvider": {}}, "drivers": [{"TFTPProviderDriver": {}}]}
@@ -87,7 +87,7 @@ def test_a_local_image_with_the_wrong_sha256_is_refused(tmp_path):
     ).images
     assert local_file(good) == path
     (bad,) = catalogue_from_data([_one(path=str(path), sha256="0" * 64)], {}, [], SOURCE).images
-    with pytest.raises(LabFault, match="has sha256 .* the catalogue says 0000"):
+    with pytest.raises(LabFault, match=r"has sha256 .* the catalogue says 0000"):
         local_file(bad)
 
 
