@@ -15,6 +15,7 @@ from pytest_pinet.errors import LabFault
 from pytest_pinet.lab.facts import facts_from_output, image_of, parse_image_marker
 from pytest_pinet.lab.image_catalogue import CatalogueImage, Netboot
 from pytest_pinet.lab.provision import already_runs, flash, mismatches, verify
+from pytest_pinet.lab.remote import CommandResult
 from pytest_pinet.model.facts import HostFacts
 from pytest_pinet.virtlab import sd_card
 
@@ -164,3 +165,72 @@ def test_a_netboot_image_is_staged_through_labgrids_tftp_provider(tmp_path):
     assert "kernel=kernel_2712.img" in config and "device_tree=bcm2712-rpi-5-b.dtb" in config
     assert "initramfs initramfs_2712 followkernel" in config
     assert (root / "kernel_2712.img").read_bytes() == b"kernel_2712.img"
+
+
+class _Board:
+    """A board's SSH end for the strategy: facts with or without the image's marker."""
+
+    name = "board"
+    sudo = False
+
+    def __init__(self, marker: str) -> None:
+        from pytest_pinet.lab.platform import LINUX
+
+        self.platform = LINUX
+        self.marker = marker
+        self.scripts: list[str] = []
+
+    def run_shell(self, script: str, timeout: float = 60.0) -> CommandResult:
+        self.scripts.append(script)
+        out = (
+            "@@pinet:kernel\n6.12.117+deb13-amd64\n@@pinet:arch\nx86_64\n"
+            f"@@pinet:image\n{self.marker}\n@@pinet:os\nID=debian\nVERSION_ID=13\n"
+        )
+        return CommandResult("sh", 0, out, "")
+
+    def run(self, argv, timeout: float = 60.0, root: bool = False) -> CommandResult:
+        return CommandResult(" ".join(map(str, argv)), 0, "", "")
+
+
+def _strategy(tmp_path: Path):
+    from pytest_pinet.lab.strategy import PinetBoardStrategy
+
+    card = tmp_path / "card.img"
+    env = tmp_path / "env.yaml"
+    board = {
+        "resources": {
+            "PinetSDCard": {"path": str(card)},
+            "NetworkService": {"address": "127.0.0.1", "username": "root", "port": 9},
+        },
+        "drivers": {
+            "ExternalPowerDriver": {"cmd_on": "true", "cmd_off": "true"},
+            "PinetSDMuxDriver": {},
+            "PinetSDCardDriver": {},
+        },
+    }
+    env.write_text(yaml.safe_dump({"targets": {"board": board}}))
+    target = Environment(config_file=str(env)).get_target("board")
+    return PinetBoardStrategy(target, "pinet-strategy"), card
+
+
+def test_a_board_already_running_the_image_is_not_reflashed(tmp_path):
+    strategy, card = _strategy(tmp_path)
+    marker = '{"identity": "' + "ab" * 32 + '", "kernel": "6.12.117+deb13-amd64", "name": "deb13"}'
+    strategy.remote = _Board(marker)
+    strategy.force("reachable")
+    strategy.use_image(IMAGE)
+    strategy.transition("provisioned")
+    assert strategy.flashes == [] and not card.exists()  # marker and kernel agree: kept as it is
+    assert strategy.booted.image == "deb13"
+
+
+def test_flashed_is_a_state_before_power_on_and_needs_an_image(tmp_path):
+    strategy, card = _strategy(tmp_path)
+    strategy.remote = _Board("")
+    with pytest.raises(Exception, match="flashed needs an image"):
+        strategy.transition("flashed")
+    source = tmp_path / "image.img"
+    source.write_bytes(b"\x07" * 4096)
+    strategy.use_image(dataclasses.replace(IMAGE, path=source, sha256=None))
+    strategy.transition("flashed")
+    assert card.read_bytes() == source.read_bytes() and [f.image for f in strategy.flashes] == ["deb13"]
