@@ -212,6 +212,7 @@ def pytest_probe(
             *selection,
             f"--pinet-image={image}",
             f"--pinet-repeat={repeat}",
+            "--pinet-remeasure=0",  # exactly the repetitions asked for, none added by thresholds
             f"--pinet-results={out}",
             "-p",
             "no:randomly",
