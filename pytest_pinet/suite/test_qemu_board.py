@@ -72,12 +72,14 @@ def test_usb_adapter_and_disk_hang_off_xhci(
 def test_power_cycle_through_labgrid_restarts_the_board(
     qemu_driver, board_strategy, board_entry, pinet_hosts
 ):
-    """Off and on through labgrid's QEMUDriver: the QEMU process is replaced, a process and
-    a file made before the cycle are gone after it (every boot starts from the image), and
-    the board is reachable and logged in on its console again."""
+    """Off and on through labgrid's QEMUDriver: the QEMU process is replaced, a process made
+    before the cycle is gone after it while a file written to the SD card (and synced) is
+    still there, as on a real card, and the board is reachable and logged in on its console
+    again."""
     board = pinet_hosts[board_entry.name]
     board.run(
-        ["sh", "-c", f"echo before > {shlex.quote(MARKER)}; setsid sleep 86400 >/dev/null 2>&1 &"], timeout=20
+        ["sh", "-c", f"echo before > {shlex.quote(MARKER)}; sync; setsid sleep 86400 >/dev/null 2>&1 &"],
+        timeout=20,
     )
     assert board.run(["test", "-e", MARKER], timeout=10).ok
     old_pid = qemu_driver._child.pid  # labgrid keeps the QEMU process it started
@@ -93,5 +95,6 @@ def test_power_cycle_through_labgrid_restarts_the_board(
         board_strategy.boot_seconds is not None and board_strategy.boot_seconds < board_strategy.boot_timeout
     )
     assert board_strategy.console_kernel
-    assert not board.run(["test", "-e", MARKER], timeout=10).ok
+    assert board.run(["cat", MARKER], timeout=10).stdout.strip() == "before"  # the card kept it
     assert not board.run(["pgrep", "-f", "sleep 86400"], timeout=10).ok
+    board.run(["rm", "-f", MARKER], timeout=10)

@@ -82,6 +82,7 @@ MASKED_UNITS = (
     "e2scrub_reap.service",
     "fstrim.timer",
     "getty@tty1.service",
+    "getty-static.service",  # gettys on tty2-6 of a board nobody sees the screen of
     "systemd-pstore.service",
 )
 SSHD_DROP_IN = """\

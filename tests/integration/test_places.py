@@ -268,7 +268,8 @@ def test_a_killed_worker_s_place_is_released_by_the_controller(coordinator, tmp_
 
 def test_ctrl_c_releases_every_place(coordinator, tmp_path):
     results = tmp_path / "results"
-    run = _coordinated(coordinator, results)
+    # Long measurements: the interrupt must find the run measuring, not already finished.
+    run = _coordinated(coordinator, results, "--pinet-duration", "60")
     _wait_for(lambda: len(_taken(results)) == 2, 120, "both workers to take a place")
     run.send_signal(signal.SIGINT)
     out, _ = run.communicate(timeout=300)

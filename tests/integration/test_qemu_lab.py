@@ -56,7 +56,7 @@ def _suite(
         "--pinet-results",
         str(results),
         "--pinet-duration",
-        "10",
+        "5",
         "-p",
         "no:cacheprovider",
         "-p",
