@@ -63,8 +63,20 @@ def _pytest(*args: str, results: Path, env: dict[str, str]) -> subprocess.Popen[
         *args,
     ]
     return subprocess.Popen(
-        argv, cwd=ROOT, env={**os.environ, **env}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        argv,
+        cwd=ROOT,
+        env={**os.environ, **env},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        # A run started in the background by a shell inherits SIGINT ignored, and Python then
+        # never turns Ctrl-C into KeyboardInterrupt: give the run the default disposition.
+        preexec_fn=_default_sigint,
     )
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _skip_under_xdist() -> None:
@@ -268,8 +280,7 @@ def test_a_killed_worker_s_place_is_released_by_the_controller(coordinator, tmp_
 
 def test_ctrl_c_releases_every_place(coordinator, tmp_path):
     results = tmp_path / "results"
-    # Long measurements: the interrupt must find the run measuring, not already finished.
-    run = _coordinated(coordinator, results, "--pinet-duration", "60")
+    run = _coordinated(coordinator, results)
     _wait_for(lambda: len(_taken(results)) == 2, 120, "both workers to take a place")
     run.send_signal(signal.SIGINT)
     out, _ = run.communicate(timeout=300)
