@@ -112,11 +112,11 @@ class PinetSDCardDriver(Driver):  # type: ignore[misc]
             # image before; a device (a real card) would need every block written.
             args = ["dd", f"if={filename}", f"of={card}", "bs=4M", "conv=sparse,fdatasync", "status=none"]
         elif mode == Mode.BMAPTOOL:
+            if shutil.which("bmaptool") is None:
+                raise ExecutionError("bmaptool is not installed (the bmap-tools package has it)")
             bmap = f"{filename}.bmap"
             args = ["bmaptool", "-q", "copy", *([f"--bmap={bmap}"] if os.path.exists(bmap) else ["--nobmap"])]
             args += [filename, card]
-            if shutil.which("bmaptool") is None:
-                raise ExecutionError("bmaptool is not installed (the bmap-tools package has it)")
         else:
             raise ValueError(f"unknown write mode {mode!r}")
         processwrapper.check_output(args, print_on_silent_log=True)
