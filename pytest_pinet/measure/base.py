@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, NoReturn, Protocol
 
-from ..errors import Unsupported
+from ..errors import LabFault, Unsupported
 from ..lab.facts import gather_facts
 from ..lab.inventory import Inventory, LinkEntry
 from ..lab.remote import RemoteHost
@@ -106,6 +106,7 @@ class Measurer:
         self.facts = site.facts
         self.hosts = site.hosts
         self._progress = site.progress
+        self._cache: dict[tuple[str, ...], bool] = {}
 
     def progress(self, what: str) -> Progress | None:
         """A progress callback for the traffic of ``what`` (a direction), or None."""
@@ -132,6 +133,28 @@ class Measurer:
     def facts_of(self, **roles: str) -> dict[str, HostFacts]:
         """Facts by role (``board="pi"`` -> ``{"board": facts of pi}``) for a measurement."""
         return {role: self.facts[host] for role, host in roles.items()}
+
+    def tcp_timestamps(self, *hosts: RemoteHost) -> bool:
+        """Whether TCP between ``hosts`` carries the timestamp option (12 bytes a segment).
+
+        The option is used only when every end enables it (``net.ipv4.tcp_timestamps``); a
+        profile may switch it off, so it is read when a measurer is made, after the profile.
+        An end that cannot say is taken to use it (the Linux default and the lower limit):
+        the model then never expects more than a wire with timestamps carries.
+        """
+        key = ("tcp_timestamps", *sorted(h.name for h in hosts))
+        if key not in self._cache:
+
+            def enabled(host: RemoteHost) -> bool:
+                try:
+                    result = host.run(host.platform.sysctl_read("net.ipv4.tcp_timestamps"), timeout=15)
+                except (LabFault, Unsupported):
+                    return True
+                return not (result.ok and result.stdout.strip() == "0")
+
+            with ThreadPoolExecutor(max_workers=max(1, len(hosts))) as pool:
+                self._cache[key] = all(pool.map(enabled, hosts))
+        return self._cache[key]
 
     def record(self, measurement: Measurement) -> Measurement:
         """Hand a result to the recorder."""

@@ -42,7 +42,9 @@ class RoutingMeasurer(Measurer):
         self.lan_peer = self.hosts[route.lan.peer]
         self.wan_peer = self.hosts[route.wan.peer]
         self.limit = tcp_goodput_limit(
-            min(route.lan.speed_mbps, route.wan.speed_mbps), min(route.lan.mtu, route.wan.mtu)
+            min(route.lan.speed_mbps, route.wan.speed_mbps),
+            min(route.lan.mtu, route.wan.mtu),
+            timestamps=self.tcp_timestamps(self.lan_peer, self.wan_peer),
         )
         self.ends = (
             (self.board, route.lan.board_interface),

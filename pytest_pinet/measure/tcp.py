@@ -62,6 +62,13 @@ class TcpMeasurer(Measurer):
         facts = self.facts_of(board=self.link.board, peer=self.link.peer)
         return self.record(measurement_from_iperf3(test_id, context, run, limit, facts, observations))
 
+    def _limit(self) -> float:
+        """The line-rate limit of the link with the TCP options its two ends negotiate."""
+        link = self.link
+        return tcp_goodput_limit(
+            link.speed_mbps, link.mtu, timestamps=self.tcp_timestamps(self.board, self.peer)
+        )
+
     def half_duplex(self, direction: str, scenario: str = "ethernet") -> Measurement:
         """One end sends, the other receives."""
         if direction not in DIRECTIONS:
@@ -78,7 +85,7 @@ class TcpMeasurer(Measurer):
             sender, receiver, address, self._options(sender), adaptive, self.progress(direction)
         )
         observations = self.observations(self.ends, before, self.snapshots(self.ends))
-        return self._record(context, result, tcp_goodput_limit(link.speed_mbps, link.mtu), observations)
+        return self._record(context, result, self._limit(), observations)
 
     def full_duplex(
         self, scenario: str = "ethernet", peer_stream_mbps: int | None = None
@@ -108,7 +115,7 @@ class TcpMeasurer(Measurer):
         observations = self.observations(self.ends, before, self.snapshots(self.ends))
         # Upper bound: the ACKs of the other direction cost little with stretch ACKs (the
         # virtual lab measured one ACK per ~33 segments); see LinkModel for the ACK model.
-        limit = tcp_goodput_limit(link.speed_mbps, link.mtu)
+        limit = self._limit()
         back_context = dataclasses.replace(
             self._context("peer->board", scenario, "full"), rate_target_mbps=target
         )

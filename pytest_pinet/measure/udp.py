@@ -5,17 +5,25 @@ the stack's).  The figure is what the *receiver's* kernel counted, never what wa
 from __future__ import annotations
 
 import time
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
 from typing import Any
 
 from ..judge.linerate import udp_goodput_limit
 from ..lab.inventory import LinkEntry
+from ..lab.remote import RemoteHost
 from ..model import Measurement, ReceiverCounters, TrafficContext, UdpDetail
 from ..record.sweep_charts import udp_chart
-from ..traffic.udpgen import UdpGenOptions, UdpGenRun, read_receiver, run_udpgen
+from ..traffic.udpgen import UdpGenOptions, UdpGenRun, ensure_udpgen, read_receiver, run_udpgen
 from .base import Measurer, Site, link_context
 
 LOOPBACK = "loopback"
 PAYLOAD = 1472  # the seed's: the largest that fits an untagged 1500-byte frame
+# The receiver's window: after the shaper's burst and the sender's start-up, ending before
+# the sender stops (SSH start-up and the remote timer make its end a little uncertain).
+WARMUP_S = 1.0
+END_MARGIN_S = 0.4
+MIN_WINDOW_S = 1.0
 
 
 class UdpMeasurer(Measurer):
@@ -98,28 +106,61 @@ class UdpMeasurer(Measurer):
         receiver, interface = (
             (self.board, "lo") if path == LOOPBACK else (self.peer, self.link.peer_interface)
         )
-        before = read_receiver(receiver, interface)
+        ensure_udpgen(self.board)  # built before the clock starts, never inside the window
+        _, before = read_receiver(receiver, interface)
         started = time.time()
-        sent = run_udpgen(self.board, options)
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            sending = pool.submit(run_udpgen, self.board, options)
+            window = self._window(receiver, interface, started, sending)
+            sent = sending.result()
         finished = time.time()
-        arrived = read_receiver(receiver, interface) - before
-        return self._record(self._context(mode, path, threads), sent, arrived, started, finished)
+        _, after = read_receiver(receiver, interface)
+        return self._record(
+            self._context(mode, path, threads), sent, after - before, window, started, finished
+        )
+
+    def _window(
+        self, receiver: RemoteHost, interface: str, started: float, sending: Future[UdpGenRun]
+    ) -> Window | None:
+        """The receiver's counters at two moments of its own clock while the sender is at
+        full speed: after a warm-up and shortly before the end.
+
+        Counting the whole run would credit the link with the shaper's initial burst (1 MiB
+        at once) and with what its queue delivers after the sender stopped: 0.17 % more than
+        the wire carries in a 5 s run.  ``None`` when the run is too short for a window or the
+        sender ended before the second reading: the whole-run count is then the figure.
+        """
+        first_at, last_at = started + WARMUP_S, started + self.duration - END_MARGIN_S
+        if last_at - first_at < MIN_WINDOW_S:
+            return None
+        readings = []
+        for moment in (first_at, last_at):
+            wait([sending], timeout=max(0.0, moment - time.time()))
+            if sending.done():
+                return None
+            readings.append(read_receiver(receiver, interface))
+        (t1, c1), (t2, c2) = readings
+        if sending.done() or t2 <= t1:
+            return None
+        return Window(t2 - t1, c2 - c1)
 
     def _record(
         self,
         context: TrafficContext,
         sent: UdpGenRun,
         arrived: ReceiverCounters,
+        window: Window | None,
         started: float,
         finished: float,
     ) -> Measurement:
         seconds = sent.seconds or 1.0
+        rate = window.counters.datagrams / window.seconds if window else arrived.datagrams / seconds
         detail = UdpDetail(
             mode=context.scenario.removeprefix("udp-"),
             threads=context.streams,
             sent_mbps=sent.bytes * 8 / seconds / 1e6,
             sent_pps=sent.pps,
-            received_pps=arrived.datagrams / seconds,
+            received_pps=rate,
             loss_pct=100.0 * (1 - arrived.datagrams / sent.packets) if sent.packets else None,
             generator_cpu_pct=sent.cpu_percent,
             system_busy_pct=sent.sys_busy_pct,
@@ -130,7 +171,7 @@ class UdpMeasurer(Measurer):
         measurement = Measurement(
             test_id=f"{self.test_id}#{context.streams}",
             context=context,
-            goodput_mbps=arrived.datagrams * PAYLOAD * 8 / seconds / 1e6,
+            goodput_mbps=rate * PAYLOAD * 8 / 1e6,
             limit_mbps=udp_goodput_limit(context.link_speed_mbps, context.mtu, PAYLOAD),
             started=started,
             finished=finished,
@@ -138,8 +179,16 @@ class UdpMeasurer(Measurer):
             interval_mbps=tuple(
                 float(i.get("bytes", 0)) * 8 / float(i.get("seconds") or 1) / 1e6 for i in sent.intervals
             ),
-            measured_s=sent.seconds,
+            measured_s=window.seconds if window else sent.seconds,
             facts=self.facts_of(board=self.link.board),
             raw={"udpgen": sent.raw},
         )
         return self.record(measurement)
+
+
+@dataclass(frozen=True)
+class Window:
+    """What the receiver counted over ``seconds`` of its own clock in the middle of a run."""
+
+    seconds: float
+    counters: ReceiverCounters

@@ -185,18 +185,30 @@ def parse_udp_snmp(text: str) -> dict[str, int]:
     return {k: int(v) for k, v in zip(rows[0][1:], rows[1][1:], strict=False) if v.lstrip("-").isdigit()}
 
 
-def read_receiver(host: RemoteHost, interface: str) -> ReceiverCounters:
-    """One round trip: the interface's received packets and the UDP counters."""
+def read_receiver(host: RemoteHost, interface: str) -> tuple[float, ReceiverCounters]:
+    """One round trip: the receiver's clock, the interface's received packets and the UDP
+    counters, read together."""
     if not INTERFACE_NAME.match(interface):
         raise ValueError(f"not an interface name: {interface!r}")
     out = host.check(["sh", "-c", host.platform.udp_receiver_script(interface)], timeout=15)
-    first, _, rest = out.partition("\n")
-    udp = parse_udp_snmp(rest)
-    if not first.strip().isdigit() or not udp:
-        raise LabFault("command", f"{host.name}: unreadable receiver counters: {out[:200]!r}")
-    return ReceiverCounters(
-        int(first), udp.get("InDatagrams", 0), udp.get("NoPorts", 0), udp.get("RcvbufErrors", 0)
+    return parse_receiver(out, f"receiver counters on {host.name}")
+
+
+def parse_receiver(out: str, source: str) -> tuple[float, ReceiverCounters]:
+    """The clock and counters :func:`read_receiver` printed; a lab fault naming ``source``
+    when a line is missing or unreadable."""
+    lines = out.split("\n", 2)
+    udp = parse_udp_snmp(lines[2] if len(lines) > 2 else "")
+    try:
+        clock = float(lines[0].strip().replace(",", "."))
+    except ValueError:
+        clock = -1.0
+    if len(lines) < 3 or clock < 0 or not lines[1].strip().isdigit() or not udp:
+        raise LabFault("command", f"unreadable {source}: {out[:200]!r}")
+    counters = ReceiverCounters(
+        int(lines[1]), udp.get("InDatagrams", 0), udp.get("NoPorts", 0), udp.get("RcvbufErrors", 0)
     )
+    return clock, counters
 
 
 def run_udpgen(host: RemoteHost, options: UdpGenOptions) -> UdpGenRun:

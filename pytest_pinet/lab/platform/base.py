@@ -47,7 +47,8 @@ class Platform(ABC):
 
     @abstractmethod
     def udp_receiver_script(self, interface: str) -> str:
-        """Print the interface's received packets, then the kernel's ``Udp:`` counter lines."""
+        """Print the clock (seconds, with a fraction), the interface's received packets, then
+        the kernel's ``Udp:`` counter lines."""
 
     @abstractmethod
     def drop_caches_script(self, sudo: bool) -> str:

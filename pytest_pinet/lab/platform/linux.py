@@ -119,8 +119,9 @@ class LinuxPlatform(Platform):
         )
 
     def udp_receiver_script(self, interface: str) -> str:
+        # The clock first, then the counters at once: a receiver-side window needs both.
         packets = read_file_script(f"{self.interface_file(interface, 'statistics')}/rx_packets")
-        return f"{packets}; {quote(['grep', '^Udp:', '/proc/net/snmp'])}"
+        return f"{quote(['date', '+%s.%N'])}; {packets}; {quote(['grep', '^Udp:', '/proc/net/snmp'])}"
 
     def drop_caches_script(self, sudo: bool) -> str:
         return f"{quote(['sync'])}; {write_file_script('/proc/sys/vm/drop_caches', '3', sudo)}"
