@@ -16,7 +16,7 @@ import pytest
 
 from . import __version__, hookspecs
 from .errors import LabFault, PinetError
-from .fixtures.state import MEASURED, PINET_RUN, RUN_ID, pinet_run
+from .fixtures.state import MEASURED, PINET_RUN, RUN_ID, UNDECIDED_PREFIX, pinet_run
 from .judge.thresholds import Thresholds
 from .judge.verdict import JudgePolicy, Verdict, judge_measurement
 from .model import Measurement
@@ -62,6 +62,7 @@ MEASURING_FIXTURES = frozenset(
     {"measure_tcp", "measure_routing", "measure_udp", "measure_storage", "measure_site", "record_measurement"}
 )
 PLANNED = "pinet_planned"
+UNDECIDED = "pinet_undecided"  # a test report's property: its verdict could not be decided
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -309,6 +310,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     report = outcome.get_result()
     if MEASURING_FIXTURES.intersection(getattr(item, "fixturenames", ())):
         report.user_properties.append((PLANNED, "1"))
+    if report.skipped and isinstance(report.longrepr, tuple) and UNDECIDED_PREFIX in str(report.longrepr[2]):
+        report.user_properties.append((UNDECIDED, "1"))
     if call.excinfo is not None and isinstance(call.excinfo.value, LabFault):
         fault = call.excinfo.value
         report.longrepr = mask(f"{fault} [not a regression: the lab failed, see the evidence above]")
@@ -328,6 +331,14 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
                     "action": "none",
                 },
             )
+
+
+def pytest_report_teststatus(report: pytest.TestReport) -> tuple[str, str, str] | None:
+    """An undecided test is its own outcome in pytest's counts ("2 undecided"), beside passed,
+    failed and skipped: its interval held the line it was judged against."""
+    if report.when == "call" and (UNDECIDED, "1") in report.user_properties:
+        return "undecided", "U", "UNDECIDED"
+    return None
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
@@ -355,6 +366,16 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         terminalreporter.write_line(line)
     for line in lab_fault_lines(run.results.load_facts()):
         terminalreporter.write_line(line)
+    undecided = terminalreporter.stats.get("undecided", [])
+    if undecided:
+        terminalreporter.write_line(
+            f"pinet: {len(undecided)} undecided (the measured interval held the line; neither pass "
+            "nor regression, see docs/adaptive-duration.md):",
+            yellow=True,
+        )
+        for report in undecided:
+            reason = str(report.longrepr[2]).split(UNDECIDED_PREFIX, 1)[-1]
+            terminalreporter.write_line(f"  {report.nodeid}: {reason}", yellow=True)
     for line in no_baseline_lines(
         run.results.load_facts(), mask(store_url(run.settings.db)), run.settings.baseline_min
     ):

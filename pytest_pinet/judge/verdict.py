@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from ..model import Measurement
 from .baseline import BaselinePolicy, judge_baseline
 from .fairness import jain_fairness
+from .precision import goodput_interval
 from .thermal import DEFAULT_MAX_TEMPERATURE_C, thermal_evidence
 from .thresholds import Thresholds
 
@@ -27,6 +28,7 @@ class VerdictKind(enum.Enum):
     BELOW_THRESHOLD = "below-threshold"
     REGRESSION = "regression"
     KNOWN_SLOW = "known-slow"
+    UNDECIDED = "undecided"  # the figure's interval holds the line it is judged against
     NO_RULE = "no-rule"
     INVALID_THERMAL = "invalid-thermal"
     LAB_FAULT = "lab-fault"
@@ -54,7 +56,8 @@ class Verdict:
     threshold); ``failures`` are the lines a failing test shows; ``note`` explains a
     known-slow or invalid result; ``reason`` is what the store keeps beside the verdict;
     ``remeasure`` says whether measuring again could change it (noise can, a missing rule or
-    a hot board cannot).
+    a hot board cannot); ``undecided`` has a line per comparison the measured interval could
+    not decide ("940.0 inside 939.6-941.2 after 60 s").
     """
 
     measurement_id: str
@@ -63,6 +66,7 @@ class Verdict:
     failures: tuple[str, ...] = ()
     note: str = ""
     remeasure: bool = False
+    undecided: tuple[str, ...] = ()
 
     @property
     def kind(self) -> VerdictKind:
@@ -100,6 +104,17 @@ def judge_measurement(
         match, measurement.goodput_mbps, measurement.limit_mbps, jain_fairness(measurement.per_stream_mbps)
     )
     baseline = judge_baseline(measurement.goodput_mbps, history, policy.baseline)
+    interval = goodput_interval(measurement)
+    undecided: list[str] = []
+    # Where the interval holds the floor or the baseline's lower edge, that comparison is
+    # neither met nor missed (see .precision); the other one still counts.
+    floor_undecided = bool(interval and check and check.fair and interval.holds(check.expected_mbps))
+    if interval is not None and check is not None and floor_undecided:
+        undecided.append(f"{direction} threshold {interval.explain(check.expected_mbps)}: undecided")
+    edge = baseline.baseline - baseline.band if baseline.baseline is not None and baseline.band else None
+    edge_undecided = bool(interval and edge is not None and interval.holds(edge))
+    if interval is not None and edge is not None and edge_undecided:
+        undecided.append(f"{direction} baseline edge {interval.explain(edge)}: undecided")
     retransmits = measurement.retransmits
     tail = f"; retransmits {retransmits if retransmits is not None else 'n/a'}"
     kinds: list[VerdictKind] = []
@@ -108,21 +123,27 @@ def judge_measurement(
     if check is None:
         failures.append(f"no rule in {thresholds.source} matches {match}: add one")
         kinds.append(VerdictKind.NO_RULE)
+    elif floor_undecided:
+        pass  # neither met nor missed: said in ``undecided``
     elif not check.passed and check.known_slow:
         note = f"{direction}: {check.known_slow} ({check.explain()})"
         kinds.append(VerdictKind.KNOWN_SLOW)
     elif not check.passed:
         failures.append(f"below threshold: {direction} goodput {check.explain()}{tail}")
         kinds.append(VerdictKind.BELOW_THRESHOLD)
-    if baseline.regression:
+    if baseline.regression and not edge_undecided:
         failures.append(f"regression against baseline: {direction} {baseline.explain()}{tail}")
         kinds.insert(0, VerdictKind.REGRESSION)
+    if undecided:
+        kinds.append(VerdictKind.UNDECIDED)
     rule = check.explain() if check else "no threshold rule"
+    reason = f"{rule}; baseline: {baseline.explain()}" + "".join(f"; {line}" for line in undecided)
     return Verdict(
         measurement.id,
         tuple(kinds) or (VerdictKind.PASS,),
-        f"{rule}; baseline: {baseline.explain()}",
+        reason,
         tuple(failures),
         note,
         remeasure=bool(failures) and VerdictKind.NO_RULE not in kinds,
+        undecided=tuple(undecided),
     )

@@ -93,6 +93,9 @@ class Site:
     # Where a running measurement reports itself once a second (what, seconds so far, most
     # seconds, per-second Mbit/s); None: nobody is watching.
     progress: Callable[[str, float, float, Sequence[float], bool], None] | None = None
+    # The lines (Mbit/s) a verdict on a measurement of this context and line-rate limit will
+    # compare its goodput with: an adaptive run is not stopped while its interval contains one.
+    decide: Callable[[TrafficContext, float], tuple[float, ...]] | None = None
 
 
 class Measurer:
@@ -106,6 +109,7 @@ class Measurer:
         self.facts = site.facts
         self.hosts = site.hosts
         self._progress = site.progress
+        self._decide = site.decide
         self._cache: dict[tuple[str, ...], bool] = {}
 
     def progress(self, what: str) -> Progress | None:
@@ -114,6 +118,10 @@ class Measurer:
         if report is None:
             return None
         return lambda elapsed, planned, rates, done: report(what, elapsed, planned, rates, done)
+
+    def decision_lines(self, context: TrafficContext, limit: float) -> tuple[float, ...]:
+        """What the verdict on ``context`` will compare with (nothing when nobody judges)."""
+        return self._decide(context, limit) if self._decide is not None else ()
 
     def snapshots(self, ends: Sequence[End]) -> list[Snapshot]:
         """Counters of every end, taken at once: one round trip of wall time, not one per end."""

@@ -118,7 +118,9 @@ class RoutingMeasurer(Measurer):
         ``scenario`` names what else was going on (``routing+disk-io`` in the contention case).
         """
         r = self.route
-        adaptive = AdaptiveStop(self.settle, r.lan.peer_interface) if self.settle else None
+        context = self._context(DOWNLOAD, "half", scenario=scenario)
+        lines = self.decision_lines(context, self.limit)
+        adaptive = AdaptiveStop(self.settle, r.lan.peer_interface, lines) if self.settle else None
         before = self._counters()
         run = run_iperf3(
             self.wan_peer,
@@ -128,7 +130,6 @@ class RoutingMeasurer(Measurer):
             adaptive,
             self.progress("download"),
         )
-        context = self._context(DOWNLOAD, "half", scenario=scenario)
         return self._record(context, run, self.limit, before, self._counters())
 
     def download_while_uploading(self, upload_mbps: int) -> tuple[Measurement, Measurement]:
@@ -136,6 +137,10 @@ class RoutingMeasurer(Measurer):
         unlimited); returns (download, upload), each with its actual figure."""
         r = self.route
         per_stream = upload_mbps / self.options.streams if upload_mbps else None
+        up_limit = min(self.limit, float(upload_mbps)) if upload_mbps else self.limit
+        down_context = self._context(DOWNLOAD, "full", upload_mbps)
+        up_context = self._context(UPLOAD, "full", upload_mbps)
+        lines = (self.decision_lines(down_context, self.limit), self.decision_lines(up_context, up_limit))
         before = self._counters()
         down, up = run_iperf3_both_ways(
             self.wan_peer,
@@ -146,10 +151,10 @@ class RoutingMeasurer(Measurer):
             self._options(self.lan_peer, per_stream),
             (self.settle, r.wan.peer_interface, r.lan.peer_interface) if self.settle else None,
             self.progress(f"download, upload at {upload_mbps or 'full'} Mbit/s"),
+            lines,
         )
         after = self._counters()
-        up_limit = min(self.limit, float(upload_mbps)) if upload_mbps else self.limit
         return (
-            self._record(self._context(DOWNLOAD, "full", upload_mbps), down, self.limit, before, after),
-            self._record(self._context(UPLOAD, "full", upload_mbps), up, up_limit, before, after),
+            self._record(down_context, down, self.limit, before, after),
+            self._record(up_context, up, up_limit, before, after),
         )

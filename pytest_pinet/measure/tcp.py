@@ -79,13 +79,16 @@ class TcpMeasurer(Measurer):
         else:
             sender, receiver, address, watch = self.peer, self.board, link.board_address, link.board_interface
         context = self._context(direction, scenario, "half")
-        adaptive = AdaptiveStop(self.settle, watch) if self.settle else None
+        limit = self._limit()
+        adaptive = (
+            AdaptiveStop(self.settle, watch, self.decision_lines(context, limit)) if self.settle else None
+        )
         before = self.snapshots(self.ends)
         result = run_iperf3(
             sender, receiver, address, self._options(sender), adaptive, self.progress(direction)
         )
         observations = self.observations(self.ends, before, self.snapshots(self.ends))
-        return self._record(context, result, self._limit(), observations)
+        return self._record(context, result, limit, observations)
 
     def full_duplex(
         self, scenario: str = "ethernet", peer_stream_mbps: int | None = None
@@ -101,6 +104,13 @@ class TcpMeasurer(Measurer):
         if peer_stream_mbps is not None:
             peer_options = dataclasses.replace(peer_options, bitrate=f"{peer_stream_mbps}M")
             target = peer_stream_mbps * peer_options.streams
+        limit = self._limit()
+        forward_context = self._context("board->peer", scenario, "full")
+        back_context = dataclasses.replace(
+            self._context("peer->board", scenario, "full"), rate_target_mbps=target
+        )
+        back_limit = min(limit, target) if target else limit
+        lines = (self.decision_lines(forward_context, limit), self.decision_lines(back_context, back_limit))
         before = self.snapshots(self.ends)
         forward, backward = run_iperf3_both_ways(
             self.board,
@@ -111,15 +121,12 @@ class TcpMeasurer(Measurer):
             peer_options,
             (self.settle, link.board_interface, link.peer_interface) if self.settle else None,
             self.progress("full duplex"),
+            lines,
         )
         observations = self.observations(self.ends, before, self.snapshots(self.ends))
         # Upper bound: the ACKs of the other direction cost little with stretch ACKs (the
         # virtual lab measured one ACK per ~33 segments); see LinkModel for the ACK model.
-        limit = self._limit()
-        back_context = dataclasses.replace(
-            self._context("peer->board", scenario, "full"), rate_target_mbps=target
-        )
         return (
-            self._record(self._context("board->peer", scenario, "full"), forward, limit, observations),
-            self._record(back_context, backward, min(limit, target) if target else limit, observations),
+            self._record(forward_context, forward, limit, observations),
+            self._record(back_context, backward, back_limit, observations),
         )

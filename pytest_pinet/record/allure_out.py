@@ -26,6 +26,11 @@ CATEGORIES = [
         "messageRegex": "(?s).*regression against baseline.*",
     },
     {"name": "Below threshold", "matchedStatuses": ["failed"], "messageRegex": "(?s).*below threshold.*"},
+    {
+        "name": "Undecided (interval holds the line)",
+        "matchedStatuses": ["skipped"],
+        "messageRegex": "(?s).*undecided: .*",
+    },
     {"name": "Lab fault", "matchedStatuses": ["broken", "failed"], "messageRegex": "(?s).*lab fault.*"},
     {
         "name": "Unsupported on this board",

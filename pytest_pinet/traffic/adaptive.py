@@ -20,6 +20,7 @@ from __future__ import annotations
 import itertools
 import math
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 # Two-sided 95 % quantiles of Student's t for 1..10 degrees of freedom; beyond that the
@@ -86,6 +87,22 @@ def settled_half_width_pct(rates: list[float]) -> float:
     """
     pairs = batch_means(rates, 2)
     return min(half_width_pct(rates), half_width_pct(pairs) if len(pairs) >= 3 else math.inf)
+
+
+def clear_of(rates: list[float], lines_mbps: Sequence[float]) -> bool:
+    """True when the 95 % interval of the mean of ``rates`` (payload bytes/s) contains none of
+    ``lines_mbps`` (the threshold and the baseline's lower edge a verdict will compare with).
+
+    A run whose interval straddles such a line is not stopped by the settle rule: stopping it
+    would leave its verdict to the luck of where this run's mean fell.
+    """
+    if not lines_mbps:
+        return True
+    if len(rates) < 2:
+        return False
+    mean = 8 * statistics.fmean(rates) / 1e6
+    half = settled_half_width_pct(rates) / 100.0 * mean
+    return all(abs(mean - line) > half for line in lines_mbps)
 
 
 @dataclass(frozen=True)

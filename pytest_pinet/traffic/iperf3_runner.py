@@ -29,6 +29,7 @@ from .adaptive import (
     SETTLED,
     CounterSample,
     SettleRule,
+    clear_of,
     parse_counter_sample,
     per_second_rates,
     settled_half_width_pct,
@@ -248,10 +249,13 @@ def client_argv(server_address: str, port: int, options: Iperf3Options) -> list[
 
 @dataclass(frozen=True)
 class AdaptiveStop:
-    """Stop early by ``rule``, watching the receiver's ``interface`` byte counter."""
+    """Stop early by ``rule``, watching the receiver's ``interface`` byte counter, but never
+    while the goodput's 95 % interval contains one of ``decide_mbps`` (the lines its verdict
+    compares with): such a run continues to its maximum duration."""
 
     rule: SettleRule
     interface: str
+    decide_mbps: tuple[float, ...] = ()
 
     def __post_init__(self) -> None:
         if not INTERFACE_NAME.match(self.interface):
@@ -283,7 +287,7 @@ def run_iperf3(
     server.start()
     client = _Client(sender, server, receiver_address, options)
     try:
-        watches = [(receiver, adaptive.interface, server.port)] if adaptive else []
+        watches = [(receiver, adaptive.interface, server.port, adaptive.decide_mbps)] if adaptive else []
         rule = adaptive.rule if adaptive else None
         ended_by, precision = _drive([client], watches, rule, options.omit, progress)
     finally:
@@ -300,6 +304,7 @@ def run_iperf3_both_ways(
     peer_options: Iperf3Options,
     adaptive: tuple[SettleRule, str, str] | None = None,
     progress: Progress | None = None,
+    decide_mbps: tuple[tuple[float, ...], tuple[float, ...]] = ((), ()),
 ) -> tuple[Iperf3Run, Iperf3Run]:
     """Full duplex: both ends send at once; returns (board->peer, peer->board).
 
@@ -307,6 +312,8 @@ def run_iperf3_both_ways(
     overlap for the whole run instead of one starting after the other's setup.  With
     ``adaptive`` = (rule, board interface, peer interface) both stop together once *both*
     directions settled: stopping one alone would change what the other measures.
+    ``decide_mbps`` are the lines each direction's verdict compares with (board->peer,
+    peer->board), as in :class:`AdaptiveStop`.
     """
     to_peer = Iperf3Server(peer, board_options.idle_timeout)
     to_board = Iperf3Server(board, peer_options.idle_timeout)
@@ -317,7 +324,14 @@ def run_iperf3_both_ways(
         forward = _Client(board, to_peer, peer_address, board_options)
         backward = _Client(peer, to_board, board_address, peer_options)
         rule = adaptive[0] if adaptive else None
-        watches = [(peer, adaptive[2], to_peer.port), (board, adaptive[1], to_board.port)] if adaptive else []
+        watches = (
+            [
+                (peer, adaptive[2], to_peer.port, decide_mbps[0]),
+                (board, adaptive[1], to_board.port, decide_mbps[1]),
+            ]
+            if adaptive
+            else []
+        )
         ended_by, precision = _drive([forward, backward], watches, rule, board_options.omit, progress)
     finally:
         with ThreadPoolExecutor(max_workers=2) as pool:
@@ -433,14 +447,17 @@ class _Client:
 
 def _drive(
     clients: list[_Client],
-    watches: list[tuple[RemoteHost, str, int]],
+    watches: list[tuple[RemoteHost, str, int, tuple[float, ...]]],
     rule: SettleRule | None,
     omit: int,
     progress: Progress | None = None,
 ) -> tuple[str, float | None]:
     """Run the clients to their end, or stop them all once every watched rate settled.
 
-    Returns (what ended the run, the worst half-width in percent when it was measured).
+    Returns (what ended the run, the worst half-width in percent when it was measured, also
+    for a run that went to its maximum).  A watched direction whose interval contains one of
+    its decision lines is not settled (see :func:`.adaptive.clear_of`); the lines are only
+    compared with payload counts (``ss``), never with an interface counter's frame bytes.
     Sampling that fails (a counter that cannot be read) only means the run goes to its
     configured maximum: adaptive duration saves time, it never costs a measurement.
     """
@@ -466,7 +483,7 @@ def _drive(
                 _interrupt_all(clients)
                 break
             try:
-                for index, (host, interface, port) in enumerate(watches):
+                for index, (host, interface, port, _lines) in enumerate(watches):
                     sample = parse_counter_sample(
                         host.run_shell(
                             host.platform.receive_counter_script(interface, port), timeout=10
@@ -481,8 +498,13 @@ def _drive(
             if progress is not None:
                 progress(time.monotonic() - started, planned, [8 * r[-1] / 1e6 for r in rates if r], False)
             log.debug("adaptive: %s", [f"{len(r)} s, {settled_half_width_pct(r):.3f} %" for r in rates])
-            if all(rule.settled(r) for r in rates):
+            if all(len(r) >= 2 for r in rates):
                 precision = max(settled_half_width_pct(r) for r in rates)
+            decided = [
+                clear_of(r, watch[3]) if s and all(x.tcp_bytes is not None for x in s) else True
+                for r, s, watch in zip(rates, samples, watches, strict=True)
+            ]
+            if all(rule.settled(r) for r in rates) and all(decided):
                 # Within 2 s of its own end a client is left to finish: a SIGINT crossing its
                 # final exchange with the server can leave the server without a report.
                 if planned - (time.monotonic() - started) > 2.0 and not all(f.done() for f in running):

@@ -134,3 +134,12 @@ def test_receiver_view_corrects_the_warm_up_quirk_of_omit_two():
     assert view.received is not None
     assert view.received.seconds == pytest.approx(6.0, abs=0.01)
     assert view.goodput_mbps == pytest.approx(944.45, abs=0.05)
+
+
+def test_a_run_is_not_settled_while_its_interval_holds_a_decision_line():
+    from pytest_pinet.traffic.adaptive import clear_of
+
+    steady = [117.6e6, 117.7e6, 117.5e6, 117.6e6, 117.7e6, 117.6e6]  # bytes/s: ~941 Mbit/s
+    assert clear_of(steady, []) and clear_of(steady, [930.0])
+    assert not clear_of(steady, [940.9])  # 941 +- 0.4: could be either side
+    assert not clear_of(steady[:1], [930.0])  # one second says nothing about its spread

@@ -35,13 +35,13 @@ from pytest_pinet.model import Measurement, Observation, TcpDetail, TrafficConte
 
 
 def make(request, goodput, driver="r8152", direction="board->peer", scenario="usb-adapter", qdisc="",
-         streams=(94.0,) * 10, temperature=(50.0, 55.0), throttled=(0, 0)):
+         streams=(94.0,) * 10, temperature=(50.0, 55.0), throttled=(0, 0), precision=None):
     context = TrafficContext("lab", scenario, "pi", "pc", "usb", "ax", direction, "half", 10, 20, 2, 1000,
                              1500, qdisc=qdisc, driver=driver)
     observations = (Observation("pi", "eth1", temperature_c=temperature, throttled=throttled),)
-    detail = TcpDetail(goodput, 0, streams, None, None, "iperf 3.12")
+    detail = TcpDetail(goodput, 0, streams, None, None, "iperf 3.12", precision_pct=precision)
     m = Measurement(request.node.nodeid, context, goodput, 941.5, 0.0, 1.0, detail, interval_mbps=(goodput,),
-                    observations=observations)
+                    observations=observations, measured_s=20.0)
     return request.getfixturevalue("record_measurement")(m)
 
 
@@ -64,6 +64,14 @@ def test_ax88179_receiving_is_judged_normally(request, judge_goodput):
 def test_sfq_unfair(request, judge_goodput):
     judge_goodput(make(request, 949.0, scenario="routing", qdisc="sfq",
                        streams=(362.0, 0.02, 0.02, 3.97, 3.42, 72.5, 0.03, 72.5, 72.6, 362.0)))
+
+
+def test_floor_inside_the_interval(request, judge_goodput):
+    judge_goodput(make(request, 931.0, precision=0.5))
+
+
+def test_floor_clear_of_a_narrow_interval(request, judge_goodput):
+    judge_goodput(make(request, 931.0, precision=0.05))
 
 
 def test_sfq_fair(request, judge_goodput):
@@ -92,8 +100,13 @@ def test_verdicts_through_the_plugin(pytester):
         "-rA",
     )
     outcomes = result.parseoutcomes()
-    assert outcomes.get("passed") == 1 and outcomes.get("xfailed") == 1 and outcomes.get("failed") == 4
     text = result.stdout.str()
+    assert outcomes.get("passed") == 2 and outcomes.get("xfailed") == 1 and outcomes.get("failed") == 4
+    # a floor inside the measured interval is neither met nor missed: its own outcome, with the
+    # interval; the same figure measured ten times more precisely passes
+    assert outcomes.get("undecided") == 1, outcomes
+    assert "board->peer threshold 930.0 inside 926.3-935.7 after 20 s: undecided" in text
+    assert "pinet: 1 undecided" in text
     # thermal: a lab fault with the evidence, not a regression
     assert "thermal" in text and "84.5 °C after the run (bound 80.0 °C)" in text
     assert "throttled occurred during the run" in text
@@ -111,6 +124,8 @@ def test_verdicts_through_the_plugin(pytester):
     assert verdicts["test_cases.py::test_hot_board"] == "invalid-thermal"
     assert verdicts["test_cases.py::test_known_slow_ax88179"] == "known-slow"
     assert verdicts["test_cases.py::test_sfq_fair"] == "pass"
+    assert verdicts["test_cases.py::test_floor_inside_the_interval"] == "undecided"
+    assert verdicts["test_cases.py::test_floor_clear_of_a_narrow_interval"] == "pass"
 
 
 def _obs(host, temperature=(None, None), throttled=(None, None)):

@@ -25,13 +25,13 @@ RULES = thresholds_from_data(
 )
 
 
-def measured(goodput, scenario="ethernet", driver="", hot=None):
+def measured(goodput, scenario="ethernet", driver="", hot=None, precision=None):
     context = TrafficContext(
         "lab", scenario, "pi", "pc", "eth", "", "board->peer", "half", 2, 20, 2, 1000, 1500, driver=driver
     )
     observations = (Observation("pi", "eth0", temperature_c=(hot, hot)),) if hot else ()
-    detail = TcpDetail(goodput, 4, (goodput / 2, goodput / 2), None, None, "iperf 3.12")
-    return Measurement("t", context, goodput, 941.5, 0.0, 1.0, detail, observations=observations)
+    detail = TcpDetail(goodput, 4, (goodput / 2, goodput / 2), None, None, "iperf 3.12", precision_pct=precision)
+    return Measurement("t", context, goodput, 941.5, 0.0, 1.0, detail, observations=observations, measured_s=60)
 
 
 def test_a_pass_has_nothing_to_remeasure():
@@ -66,3 +66,24 @@ def test_the_id_survives_a_copy_and_the_verdict_names_it():
     copy = dataclasses.replace(original, goodput_mbps=942.0)
     assert copy.id == original.id and measured(941.0).id != original.id
     assert judge_measurement(copy, RULES, []).measurement_id == original.id
+
+
+def test_an_interval_holding_the_floor_is_undecided_not_a_coin_toss():
+    # the example: 940 inside 939.6-941.2 after 60 s
+    verdict = judge_measurement(measured(940.4, precision=0.085), RULES, [])
+    assert verdict.kinds == (VerdictKind.UNDECIDED,) and not verdict.failed and not verdict.remeasure
+    assert verdict.undecided == ("board->peer threshold 940.0 inside 939.6-941.2 after 60 s: undecided",)
+    # the same figure, either side, with an interval that clears the floor
+    assert judge_measurement(measured(940.4, precision=0.02), RULES, []).kind is VerdictKind.PASS
+    below = judge_measurement(measured(939.5, precision=0.02), RULES, [])
+    assert below.kind is VerdictKind.BELOW_THRESHOLD and below.failed
+
+
+def test_an_interval_holding_the_baseline_edge_is_undecided_the_floor_still_counts():
+    history = [941.0, 941.2, 940.9, 941.1]  # band: the 1 % floor, edge 931.6
+    edge = judge_measurement(measured(931.0, precision=0.2), RULES, history)
+    assert VerdictKind.REGRESSION not in edge.kinds and VerdictKind.UNDECIDED in edge.kinds
+    assert edge.kind is VerdictKind.BELOW_THRESHOLD and edge.failed  # 931 +- 1.9 is clearly under 940
+    assert "baseline edge 931." in edge.undecided[0]
+    clear = judge_measurement(measured(931.0, precision=0.01), RULES, history)
+    assert clear.kinds[0] is VerdictKind.REGRESSION and not clear.undecided
