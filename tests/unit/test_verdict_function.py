@@ -30,8 +30,12 @@ def measured(goodput, scenario="ethernet", driver="", hot=None, precision=None):
         "lab", scenario, "pi", "pc", "eth", "", "board->peer", "half", 2, 20, 2, 1000, 1500, driver=driver
     )
     observations = (Observation("pi", "eth0", temperature_c=(hot, hot)),) if hot else ()
-    detail = TcpDetail(goodput, 4, (goodput / 2, goodput / 2), None, None, "iperf 3.12", precision_pct=precision)
-    return Measurement("t", context, goodput, 941.5, 0.0, 1.0, detail, observations=observations, measured_s=60)
+    detail = TcpDetail(
+        goodput, 4, (goodput / 2, goodput / 2), None, None, "iperf 3.12", precision_pct=precision
+    )
+    return Measurement(
+        "t", context, goodput, 941.5, 0.0, 1.0, detail, observations=observations, measured_s=60
+    )
 
 
 def test_a_pass_has_nothing_to_remeasure():
