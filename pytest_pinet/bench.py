@@ -32,8 +32,9 @@ from typing import Any, NoReturn
 
 import yaml
 
+from .bench_fidelity import HIGH_PCT, LOW_PCT, Deviation, tcp_fidelity, udp_fidelity
+from .bench_sensitivity import LEVELS, TARGET_LEVEL, format_sensitivity, judge_trials, measure_trials
 from .errors import LabFault, Unsupported
-from .judge.linerate import tcp_goodput_limit
 from .judge.thresholds import Thresholds, thresholds_from_data
 from .judge.verdict import judge_measurement
 from .lab.facts import gather_facts
@@ -42,7 +43,7 @@ from .measure import FactsCache, Site, TcpMeasurer
 from .model import Measurement
 from .record.results_dir import ResultsDir
 from .traffic.adaptive import SettleRule
-from .traffic.iperf3_runner import Iperf3Options, run_iperf3
+from .traffic.iperf3_runner import Iperf3Options
 from .virtlab import lab
 from .virtlab.topology import LabSpec
 
@@ -241,13 +242,16 @@ def run_bench(
     duration: int = 20,
     adaptive_repeats: int = 2,
     fixed_duration: int = 65,
+    sensitivity_runs: int = 10,
+    sensitivity_history: int = 10,
+    sensitivity_duration: int = 6,
 ) -> dict[str, Any]:
     """Measure every figure on a bench lab of its own (pinet5); return them as data."""
     root = Path(tempfile.mkdtemp(prefix="pinet-bench-"))
     spec = LabSpec(name="pinet5", state_root=root / "state")
     figures: list[Figure] = []
     details: dict[str, Any] = {}
-    not_measured = []
+    not_measured: list[str] = []
     try:
         boot = []
         for number in range(startups):
@@ -269,37 +273,53 @@ def run_bench(
 
         inventory = load_inventory(spec.env_file)
         hosts = {n: e.connect() for n, e in inventory.hosts.items()}
-        link = inventory.link("eth")
-        limit = tcp_goodput_limit(link.speed_mbps, link.mtu)
-        goodputs: list[float] = []
-        if fidelity_runs > 0:
-            for number in range(fidelity_runs):
-                say(f"fidelity run {number + 1} of {fidelity_runs}, both directions, {duration} s each")
-                for sender, receiver, address in (
-                    ("pi", "pc", link.peer_address),
-                    ("pc", "pi", link.board_address),
-                ):
-                    options = Iperf3Options(
-                        duration=duration, omit=2, congestion=inventory.hosts[sender].tcp_congestion
+        try:
+            if fidelity_runs > 0:
+                for found in tcp_fidelity(inventory, hosts, fidelity_runs, duration, say, not_measured):
+                    figures += _fidelity_figure(found)
+                udp, small = udp_fidelity(inventory, hosts, root, fidelity_runs, say, not_measured)
+                if udp is not None:
+                    figures += _fidelity_figure(udp)
+                if small:
+                    details["minimum-size frames"] = small
+                    figures.append(
+                        _figure(
+                            f"UDP 64-byte frames/s vs {small['limit_fps']:,.0f} (CPU-bound: generator "
+                            f"{small['generator_cpu_pct']:.0f} % of a core)",
+                            "",
+                            [small["received_fps"]],
+                            "reported",
+                            None,
+                        )
                     )
-                    result = run_iperf3(hosts[sender], hosts[receiver], address, options).result
-                    if result.goodput_mbps is None:  # a missing figure is not a 0 Mbit/s sample
-                        not_measured.append(f"fidelity {sender}->{receiver}: iperf3 reported no goodput")
-                        continue
-                    goodputs.append(result.goodput_mbps)
-        deviation = [100.0 * (g - limit) / limit for g in goodputs]
-        if deviation:
-            figures.append(
-                _figure(
-                    f"fidelity (goodput vs {limit:.1f} Mbit/s limit)",
-                    "%",
-                    deviation,
-                    "within +-0.5 %",
-                    all(abs(d) <= 0.5 for d in deviation),
+            if sensitivity_runs > 0:
+                counts = [(0.0, sensitivity_history), (0.0, sensitivity_runs)]
+                counts += [(level, sensitivity_runs) for level in LEVELS]
+                trials = measure_trials(
+                    spec, inventory, hosts, root, counts, sensitivity_duration, say, not_measured
                 )
-            )
-        for host in hosts.values():
-            host.close()
+                history, judged = trials[:sensitivity_history], trials[sensitivity_history:]
+                if len(history) >= 2 and judged:
+                    table = judge_trials(history, judged)
+                    details["sensitivity"] = table
+                    best = next((p for p in table["policies"] if p["met"]), None)
+                    default = table["policies"][0]
+                    figures.append(
+                        _figure(
+                            "1 % drop detected / clean false alarms (default band floor)",
+                            "",
+                            [_rate(default, TARGET_LEVEL), _rate(default, 0.0)],
+                            ">= 0.95 / <= 0.05",
+                            default["met"],
+                        )
+                    )
+                    if best is not None and best is not default:
+                        say(f"sensitivity: target met with a band floor of {best['band_floor_pct']:g} %")
+                else:
+                    not_measured.append("sensitivity: too few runs measured to judge")
+        finally:
+            for host in hosts.values():
+                host.close()
 
         say(f"overhead batch: {2 * overhead_repeats} short tests through pytest")
         short = run_batch(
@@ -341,6 +361,19 @@ def run_bench(
         "duration_s": duration,
         "fixed_duration_s": fixed_duration,
     }
+
+
+def _fidelity_figure(found: Deviation) -> list[Figure]:
+    if not found.deviations_pct:
+        return []
+    name = f"fidelity: {found.name} vs {found.limit:,.1f} {found.unit}"
+    return [_figure(name, "%", found.deviations_pct, f"{LOW_PCT:+g}..{HIGH_PCT:+g} %", found.met)]
+
+
+def _rate(policy: dict[str, Any], level: float) -> float:
+    """The flagged share at ``level`` under ``policy`` (nan when that level was not run)."""
+    row = next((r for r in policy["rows"] if r["level_pct"] == level), None)
+    return float(row["rate"]) if row else float("nan")
 
 
 def adaptive_figures(fixed: Batch, adaptive: Batch, details: dict[str, Any]) -> list[Figure]:
@@ -395,9 +428,13 @@ def format_table(data: dict[str, Any]) -> str:
     for f in data["figures"]:
         lines.append(
             f"{f['name'][:56]:56} {f['median']:8.3f}{f['unit']:1} {f['low']:8.3f}..{f['high']:8.3f} "
-            f"{f['target']:>20}  {'yes' if f['met'] else 'NO'}"
+            f"{f['target']:>20}  {'-' if f['met'] is None else 'yes' if f['met'] else 'NO'}"
         )
+    if "sensitivity" in data.get("details", {}):
+        lines += format_sensitivity(data["details"]["sensitivity"])
     for direction, detail in sorted(data.get("details", {}).items()):
+        if direction in ("sensitivity", "minimum-size frames"):
+            continue
         if isinstance(detail, list):
             lines += [f"{direction}: {item}" for item in detail]
             continue

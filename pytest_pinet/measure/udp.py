@@ -35,11 +35,13 @@ class UdpMeasurer(Measurer):
         link: LinkEntry,
         profile: str,
         duration: float,
+        payload: int = PAYLOAD,
     ) -> None:
         super().__init__(site)
         self.link = link
         self.profile = profile
         self.duration = duration
+        self.payload = payload  # 18 bytes: minimum-size (64-byte) frames
         self.board = self.hosts[link.board]
         self.peer = self.hosts[link.peer]
 
@@ -76,10 +78,10 @@ class UdpMeasurer(Measurer):
 
     def _options(self, mode: str, path: str, threads: int) -> UdpGenOptions:
         if path == LOOPBACK:
-            return UdpGenOptions(mode, "127.0.0.1", threads, PAYLOAD, self.duration)
+            return UdpGenOptions(mode, "127.0.0.1", threads, self.payload, self.duration)
         link = self.link
         if mode != "raw":
-            return UdpGenOptions(mode, link.peer_address, threads, PAYLOAD, self.duration)
+            return UdpGenOptions(mode, link.peer_address, threads, self.payload, self.duration)
         mac = self.peer.check(
             ["cat", self.peer.platform.interface_file(link.peer_interface, "address")], timeout=15
         ).strip()
@@ -87,7 +89,7 @@ class UdpMeasurer(Measurer):
             mode,
             link.peer_address,
             threads,
-            PAYLOAD,
+            self.payload,
             self.duration,
             interface=link.board_interface,
             src=link.board_address,
@@ -171,8 +173,8 @@ class UdpMeasurer(Measurer):
         measurement = Measurement(
             test_id=f"{self.test_id}#{context.streams}",
             context=context,
-            goodput_mbps=rate * PAYLOAD * 8 / 1e6,
-            limit_mbps=udp_goodput_limit(context.link_speed_mbps, context.mtu, PAYLOAD),
+            goodput_mbps=rate * self.payload * 8 / 1e6,
+            limit_mbps=udp_goodput_limit(context.link_speed_mbps, context.mtu, self.payload),
             started=started,
             finished=finished,
             detail=detail,

@@ -108,3 +108,14 @@ def test_the_source_compiles_cleanly_and_refuses_bad_usage(tmp_path):
     events = [json.loads(line)["event"] for line in ok.stdout.splitlines()]
     assert ok.returncode == 0 and events[0] == "start" and events[-1] == "end"
     assert len(source_hash()) == 16
+
+
+def test_receiver_clock_and_counters_are_read_together_or_refused_naming_the_source():
+    from pytest_pinet.traffic.udpgen import parse_receiver
+
+    snmp = (OUTPUTS / "proc-net-snmp-udp.txt").read_text()
+    clock, counters = parse_receiver(f"1763900000.123456789\n4242\n{snmp}", "receiver counters on pc")
+    assert clock == pytest.approx(1763900000.123456789) and counters.rx_packets == 4242
+    for hostile in ("", "not-a-clock\n4242\n" + snmp, "1763900000.1\nx\n" + snmp, "1763900000.1\n4242\n"):
+        with pytest.raises(LabFault, match="unreadable receiver counters on pc"):
+            parse_receiver(hostile, "receiver counters on pc")

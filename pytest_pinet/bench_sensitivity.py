@@ -1,0 +1,154 @@
+"""Sensitivity: the smallest regression the baseline verdict catches, and how often it cries wolf.
+
+On the bench's own lab: ``history`` clean runs make a context's history (a nightly's window),
+then ``runs`` clean runs and ``runs`` runs at each planted degradation (``pinet lab degrade``:
+the emulated cable slowed by that share) are each judged against that history by
+:func:`~pytest_pinet.judge.baseline.judge_baseline`, the function a nightly's verdict uses.
+A clean run judged a regression is a false alarm; a degraded one judged a regression is a
+detection.  Each run is judged under the default policy and under narrower band floors, so
+the table says which setting reaches the target (a 1 % drop caught in >= 95 % of runs with
+<= 5 % false alarms) and at what cost in seconds per run.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .bench_fidelity import KeepRecorder
+from .errors import LabFault
+from .judge.baseline import BaselinePolicy, judge_baseline
+from .lab.inventory import Inventory
+from .lab.remote import RemoteHost
+from .measure import FactsCache, Site, TcpMeasurer
+from .record.results_dir import ResultsDir
+from .traffic.iperf3_runner import Iperf3Options
+from .virtlab import lab
+from .virtlab.topology import LabSpec
+
+LEVELS = (0.5, 1.0, 2.0, 3.0)  # percent slower
+BAND_FLOORS = (1.0, 0.5, 0.25)  # the default policy's floor first
+TARGET_DETECTION, TARGET_FALSE_ALARMS, TARGET_LEVEL = 0.95, 0.05, 1.0
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One judged run: the planted degradation (0: clean), its goodput and its wall time."""
+
+    level: float
+    goodput: float
+    seconds: float
+
+
+def measure_trials(
+    spec: LabSpec,
+    inventory: Inventory,
+    hosts: dict[str, RemoteHost],
+    root: Path,
+    counts: Sequence[tuple[float, int]],
+    duration: int,
+    say: Callable[[str], None],
+    not_measured: list[str],
+) -> list[Trial]:
+    """Runs of 10 streams board->peer at each (degradation, count); the lab is restored after."""
+    link = inventory.link("eth")
+    site = Site(
+        KeepRecorder(ResultsDir(root / "sensitivity", "sensitivity")),
+        "bench::sensitivity",
+        inventory,
+        FactsCache(inventory, hosts),
+        hosts,
+    )
+    options = Iperf3Options(duration=duration, omit=1)
+    measurer = TcpMeasurer(site, link, options, "stock", None)
+    trials = []
+    try:
+        for level, count in counts:
+            lab.degrade(spec, level)
+            for number in range(count):
+                say(f"sensitivity: {f'{level:g} % slower' if level else 'clean'}, {number + 1} of {count}")
+                started = time.monotonic()
+                try:
+                    measured = measurer.half_duplex("board->peer")
+                except LabFault as fault:
+                    not_measured.append(f"sensitivity at {level:g} %: lab fault: {fault}")
+                    continue
+                trials.append(Trial(level, measured.goodput_mbps, time.monotonic() - started))
+                say(f"  {measured.goodput_mbps:.2f} Mbit/s")
+    finally:
+        lab.degrade(spec, 0.0)
+    return trials
+
+
+def judge_trials(history: list[Trial], trials: list[Trial]) -> dict[str, Any]:
+    """False alarms on clean runs and detections per degradation, per band floor."""
+    values = [t.goodput for t in history]
+    table: dict[str, Any] = {
+        "history_mbps": values,
+        "clean_sd_pct": 100.0 * statistics.stdev(values) / statistics.fmean(values)
+        if len(values) > 1
+        else None,
+        "seconds_per_run": statistics.median(t.seconds for t in history + trials) if trials else None,
+        "policies": [],
+    }
+    for floor in BAND_FLOORS:
+        policy = BaselinePolicy(window=max(len(values), 1), min_band_percent=floor)
+        band = judge_baseline(0.0, values, policy)
+        rows: list[dict[str, Any]] = []
+        for level in (0.0, *LEVELS):
+            judged = [judge_baseline(t.goodput, values, policy) for t in trials if t.level == level]
+            if not judged:
+                continue
+            flagged = sum(v.regression for v in judged)
+            change = [100.0 * (v.value - v.baseline) / v.baseline for v in judged if v.baseline]
+            rows.append(
+                {
+                    "level_pct": level,
+                    "runs": len(judged),
+                    "flagged": flagged,
+                    "rate": flagged / len(judged),
+                    "median_change_pct": statistics.median(change) if change else None,
+                }
+            )
+        clean = next((r for r in rows if r["level_pct"] == 0.0), None)
+        target = next((r for r in rows if r["level_pct"] == TARGET_LEVEL), None)
+        met = (
+            clean is not None
+            and target is not None
+            and float(clean["rate"]) <= TARGET_FALSE_ALARMS
+            and float(target["rate"]) >= TARGET_DETECTION
+        )
+        band_pct = 100.0 * band.band / band.baseline if band.band is not None and band.baseline else None
+        table["policies"].append({"band_floor_pct": floor, "band_pct": band_pct, "rows": rows, "met": met})
+    return table
+
+
+def format_sensitivity(table: dict[str, Any]) -> list[str]:
+    """The table for people: one block per band floor."""
+    lines = [
+        f"sensitivity: history of {len(table['history_mbps'])} clean runs, run-to-run sd "
+        f"{table['clean_sd_pct']:.3f} %, {table['seconds_per_run']:.1f} s per run (one context)"
+        if table["clean_sd_pct"] is not None and table["seconds_per_run"] is not None
+        else "sensitivity: too few runs to judge"
+    ]
+    for policy in table["policies"]:
+        band = f"{policy['band_pct']:.2f} %" if policy["band_pct"] is not None else "n/a"
+        target = "target met" if policy["met"] else "target NOT met"
+        default = " (the default)" if policy["band_floor_pct"] == BAND_FLOORS[0] else ""
+        lines.append(f"  band floor {policy['band_floor_pct']:g} %{default}: band {band}; {target}")
+        for row in policy["rows"]:
+            what = (
+                "false alarms (clean)"
+                if row["level_pct"] == 0
+                else f"detected at {row['level_pct']:g} % slower"
+            )
+            change = f"{row['median_change_pct']:+.2f} %" if row["median_change_pct"] is not None else "n/a"
+            lines.append(
+                f"    {what:28} {row['flagged']:3d} of {row['runs']:3d} ({100 * row['rate']:5.1f} %), "
+                f"median change {change}"
+            )
+    return lines
