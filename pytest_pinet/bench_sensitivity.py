@@ -31,7 +31,8 @@ from .virtlab import lab
 from .virtlab.topology import LabSpec
 
 LEVELS = (0.5, 1.0, 2.0, 3.0)  # percent slower
-BAND_FLOORS = (1.0, 0.5, 0.25)  # the default policy's floor first
+# The default policy's floor first (BaselinePolicy, --pinet-baseline-band), then others.
+BAND_FLOORS = (BaselinePolicy().min_band_percent, 1.0, 0.25)
 TARGET_DETECTION, TARGET_FALSE_ALARMS, TARGET_LEVEL = 0.95, 0.05, 1.0
 
 

@@ -386,8 +386,9 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "baseline_band",
         percent,
-        "1.0",
-        "smallest band around the baseline in percent; else 3 x the spread",
+        "0.5",
+        "smallest band around the baseline in percent; above it, the history's prediction bound "
+        "(pinet bench measures what this floor catches)",
         "PCT",
         "float",
     ),

@@ -32,7 +32,7 @@ class PinetSettings:
     virtual_lab: str = "pinet"  # which virtual lab (place) to build and use
     baseline_window: int = 10  # earlier results of the same context the baseline uses
     baseline_min: int = 2  # fewer earlier results: recorded, not judged
-    baseline_band: float = 1.0  # smallest band around the baseline, percent
+    baseline_band: float = 0.5  # smallest band around the baseline, percent (pinet bench: sensitivity)
     adaptive: bool = True  # stop a run once per-second goodput settled
     adaptive_min: int = 5  # measured seconds before an adaptive stop
     adaptive_precision: float = 0.5  # 95 % half-width of the mean, percent

@@ -29,7 +29,7 @@ class BaselinePolicy:
     min_history: int = 2  # fewer: no baseline yet, recorded only
     # band = factor x standard deviation; None: the prediction bound of the module docstring
     spread_factor: float | None = None
-    min_band_percent: float = 1.0  # ... but at least this share of the baseline
+    min_band_percent: float = 0.5  # ... but at least this share of the baseline
 
 
 # Student's t, one-sided 99.5 %, by degrees of freedom (a window of 10 needs 1..9).

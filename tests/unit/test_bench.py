@@ -32,15 +32,15 @@ def test_sensitivity_counts_false_alarms_and_detections_per_band_floor():
     trials = clean + [Trial(1.0, 941.4 * 0.99 + d, 7.0) for d in (0.1, -0.1, 0.2, 0.0)]
     trials += [Trial(3.0, 941.4 * 0.97, 7.0)] * 2
     table = judge_trials(history, trials)
-    default, half, quarter = table["policies"]
-    rows = {r["level_pct"]: r for r in default["rows"]}
-    # the default 1 % floor: a 1 % drop sits on the band's edge, caught only by luck
+    half, one, quarter = table["policies"]  # the default floor (0.5 %) first
+    rows = {r["level_pct"]: r for r in one["rows"]}
+    # a 1 % floor: a 1 % drop sits on the band's edge, caught only by luck
     assert rows[0.0]["flagged"] == 0 and rows[3.0]["rate"] == 1.0 and rows[1.0]["rate"] < 0.95
-    assert not default["met"]
+    assert not one["met"]
     rows = {r["level_pct"]: r for r in half["rows"]}
     assert rows[0.0]["flagged"] == 0 and rows[1.0]["rate"] == 1.0 and half["met"]
     rows = {r["level_pct"]: r for r in quarter["rows"]}
     assert rows[0.0]["flagged"] == 1  # 0.32 % of noise is beyond a 0.25 % band: a false alarm
     text = "\n".join(format_sensitivity(table))
-    assert "band floor 0.5 %: band 0.50 %; target met" in text
+    assert "band floor 0.5 % (the default): band 0.50 %; target met" in text
     assert "false alarms (clean)" in text and "detected at 1 % slower" in text

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from pytest_pinet.judge.baseline import BaselinePolicy
 from pytest_pinet.judge.thresholds import thresholds_from_data
 from pytest_pinet.judge.verdict import JudgePolicy, VerdictKind, judge_measurement
 from pytest_pinet.model import Measurement, Observation, TcpDetail, TrafficContext
@@ -85,9 +86,10 @@ def test_an_interval_holding_the_floor_is_undecided_not_a_coin_toss():
 
 def test_an_interval_holding_the_baseline_edge_is_undecided_the_floor_still_counts():
     history = [941.0, 941.2, 940.9, 941.1]  # band: the 1 % floor, edge 931.6
-    edge = judge_measurement(measured(931.0, precision=0.2), RULES, history)
+    one_percent = JudgePolicy(BaselinePolicy(min_band_percent=1.0))
+    edge = judge_measurement(measured(931.0, precision=0.2), RULES, history, one_percent)
     assert VerdictKind.REGRESSION not in edge.kinds and VerdictKind.UNDECIDED in edge.kinds
     assert edge.kind is VerdictKind.BELOW_THRESHOLD and edge.failed  # 931 +- 1.9 is clearly under 940
     assert "baseline edge 931." in edge.undecided[0]
-    clear = judge_measurement(measured(931.0, precision=0.01), RULES, history)
+    clear = judge_measurement(measured(931.0, precision=0.01), RULES, history, one_percent)
     assert clear.kinds[0] is VerdictKind.REGRESSION and not clear.undecided
