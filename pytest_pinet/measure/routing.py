@@ -22,6 +22,16 @@ from .base import Measurer, Site
 Counters = tuple[list[Snapshot], dict[str, QdiscStats]]
 
 
+def scale_upload_target(upload_mbps: float, speed_mbps: float) -> float:
+    """The seed's upload target (Mbit/s beside a GbE download) scaled to a slower cable: 100 of
+    1000 is 1 of 10, so the table keeps the seed's shape.  Whole numbers stay ``int``, so the
+    store keys of GbE contexts do not change."""
+    if not upload_mbps or speed_mbps >= 1000:
+        return upload_mbps
+    scaled = upload_mbps * speed_mbps / 1000
+    return int(scaled) if float(scaled).is_integer() else scaled
+
+
 class RoutingMeasurer(Measurer):
     """Traffic between the two peers of a route, through the board, recorded at once."""
 
@@ -65,7 +75,7 @@ class RoutingMeasurer(Measurer):
         return dataclasses.replace(self.options, congestion=congestion, bitrate=rate)
 
     def _context(
-        self, direction: str, duplex: str, target: int = 0, scenario: str = "routing"
+        self, direction: str, duplex: str, target: float = 0, scenario: str = "routing"
     ) -> TrafficContext:
         r = self.route
         board_facts = self.facts[r.board]
@@ -132,10 +142,16 @@ class RoutingMeasurer(Measurer):
         )
         return self._record(context, run, self.limit, before, self._counters())
 
-    def download_while_uploading(self, upload_mbps: int) -> tuple[Measurement, Measurement]:
-        """Download at full speed while the lan peer uploads at ``upload_mbps`` in total (0 =
-        unlimited); returns (download, upload), each with its actual figure."""
+    def scaled_target(self, upload_mbps: float) -> float:
+        """The seed's upload target for this route (see :func:`scale_upload_target`)."""
+        return scale_upload_target(upload_mbps, min(self.route.lan.speed_mbps, self.route.wan.speed_mbps))
+
+    def download_while_uploading(self, nominal_mbps: float) -> tuple[Measurement, Measurement]:
+        """Download at full speed while the lan peer uploads at ``nominal_mbps`` in total (0 =
+        unlimited; scaled by :meth:`scaled_target` on a cable slower than GbE); returns
+        (download, upload), each with its actual figure."""
         r = self.route
+        upload_mbps = self.scaled_target(nominal_mbps)
         per_stream = upload_mbps / self.options.streams if upload_mbps else None
         up_limit = min(self.limit, float(upload_mbps)) if upload_mbps else self.limit
         down_context = self._context(DOWNLOAD, "full", upload_mbps)

@@ -29,7 +29,8 @@ class TrafficContext:
     kernel: str = ""
     os: str = ""
     driver: str = ""
-    rate_target_mbps: int = 0  # the sender's -b target in total; 0 = as fast as it can
+    # the sender's -b target in total; 0 = as fast as it can (whole numbers stay int: store keys)
+    rate_target_mbps: float = 0
     filesystem: str = ""  # storage suite: ext2, ext3, ext4, vfat
     block_bytes: int = 0  # storage suite: the dd block size
     image: str = ""  # the catalogue image pinet verified on the board; "" when not flashed by pinet

@@ -13,16 +13,16 @@ from typing import Any
 from ..judge.fairness import jain_fairness
 
 
-def _last_per_cell(rows: list[dict[str, Any]], duplex: str) -> dict[tuple[str, int, str], dict[str, Any]]:
+def _last_per_cell(rows: list[dict[str, Any]], duplex: str) -> dict[tuple[str, float, str], dict[str, Any]]:
     """The last measurement of each (qdisc, target, direction): a re-measure replaces the first."""
-    cells: dict[tuple[str, int, str], dict[str, Any]] = {}
+    cells: dict[tuple[str, float, str], dict[str, Any]] = {}
     for row in rows:
         context = row.get("context", {})
         if context.get("scenario") != "routing" or context.get("duplex") != duplex:
             continue
         key = (
             str(context.get("qdisc", "")),
-            int(context.get("rate_target_mbps") or 0),
+            float(context.get("rate_target_mbps") or 0),
             str(context.get("direction")),
         )
         cells[key] = row
@@ -63,7 +63,7 @@ def routing_tables(rows: list[dict[str, Any]]) -> list[str]:
                     if down and up
                     else f"{'-':>17}"
                 )
-            lines.append(f"  {str(target) if target else 'unlimited':>9} " + " ".join(cells))
+            lines.append(f"  {f'{target:g}' if target else 'unlimited':>9} " + " ".join(cells))
     return lines
 
 

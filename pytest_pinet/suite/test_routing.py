@@ -43,7 +43,8 @@ def test_download_through_the_board(measure_routing, judge_goodput, route_entry)
 def test_download_while_uploading(measure_routing, judge_goodput, route_entry, upload_mbps):
     download, upload = judge_goodput(lambda: list(measure_routing.download_while_uploading(upload_mbps)))
     assert (download.context.direction, upload.context.direction) == ("download", "upload")
-    assert download.context.rate_target_mbps == upload.context.rate_target_mbps == upload_mbps
+    target = measure_routing.scaled_target(upload_mbps)
+    assert download.context.rate_target_mbps == upload.context.rate_target_mbps == target
     # Both directions overlapped, and each crossed the qdisc under test on its way out.
     assert download.started < upload.finished and upload.started < download.finished
     assert _carried_by_the_qdisc(download, route_entry.lan.board_interface) >= 1.0

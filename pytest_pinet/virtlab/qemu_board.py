@@ -178,11 +178,10 @@ def boot_args(spec: LabSpec, public_key: str) -> str:
             continue
         entry = f"pinet.if={mac(spec, link.board_interface)},{link.board_interface},"
         entry += f"{spec.link_address(link, 'board')}/24,{link.mtu}"
-        if link.adapter == "virtio":
-            # The built-in port is GbE like a Pi's: the board shapes its own egress, so the
-            # qdisc under test sits where a real board's queue builds.  The USB adapter needs
-            # no shaper: under emulation it is slower than GbE by itself.
-            entry += "," + "+".join(shaping.Shaping(link.speed_mbps, link.mtu).tc_args())
+        # The board shapes its own egress to its cable's speed, so the qdisc under test (the
+        # shaper's child) sits where a real board's queue builds: GbE on the virtio port, and
+        # on the USB adapter a rate the emulated board sustains with room to spare.
+        entry += "," + "+".join(shaping.Shaping(link.speed_mbps, link.mtu).tc_args())
         words.append(entry)
     line = " ".join(words)
     if len(line) > 2000:

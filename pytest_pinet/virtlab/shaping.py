@@ -38,8 +38,10 @@ class Shaping:
     speed_mbps: int
     mtu: int = 1500
     calibration: float = DEFAULT_CALIBRATION
-    # A burst below one GSO packet (~64 KiB) makes tbf split packets itself: CPU, drops.
-    burst_bytes: int = 1024 * 1024
+    # A burst below one GSO packet (~64 KiB) makes tbf split packets itself: CPU, drops.  On
+    # slower cables the burst shrinks with the rate (8.4 ms of traffic, as 1 MiB is at GbE),
+    # to at least 16 KiB: a 1 MiB burst would let a 10 Mbit/s cable send 0.8 s at once.
+    burst_bytes: int | None = None
     # 50 ms of queue: a 13 ms queue made 10 cubic streams overflow it every few seconds
     # (hundreds of retransmits, runs at 938-939 Mbit/s).
     latency_ms: float = 50.0
@@ -56,6 +58,13 @@ class Shaping:
         frame = self.mtu + ETH_HEADER
         return round((64 + 8 + 12) * frame / (frame + WIRE_EXTRA))
 
+    @property
+    def burst(self) -> int:
+        """tbf's bucket in bytes."""
+        if self.burst_bytes is not None:
+            return self.burst_bytes
+        return max(16 * 1024, min(1024 * 1024, 1024 * 1024 * self.speed_mbps // 1000))
+
     def tc_args(self) -> list[str]:
         """Arguments after ``tc qdisc replace dev DEV root``."""
         return [
@@ -63,7 +72,7 @@ class Shaping:
             "rate",
             f"{self.rate_kbit}kbit",
             "burst",
-            str(self.burst_bytes),
+            str(self.burst),
             "latency",
             f"{self.latency_ms}ms",
             "mpu",

@@ -63,6 +63,12 @@ class DiskSpec:
 BOARD_KINDS = ("netns", "qemu")
 ACCELERATORS = ("tcg", "kvm")
 QEMU_BOARD = "qpi"
+# The QEMU board's LAN cable (its USB adapter): 10 Mbit/s, shaped on both ends.  Under TCG
+# QEMU's usb-net carries 55-60 Mbit/s one way and far less both ways at once; unshaped, that
+# device, not the board's qdisc, was the bottleneck of the routing tests (SFQ starved the
+# download more than pfifo_fast, the opposite of the seed).  At 10 Mbit/s each way the board
+# keeps up with room to spare, so the queue builds in the qdisc under test.
+QEMU_LAN_MBPS = 10
 
 
 @dataclass(frozen=True)
@@ -183,9 +189,9 @@ def qemu_lab(
     """A lab whose board ``qpi`` is a QEMU machine with a virtio port and a USB adapter.
 
     Under emulation the USB adapter (QEMU's usb-net on xHCI) is the board's slow port, as a
-    USB 2.0 adapter is on a real board, so it faces the LAN: downloads queue in the board's
-    qdisc on that port, which is where pfifo_fast and SFQ differ.  The virtio port faces the
-    "internet" peer.
+    USB 2.0 adapter is on a real board, so it faces the LAN, as a 10 Mbit/s cable
+    (``QEMU_LAN_MBPS``): downloads queue in the board's qdisc on that port, which is where
+    pfifo_fast, SFQ and fq_codel differ.  The virtio port faces the "internet" peer at GbE.
     """
     extra = {} if state_root is None else {"state_root": state_root}
     return LabSpec(
@@ -193,7 +199,9 @@ def qemu_lab(
         hosts=(HostSpec(QEMU_BOARD, "board"), HostSpec("pc", "peer"), HostSpec("inet", "peer")),
         links=(
             LinkSpec("eth", QEMU_BOARD, "eth0", "inet", "eth0", adapter="virtio"),
-            LinkSpec("usb", QEMU_BOARD, "eth1", "pc", "eth0", adapter="qemu-usb-net"),
+            LinkSpec(
+                "usb", QEMU_BOARD, "eth1", "pc", "eth0", speed_mbps=QEMU_LAN_MBPS, adapter="qemu-usb-net"
+            ),
         ),
         routes=(RouteSpec("qpi-router", QEMU_BOARD, lan="usb", wan="eth"),),
         disks=(DiskSpec("usb-disk", QEMU_BOARD, size_mib=256),),

@@ -5,6 +5,7 @@ it must carry the suite and the lab data and run the suite against the virtual l
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import zipfile
@@ -79,6 +80,10 @@ def test_the_installed_wheel_runs_the_suite_outside_a_clone(wheel, tmp_path, roo
         timeout=900,
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
-    assert "2 passed" in done.stdout
+    # 940 sits 0.16 % under the emulated cable's 941.5: each case passes once its interval
+    # clears the floor, or ends undecided with the interval, never as a failure
+    last = done.stdout.strip().splitlines()[-1]
+    counts = {word: int(n) for n, word in re.findall(r"(\d+) (passed|undecided|failed|skipped)", last)}
+    assert counts.get("passed", 0) + counts.get("undecided", 0) == 2, last
     assert "pytest_pinet/data/thresholds.yaml" in done.stdout  # the shipped thresholds judged it
     assert list((tmp_path / "results").glob("*/measurements.jsonl"))

@@ -94,3 +94,13 @@ def test_tables_as_the_seed_shows_them():
     assert lines[-2].split() == ["100", "921.0/116.0", "932.0/109.0"]
     assert lines[-1].split() == ["unlimited", "-", "914.0/526.0"]
     assert routing_tables([{"context": {"scenario": "ethernet"}, "goodput_mbps": 1.0}]) == []
+
+
+def test_upload_targets_scale_to_a_slower_cable_and_keep_their_keys():
+    from pytest_pinet.measure.routing import scale_upload_target
+
+    assert [scale_upload_target(t, 1000) for t in (100, 250, 500, 0)] == [100, 250, 500, 0]
+    scaled = [scale_upload_target(t, 10) for t in (100, 250, 500, 0)]
+    assert scaled == [1, 2.5, 5, 0] and isinstance(scaled[0], int)  # "1", never "1.0", in a store key
+    rows = [_row("sfq", "full", "download", 2.5, 9.1), _row("sfq", "full", "upload", 2.5, 2.4)]
+    assert routing_tables(rows)[-1].split() == ["2.5", "9.1/2.4"]
