@@ -432,8 +432,12 @@ def _main_job_summary(results: Path, db: str, code: int, report_line: str) -> No
         print(f"run {run_id}: " + ", ".join(f"{n} {v}" for v, n in sorted(verdicts.items())))
         regressed = sum(n for v, n in verdicts.items() if "regression" in v)
         below = sum(n for v, n in verdicts.items() if "below-threshold" in v)
-        print(f"regressions against baseline: {regressed}; below threshold: {below}")
-    print(f"pytest exit status: {code} ({'all passed' if code == 0 else 'failures, see above'})")
+        undecided = sum(n for v, n in verdicts.items() if "undecided" in v)
+        print(
+            f"regressions against baseline: {regressed}; below threshold: {below}; "
+            f"undecided (interval holds the line): {undecided}"
+        )
+    print(f"pytest exit status: {code} ({'no failures' if code == 0 else 'failures, see above'})")
     print(report_line)
 
 

@@ -244,7 +244,26 @@ def client_argv(server_address: str, port: int, options: Iperf3Options) -> list[
         argv += ["-u", "-b", options.bitrate or "0"]
     elif options.bitrate:
         argv += ["-b", options.bitrate]
+        block = paced_block_bytes(options.bitrate)
+        if block is not None:
+            argv += ["-l", block]
     return argv
+
+
+# iperf3 paces ``-b`` in whole writes of 128 KiB for TCP: a 0.1 Mbit/s stream then sends one
+# write every 10 s, and a 10 s run of ten such streams sees 0, 1 or 2 writes a second.  A
+# slow paced stream writes 8 KiB at a time instead (15 writes a second at 1 Mbit/s in total).
+SLOW_PACED_BPS = 10e6
+SLOW_PACED_BLOCK = 8192
+_RATE_UNITS = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9}
+
+
+def paced_block_bytes(bitrate: str) -> int | None:
+    """The write size for a TCP stream paced at ``bitrate`` (iperf3 syntax), or ``None`` for
+    iperf3's own default (fast streams: 128 KiB writes keep the sender's CPU low)."""
+    number, unit = bitrate.rstrip("KMG"), bitrate[len(bitrate.rstrip("KMG")) :]
+    bits = float(number) * _RATE_UNITS[unit]
+    return SLOW_PACED_BLOCK if 0 < bits < SLOW_PACED_BPS else None
 
 
 @dataclass(frozen=True)
@@ -292,7 +311,7 @@ def run_iperf3(
         ended_by, precision = _drive([client], watches, rule, options.omit, progress)
     finally:
         server.stop()
-    return client.finish(ended_by, precision)
+    return client.finish(ended_by, precision[0] if precision else None)
 
 
 def run_iperf3_both_ways(
@@ -336,7 +355,8 @@ def run_iperf3_both_ways(
     finally:
         with ThreadPoolExecutor(max_workers=2) as pool:
             list(pool.map(Iperf3Server.stop, (to_peer, to_board)))
-    return forward.finish(ended_by, precision), backward.finish(ended_by, precision)
+    each = precision or [None, None]
+    return forward.finish(ended_by, each[0]), backward.finish(ended_by, each[1])
 
 
 class _Client:
@@ -451,13 +471,14 @@ def _drive(
     rule: SettleRule | None,
     omit: int,
     progress: Progress | None = None,
-) -> tuple[str, float | None]:
+) -> tuple[str, list[float | None]]:
     """Run the clients to their end, or stop them all once every watched rate settled.
 
-    Returns (what ended the run, the worst half-width in percent when it was measured, also
-    for a run that went to its maximum).  A watched direction whose interval contains one of
-    its decision lines is not settled (see :func:`.adaptive.clear_of`); the lines are only
-    compared with payload counts (``ss``), never with an interface counter's frame bytes.
+    Returns (what ended the run, each watched direction's half-width in percent when it was
+    measured, also for a run that went to its maximum; empty without watches).  A watched
+    direction whose interval contains one of its decision lines is not settled (see
+    :func:`.adaptive.clear_of`); the lines are only compared with payload counts (``ss``),
+    never with an interface counter's frame bytes.
     Sampling that fails (a counter that cannot be read) only means the run goes to its
     configured maximum: adaptive duration saves time, it never costs a measurement.
     """
@@ -473,9 +494,10 @@ def _drive(
                 progress(time.monotonic() - started, planned, (), True)
             for future in running:
                 future.result()
-            return FIXED, None
+            return FIXED, []
         samples: list[list[CounterSample]] = [[] for _ in watches]
-        ended_by, precision = MAX_DURATION, None
+        ended_by = MAX_DURATION
+        precision: list[float | None] = [None for _ in watches]
         started = tick = time.monotonic()
         while not all(f.done() for f in running):
             if any(f.done() and f.exception() is not None for f in running):
@@ -498,8 +520,7 @@ def _drive(
             if progress is not None:
                 progress(time.monotonic() - started, planned, [8 * r[-1] / 1e6 for r in rates if r], False)
             log.debug("adaptive: %s", [f"{len(r)} s, {settled_half_width_pct(r):.3f} %" for r in rates])
-            if all(len(r) >= 2 for r in rates):
-                precision = max(settled_half_width_pct(r) for r in rates)
+            precision = [settled_half_width_pct(r) if len(r) >= 2 else None for r in rates]
             decided = [
                 clear_of(r, watch[3]) if s and all(x.tcp_bytes is not None for x in s) else True
                 for r, s, watch in zip(rates, samples, watches, strict=True)

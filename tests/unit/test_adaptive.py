@@ -143,3 +143,15 @@ def test_a_run_is_not_settled_while_its_interval_holds_a_decision_line():
     assert clear_of(steady, []) and clear_of(steady, [930.0])
     assert not clear_of(steady, [940.9])  # 941 +- 0.4: could be either side
     assert not clear_of(steady[:1], [930.0])  # one second says nothing about its spread
+
+
+def test_slow_paced_streams_write_small_blocks_so_their_seconds_are_comparable():
+    from pytest_pinet.traffic.iperf3_runner import Iperf3Options, client_argv, paced_block_bytes
+
+    # 1 Mbit/s over ten streams: 0.1 Mbit/s each, one 128 KiB write every 10 s by default
+    assert paced_block_bytes("0.1M") == 8192 and paced_block_bytes("500K") == 8192
+    assert paced_block_bytes("40M") is None and paced_block_bytes("1G") is None
+    slow = client_argv("10.0.0.2", 5201, Iperf3Options(bitrate="0.25M"))
+    assert slow[slow.index("-b") + 1] == "0.25M" and slow[slow.index("-l") + 1] == 8192
+    assert "-l" not in client_argv("10.0.0.2", 5201, Iperf3Options(bitrate="40M"))
+    assert "-l" not in client_argv("10.0.0.2", 5201, Iperf3Options())

@@ -1,0 +1,108 @@
+"""A floor inside the noise on the namespace lab: decided by precision, never by a fast wire.
+
+The emulated cable carries at most the line rate (941.5 Mbit/s of TCP payload with
+timestamps).  Three floors: one well under it (930: the interval clears it, a pass), one at
+what the link measures (941.4: inside any interval the run can reach in a few seconds,
+undecided, with the interval in the reason), and one above the line rate (945: a failure,
+because no Ethernet cable carries it).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from pytest_pinet.judge.linerate import tcp_goodput_limit
+from pytest_pinet.virtlab import lab
+from pytest_pinet.virtlab.topology import LabSpec
+
+SUITE = """
+import pytest
+
+
+@pytest.mark.parametrize("floor", ["930", "941.4", "945"])
+def test_goodput(measure_tcp, judge_goodput, floor):
+    judge_goodput(lambda: [measure_tcp.half_duplex("board->peer")])
+"""
+
+
+@pytest.fixture
+def lab12(root_required, tmp_path, monkeypatch):
+    monkeypatch.setenv("PINET_STATE_DIR", str(tmp_path / "state"))
+    spec = LabSpec(name="pinet12", state_root=tmp_path / "state")
+    lab.down(spec)
+    lab.up(spec)
+    yield spec
+    lab.down(spec)
+
+
+def test_a_floor_inside_the_noise_ends_undecided_with_its_interval(lab12, tmp_path):
+    (tmp_path / "test_suite.py").write_text(SUITE)
+    junit = tmp_path / "junit.xml"
+    outcomes = {}
+    for floor in ("930", "941.4", "945"):
+        # One floor per run: the only rule the case's context matches.
+        thresholds = tmp_path / f"thresholds-{floor}.yaml"
+        rule = {"id": f"floor-{floor}", "match": {"scenario": "ethernet"}, "min_mbps": float(floor)}
+        thresholds.write_text(json.dumps({"rules": [rule]}))
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                f"{tmp_path / 'test_suite.py'}::test_goodput[{floor}]",
+                "-p",
+                "no:cacheprovider",
+                "--rootdir",
+                str(tmp_path),
+                "--pinet-virtual-lab",
+                lab12.name,
+                "--pinet-keep-lab",
+                "--pinet-results",
+                str(tmp_path / "results"),
+                "--pinet-db",
+                f"sqlite:///{tmp_path / 'store.sqlite'}",
+                "--pinet-duration",
+                "8",  # adaptive: at least 5 measured seconds, at most 8
+                "--pinet-omit",
+                "1",
+                "--pinet-remeasure",
+                "0",
+                "--pinet-thresholds",
+                str(thresholds),
+                f"--junitxml={junit}",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        (case,) = ET.parse(junit).getroot().iter("testcase")
+        outcomes[floor] = (done, case)
+
+    limit = tcp_goodput_limit(1000, 1500)
+    rows = []
+    for path in (tmp_path / "results").glob("*/measurements.jsonl"):
+        rows += [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    assert len(rows) == 3
+    for row in rows:
+        assert row["goodput_mbps"] <= limit * 1.0005, row["goodput_mbps"]  # never faster than the wire
+        assert row["detail"]["precision_pct"] is not None  # the receiver measured its interval
+
+    clear, _ = outcomes["930"]
+    assert clear.returncode == 0 and "1 passed" in clear.stdout, clear.stdout[-3000:]
+
+    inside, case = outcomes["941.4"]
+    assert inside.returncode == 0 and "1 undecided" in inside.stdout, inside.stdout[-3000:]
+    assert case.find("skipped") is not None
+    reason = case.find("skipped").get("message", "")
+    assert "threshold 941.4 inside " in reason and ": undecided" in reason, reason
+    low, high = reason.split(" inside ", 1)[1].split(" ", 1)[0].split("-")
+    assert float(low) <= 941.4 <= float(high)
+    assert "pinet: 1 undecided" in inside.stdout
+
+    above, _ = outcomes["945"]
+    assert above.returncode == 1 and "below threshold" in above.stdout, above.stdout[-3000:]
