@@ -24,7 +24,7 @@ SUITE = """
 import pytest
 
 
-@pytest.mark.parametrize("floor", ["930", "941.4", "945"])
+@pytest.mark.parametrize("floor", ["930", "941.4", "945"], ids=["clear", "inside", "above"])
 def test_goodput(measure_tcp, judge_goodput, floor):
     judge_goodput(lambda: [measure_tcp.half_duplex("board->peer")])
 """
@@ -44,7 +44,7 @@ def test_a_floor_inside_the_noise_ends_undecided_with_its_interval(lab12, tmp_pa
     (tmp_path / "test_suite.py").write_text(SUITE)
     junit = tmp_path / "junit.xml"
     outcomes = {}
-    for floor in ("930", "941.4", "945"):
+    for floor, case_id in (("930", "clear"), ("941.4", "inside"), ("945", "above")):
         # One floor per run: the only rule the case's context matches.
         thresholds = tmp_path / f"thresholds-{floor}.yaml"
         rule = {"id": f"floor-{floor}", "match": {"scenario": "ethernet"}, "min_mbps": float(floor)}
@@ -54,7 +54,9 @@ def test_a_floor_inside_the_noise_ends_undecided_with_its_interval(lab12, tmp_pa
                 sys.executable,
                 "-m",
                 "pytest",
-                f"{tmp_path / 'test_suite.py'}::test_goodput[{floor}]",
+                str(tmp_path / "test_suite.py"),
+                "-k",
+                case_id,
                 "-p",
                 "no:cacheprovider",
                 "--rootdir",
@@ -80,7 +82,9 @@ def test_a_floor_inside_the_noise_ends_undecided_with_its_interval(lab12, tmp_pa
             text=True,
             timeout=300,
         )
-        (case,) = ET.parse(junit).getroot().iter("testcase")
+        cases = list(ET.parse(junit).getroot().iter("testcase"))
+        assert len(cases) == 1, done.stdout[-3000:] + done.stderr[-2000:]
+        (case,) = cases
         outcomes[floor] = (done, case)
 
     limit = tcp_goodput_limit(1000, 1500)
