@@ -64,6 +64,12 @@ class KeepRecorder:
         raise exc
 
 
+def bench_site(inventory: Inventory, hosts: dict[str, RemoteHost], root: Path, name: str) -> Site:
+    """Where a bench batch measures: the lab, and a results file of its own under ``root``."""
+    recorder = KeepRecorder(ResultsDir(root / name, name))
+    return Site(recorder, f"bench::{name}", inventory, FactsCache(inventory, hosts), hosts)
+
+
 def set_timestamps(hosts: list[RemoteHost], on: bool) -> None:
     """``net.ipv4.tcp_timestamps`` on both ends (root: the bench lab is ours)."""
     for host in hosts:
@@ -125,13 +131,7 @@ def udp_fidelity(
     """1472-byte payloads (``sendmmsg``, one thread) against 81,274 frames/s, and one run of
     minimum-size frames against 1,488,095 frames/s with the generator's CPU beside it."""
     link = inventory.link("eth")
-    site = Site(
-        KeepRecorder(ResultsDir(root / "udp", "udp")),
-        "bench::udp",
-        inventory,
-        FactsCache(inventory, hosts),
-        hosts,
-    )
+    site = bench_site(inventory, hosts, root, "udp")
     model = LinkModel(link.speed_mbps, link.mtu)
     full_limit = model.frames_per_second()
     rates = []

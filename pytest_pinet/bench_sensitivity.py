@@ -19,13 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .bench_fidelity import KeepRecorder
+from .bench_fidelity import bench_site
 from .errors import LabFault
 from .judge.baseline import BaselinePolicy, judge_baseline
 from .lab.inventory import Inventory
 from .lab.remote import RemoteHost
-from .measure import FactsCache, Site, TcpMeasurer
-from .record.results_dir import ResultsDir
+from .measure import TcpMeasurer
 from .traffic.iperf3_runner import Iperf3Options
 from .virtlab import lab
 from .virtlab.topology import LabSpec
@@ -57,13 +56,7 @@ def measure_trials(
 ) -> list[Trial]:
     """Runs of 10 streams board->peer at each (degradation, count); the lab is restored after."""
     link = inventory.link("eth")
-    site = Site(
-        KeepRecorder(ResultsDir(root / "sensitivity", "sensitivity")),
-        "bench::sensitivity",
-        inventory,
-        FactsCache(inventory, hosts),
-        hosts,
-    )
+    site = bench_site(inventory, hosts, root, "sensitivity")
     options = Iperf3Options(duration=duration, omit=1)
     measurer = TcpMeasurer(site, link, options, "stock", None)
     trials = []
