@@ -3,8 +3,10 @@
 The board boots what its SD card holds; the card is written through the labgrid drivers the
 provisioning code uses for a Pi's USB-SD-Mux (test_qemu_lab.py measures two OS releases
 that way).  Here the test derives two images from Debian 12: one with a harmless
-difference, one with a unit that shapes the board's port to 100 Mbit/s, as a regression
-an image could bring; bisect has to name the second.
+difference, one with a unit that shapes the board's LAN port to 5 Mbit/s, as a regression
+an image could bring; bisect has to name the second.  The probes measure the LAN cable
+(10 Mbit/s, shaped inside the board): its runs agree within 0.1 %, where the virtio port's
+runs under TCG spread by 10-30 % and hid even a 70 % drop in three runs.
 """
 
 from __future__ import annotations
@@ -24,15 +26,15 @@ from pytest_pinet.virtlab.topology import qemu_lab
 
 ROOT = Path(__file__).resolve().parents[2]
 PINET = str(Path(sys.executable).with_name("pinet"))
-HALF = "pytest_pinet/suite/test_ethernet.py::test_tcp_half_duplex_goodput"
+LAN = "pytest_pinet/suite/test_adapters.py::test_adapter_half_duplex"
 PLANTED_UNIT = """\
 [Unit]
-Description=planted regression: the board's port shaped to 100 Mbit/s
+Description=planted regression: the board's LAN port shaped to 5 Mbit/s
 After=pinet-board-setup.service
 Before=ssh.service
 [Service]
 Type=oneshot
-ExecStart=/usr/sbin/tc qdisc replace dev eth0 root tbf rate 100mbit burst 32kb latency 50ms
+ExecStart=/usr/sbin/tc qdisc replace dev eth1 root tbf rate 5mbit burst 16kb latency 50ms
 [Install]
 WantedBy=multi-user.target
 """
@@ -90,7 +92,7 @@ def test_bisect_names_the_image_with_the_planted_slowdown(spec, tmp_path):
 
     argv = [PINET, "bisect", "--images", "debian12-k6.1,debian12-same,debian12-slow", "--repeat", "3"]
     argv += ["--results", str(tmp_path / "results"), "--"]
-    argv += [HALF, "-k", "peer-stock", "--pinet-board", "qemu", "--pinet-virtual-lab", spec.name]
+    argv += [LAN, "-k", "link-usb and peer-stock", "--pinet-board", "qemu", "--pinet-virtual-lab", spec.name]
     argv += ["--pinet-duration", "3", "--pinet-omit", "1"]
     done = subprocess.run(
         argv, cwd=ROOT, env=_env(spec, tmp_path), capture_output=True, text=True, timeout=2400
@@ -108,5 +110,5 @@ def test_bisect_names_the_image_with_the_planted_slowdown(spec, tmp_path):
         (figures,) = probe["values"].values()
         assert len(figures) == 3  # every image measured three times, never once
     slow_mean = sum(next(iter(bisection["probes"][1]["values"].values()))) / 3
-    assert slow_mean < 110, slow_mean  # the planted shaper really slowed the board to ~94 Mbit/s
+    assert slow_mean < 6, slow_mean  # the planted shaper really slowed the port to ~4.7 Mbit/s
     assert qemu_board.card_path(spec).exists()

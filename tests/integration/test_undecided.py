@@ -101,8 +101,9 @@ def test_a_floor_inside_the_noise_ends_undecided_with_its_interval(lab12, tmp_pa
 
     inside, case = outcomes["941.4"]
     assert inside.returncode == 0 and "1 undecided" in inside.stdout, inside.stdout[-3000:]
-    assert case.find("skipped") is not None
-    reason = case.find("skipped").get("message", "")
+    skipped = case.find("skipped")
+    assert skipped is not None
+    reason = skipped.get("message", "")
     assert "threshold 941.4 inside " in reason and ": undecided" in reason, reason
     low, high = reason.split(" inside ", 1)[1].split(" ", 1)[0].split("-")
     assert float(low) <= 941.4 <= float(high)
