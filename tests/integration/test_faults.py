@@ -226,7 +226,7 @@ def run_with_fault(spec: LabSpec, tmp: Path, trigger, action, env_file: Path | N
         "--pinet-db",
         f"sqlite:///{results / 'pinet.sqlite'}",
         "--pinet-duration",
-        "6",
+        "4",  # the fault lands 2 s after the client starts: mid-run still
         "--pinet-adaptive",
         "off",
         "--pinet-remeasure",
