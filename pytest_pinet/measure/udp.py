@@ -9,6 +9,7 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import LabFault
 from ..judge.linerate import udp_goodput_limit
 from ..lab.inventory import LinkEntry
 from ..lab.remote import RemoteHost
@@ -129,8 +130,9 @@ class UdpMeasurer(Measurer):
 
         Counting the whole run would credit the link with the shaper's initial burst (1 MiB
         at once) and with what its queue delivers after the sender stopped: 0.17 % more than
-        the wire carries in a 5 s run.  ``None`` when the run is too short for a window or the
-        sender ended before the second reading: the whole-run count is then the figure.
+        the wire carries in a 5 s run.  ``None`` when the run is too short for a window, the
+        sender ended before the second reading or a reading failed: the whole-run count is
+        then the figure.
         """
         first_at, last_at = started + WARMUP_S, started + self.duration - END_MARGIN_S
         if last_at - first_at < MIN_WINDOW_S:
@@ -140,7 +142,11 @@ class UdpMeasurer(Measurer):
             wait([sending], timeout=max(0.0, moment - time.time()))
             if sending.done():
                 return None
-            readings.append(read_receiver(receiver, interface))
+            try:
+                readings.append(read_receiver(receiver, interface))
+            except LabFault:
+                # The whole-run count still stands; a failed reading must not lose the run.
+                return None
         (t1, c1), (t2, c2) = readings
         if sending.done() or t2 <= t1:
             return None
