@@ -8,6 +8,7 @@ into every measurement's context, the results files and the reports.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 
 from ..errors import LabFault
 from ..model.facts import HostFacts, InterfaceFacts
@@ -57,11 +58,16 @@ def split_sections(text: str) -> dict[str, str]:
     return sections
 
 
-def facts_from_output(host: str, text: str, interfaces: list[str]) -> HostFacts:
-    """Build :class:`HostFacts` from the script's output."""
+def facts_from_output(host: str, text: str, interfaces: list[str], platform: Platform = LINUX) -> HostFacts:
+    """Build :class:`HostFacts` from the script's output (``platform`` reads its sections)."""
     s = split_sections(text)
     if "kernel" not in s:
         raise LabFault("facts", f"{host}: facts script printed nothing recognisable")
+    return platform.facts_from_sections(host, s, interfaces)
+
+
+def linux_facts(host: str, s: Mapping[str, str], interfaces: Sequence[str]) -> HostFacts:
+    """A Linux host's facts from the sections of its facts script."""
     os_release = parse_os_release(s.get("os", ""))
     usb = parse_lsusb_tree(s.get("lsusb", ""))
     throttled: tuple[str, ...] | None = None
@@ -111,6 +117,7 @@ def facts_from_output(host: str, text: str, interfaces: list[str]) -> HostFacts:
         arch=s.get("arch", "").strip(),
         image=image_of(marker, s.get("kernel", "")),
         image_marker=marker,
+        cpu_model=next(iter(s.get("cpu-model", "").splitlines()), "").strip(),
     )
 
 
@@ -131,4 +138,4 @@ def image_of(marker: dict[str, str], kernel: str) -> str:
 def gather_facts(host: RemoteHost, interfaces: list[str]) -> HostFacts:
     """Gather facts of ``host`` and the given interfaces in one SSH command."""
     out = host.run_shell(facts_script(interfaces, host.platform), timeout=30)
-    return facts_from_output(host.name, out.stdout, interfaces)
+    return facts_from_output(host.name, out.stdout, interfaces, host.platform)

@@ -243,3 +243,11 @@ def parse_throttled(text: str) -> tuple[int, list[str]]:
         raise ValueError(f"not vcgencmd get_throttled output: {text.strip()[:80]!r}")
     value = int(match.group(1), 0)
     return value, [name for bit, name in sorted(THROTTLE_BITS.items()) if value & (1 << bit)]
+
+
+def parse_udp_snmp(text: str) -> dict[str, int]:
+    """The ``Udp:`` header and value lines of ``/proc/net/snmp`` as a mapping."""
+    rows = [line.split() for line in text.splitlines() if line.startswith("Udp:")]
+    if len(rows) < 2:
+        return {}
+    return {k: int(v) for k, v in zip(rows[0][1:], rows[1][1:], strict=False) if v.lstrip("-").isdigit()}

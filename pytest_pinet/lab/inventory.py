@@ -56,8 +56,8 @@ class HostEntry:
     # The coordinator place its NetworkService comes from (a RemotePlace target); the
     # endpoint is then filled in by resolve_remote() once the place is acquired.
     remote_place: str | None = None
-    # Which operating system's commands reach it (lab/platform): ``linux`` unless it says.
-    os: str = "linux"
+    # Which operating system's commands reach it (lab/platform); None: ``uname -s`` tells.
+    os: str | None = None
     # "sudo": log in as an ordinary user, run what needs root through ``sudo -n``.
     become: str | None = None
 
@@ -65,7 +65,8 @@ class HostEntry:
         """A RemoteHost for this host, speaking its operating system's commands."""
         from .platform import platform_named
 
-        return RemoteHost(self.endpoint, connect_timeout, platform_named(self.os), self.become)
+        platform = platform_named(self.os) if self.os is not None else None
+        return RemoteHost(self.endpoint, connect_timeout, platform, self.become)
 
 
 @dataclass(frozen=True)
@@ -245,10 +246,10 @@ def inventory_from_data(data: Any, source: Path) -> Inventory:
             raise ConfigError(
                 where, f"{key}.become is {become!r}", "use sudo, or leave it out to run as the login user"
             )
-        host_os = entry.get("os", "linux")
+        host_os = entry.get("os")
         from .platform import PLATFORMS
 
-        if host_os not in PLATFORMS:
+        if host_os is not None and host_os not in PLATFORMS:
             raise ConfigError(where, f"{key}.os is {host_os!r}", f"use one of {sorted(PLATFORMS)}")
         power_on_at_start = entry.get("power_on_at_start", False)
         if not isinstance(power_on_at_start, bool):

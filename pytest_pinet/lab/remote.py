@@ -143,12 +143,20 @@ class RemoteHost:
 
     @property
     def platform(self) -> Platform:
-        """The commands of this host's operating system (Linux unless the inventory says)."""
-        if self._platform is None:
-            from .platform import LINUX
+        """The commands of this host's operating system: the inventory's ``os:``, else what
+        ``uname -s`` says on the first connection (Unsupported for a system pinet cannot
+        drive, with the reason)."""
+        with self._lock:
+            if self._platform is None:
+                from .platform import platform_of_uname
 
-            self._platform = LINUX
-        return self._platform
+                said = self.run_shell(quote(["uname", "-s"]), timeout=15)
+                if not said.ok:
+                    raise LabFault(
+                        "facts", f"{self.name}: `uname -s` failed: {said.stderr.strip()[:200]}", self.name
+                    )
+                self._platform = platform_of_uname(self.name, said.stdout)
+            return self._platform
 
     @property
     def connection(self) -> Any:
@@ -215,7 +223,9 @@ class RemoteHost:
             return result
         from invoke.exceptions import CommandTimedOut
 
-        command = script if self.endpoint.username == "root" else self.platform.user_prelude + script
+        # Until ``uname -s`` has named the platform, a POSIX shell's PATH is all there is.
+        prelude = self._platform.user_prelude if self._platform is not None else ""
+        command = script if self.endpoint.username == "root" else prelude + script
 
         log.debug("%s$ %s", self.name, command)
         try:

@@ -73,6 +73,9 @@ class ScratchDisk:
         """mkfs and mount; an fs tool the host lacks is a lab fault naming the package."""
         if filesystem not in FILESYSTEMS:
             raise ValueError(f"unknown filesystem {filesystem!r}: one of {sorted(FILESYSTEMS)}")
+        reason = self.host.platform.cannot("storage")
+        if reason is not None:
+            raise Unsupported("storage", self.host.name, reason)
         self.unmount()
         made = self.host.run([*FILESYSTEMS[filesystem], self.disk.device], timeout=300, root=True)
         if not made.ok:

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import LabFault, Unsupported
-from .facts_parse import parse_proc_interrupts
 from .inventory import INTERFACE_NAME
 from .remote import RemoteHost
 from .shell import glob_script, write_file_script
@@ -86,23 +85,33 @@ class IrqAffinity(Tunable):
         return f"IRQs named {self.irq_name} -> CPUs {list(self.cpus)}"
 
     def _irqs(self, host: RemoteHost) -> list[str]:
-        table = parse_proc_interrupts(host.check(host.platform.interrupts_read()))
-        irqs = [line.irq for line in table.for_name(self.irq_name) if line.irq.isdigit()]
+        platform = host.platform
+        table = platform.interrupt_table(host.run_shell(platform.interrupts_script(), timeout=15).stdout)
+        irqs = [line.irq for line in table.for_name(self.irq_name) if platform.pinnable_irq(line.irq)]
         if not irqs:
-            raise Unsupported(self.name, host.name, f"no IRQ named {self.irq_name!r} in /proc/interrupts")
-        if max(self.cpus) >= table.cpus:
+            raise Unsupported(self.name, host.name, f"no IRQ named {self.irq_name!r} in the interrupt table")
+        if table.cpus > 1 and max(self.cpus) >= table.cpus:
             raise Unsupported(self.name, host.name, f"CPU {max(self.cpus)} asked, host has {table.cpus}")
         return irqs
 
     def _wanted(self, irqs: list[str]) -> dict[str, str]:
         return {irq: str(self.cpus[n % len(self.cpus)]) for n, irq in enumerate(irqs)}
 
+    def _affinity(self, host: RemoteHost, irq: str) -> str:
+        result = host.run_shell(host.platform.irq_affinity_read_script(irq), timeout=15)
+        return host.platform.parse_affinity(result.stdout, irq) if result.ok else ""
+
+    def _route(self, host: RemoteHost, irq: str, cpus: str) -> tuple[bool, str]:
+        script = host.platform.irq_affinity_write_script(irq, cpus, host.sudo)
+        result = host.run_shell(script, timeout=15, root=True)
+        return result.ok, result.stderr.strip()
+
     def read(self, host: RemoteHost) -> dict[str, str]:
-        return {irq: _read(host, host.platform.irq_affinity_file(irq)) or "" for irq in self._irqs(host)}
+        return {irq: self._affinity(host, irq) for irq in self._irqs(host)}
 
     def apply(self, host: RemoteHost) -> None:
         for irq, cpu in self._wanted(self._irqs(host)).items():
-            ok, error = _write(host, host.platform.irq_affinity_file(irq), cpu)
+            ok, error = self._route(host, irq, cpu)
             if not ok:
                 # xhci_hcd on the Pi 4 answers EINVAL: its affinity cannot be changed.
                 raise Unsupported(
@@ -112,7 +121,7 @@ class IrqAffinity(Tunable):
     def restore(self, host: RemoteHost, saved: dict[str, str]) -> None:
         for irq, value in saved.items():
             if value:
-                _write(host, host.platform.irq_affinity_file(irq), value)
+                self._route(host, irq, value)
 
     def is_applied(self, host: RemoteHost) -> bool:
         return self.read(host) == self._wanted(self._irqs(host))
@@ -377,7 +386,8 @@ class Mtu(Tunable):
         return f"MTU {self.mtu} on {self.interface}"
 
     def read(self, host: RemoteHost) -> int:
-        value = _read(host, host.platform.interface_file(self.interface, "mtu"))
+        result = host.run_shell(host.platform.mtu_read_script(self.interface), timeout=15)
+        value = result.stdout.strip() if result.ok else None
         if value is None or not value.isdigit():
             raise Unsupported(self.name, host.name, f"no interface {self.interface}")
         return int(value)
@@ -433,14 +443,21 @@ class Offloads(Tunable):
     def read(self, host: RemoteHost) -> dict[str, bool]:
         result = host.run(host.platform.offloads_read(self.interface), timeout=15)
         if not result.ok:
-            raise Unsupported(self.name, host.name, f"ethtool -k {self.interface}: {result.stderr.strip()}")
-        return {
-            line.split(":")[0].strip(): "on" in line.split(":", 1)[1]
-            for line in result.stdout.splitlines()[1:]
-            if ":" in line
-        }
+            raise Unsupported(
+                self.name, host.name, f"reading offloads of {self.interface}: {result.stderr.strip()}"
+            )
+        return host.platform.parse_offloads(result.stdout, self.interface)
 
     def apply(self, host: RemoteHost) -> None:
+        switches = host.platform.offload_switches()
+        unknown = sorted(set(self.features) - switches) if switches is not None else []
+        if unknown:
+            raise Unsupported(
+                self.name,
+                host.name,
+                f"{host.platform.name} cannot switch {', '.join(unknown)} "
+                f"(only {', '.join(sorted(switches or ()))})",
+            )
         result = host.run(host.platform.offloads_write(self.interface, self.features), timeout=15, root=True)
         if not result.ok:
             raise Unsupported(self.name, host.name, result.stderr.strip() or "ethtool -K failed")
@@ -566,6 +583,9 @@ def apply_checked(tunable: Tunable, host: RemoteHost) -> Any:
     A read-back that differs from the wanted state is an Unsupported (the host silently
     ignored the write); anything else failing is a lab fault.
     """
+    reason = host.platform.cannot(tunable.name)
+    if reason is not None:
+        raise Unsupported(tunable.name, host.name, reason)
     saved = tunable.read(host)
     try:
         tunable.apply(host)

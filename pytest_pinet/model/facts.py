@@ -47,6 +47,7 @@ class HostFacts:
     # there is none or the running kernel is not the one it was verified with.
     image: str = ""
     image_marker: dict[str, str] = field(default_factory=dict)
+    cpu_model: str = ""  # "Cortex-A72", "ARM Cortex-A53 r0p4", "Intel(R) Core(TM) ..."
 
     def summary(self) -> str:
         """One line for reports: model, OS, kernel."""

@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..lab.facts_parse import interrupt_deltas, parse_proc_interrupts
-from ..lab.platform import LINUX, SNAPSHOT_MARK, Platform
+from ..lab.facts_parse import interrupt_deltas
+from ..lab.platform import LINUX, SNAPSHOT_MARK, Platform, platform_named
 from ..lab.remote import RemoteHost
 from ..model.observation import CpuUse, Observation
 
@@ -29,6 +29,7 @@ class Snapshot:
     nic: dict[str, int]
     temperature_c: float | None
     throttled: int | None = None  # Raspberry Pi firmware flags (vcgencmd get_throttled)
+    os: str = "linux"  # whose platform reads ``interrupts`` and ``stat``
 
 
 def snapshot_script(interface: str, platform: Platform = LINUX) -> str:
@@ -36,8 +37,8 @@ def snapshot_script(interface: str, platform: Platform = LINUX) -> str:
     return platform.snapshot_script(interface, NIC_COUNTERS)
 
 
-def parse_snapshot(text: str) -> Snapshot:
-    """Split a snapshot script's output into its parts."""
+def parse_snapshot(text: str, platform: Platform = LINUX, interface: str = "") -> Snapshot:
+    """Split a snapshot script's output into its parts (``platform`` reads them)."""
     sections: dict[str, list[str]] = {}
     current = ""
     for line in text.splitlines():
@@ -46,34 +47,20 @@ def parse_snapshot(text: str) -> Snapshot:
             sections[current] = []
         elif current:
             sections[current].append(line)
-    nic = {}
-    for line in sections.get("nic", []):
-        name, _, value = line.partition(" ")
-        if value.strip().isdigit():
-            nic[name] = int(value)
-    temp = "".join(sections.get("temp", [])).strip()
     flags = re.search(r"throttled=(0x[0-9a-fA-F]+)", "".join(sections.get("throttled", [])))
     return Snapshot(
         interrupts="\n".join(sections.get("interrupts", [])),
         stat="\n".join(sections.get("stat", [])),
-        nic=nic,
-        temperature_c=int(temp) / 1000 if temp.lstrip("-").isdigit() else None,
+        nic=platform.nic_counters("\n".join(sections.get("nic", [])), interface),
+        temperature_c=platform.temperature_c("\n".join(sections.get("temp", []))),
         throttled=int(flags.group(1), 16) if flags else None,
+        os=platform.name,
     )
 
 
-def cpu_use(before: str, after: str) -> tuple[CpuUse, ...]:
-    """Per-core shares from two /proc/stat samples (``cpu`` = all cores)."""
-
-    def table(text: str) -> dict[str, list[int]]:
-        rows = {}
-        for line in text.splitlines():
-            parts = line.split()
-            if parts and parts[0].startswith("cpu") and all(p.isdigit() for p in parts[1:]):
-                rows[parts[0]] = [int(p) for p in parts[1:]]
-        return rows
-
-    old, new = table(before), table(after)
+def cpu_use(before: str, after: str, platform: Platform = LINUX) -> tuple[CpuUse, ...]:
+    """Per-core shares from two CPU time samples (``cpu`` = all cores)."""
+    old, new = platform.cpu_rows(before), platform.cpu_rows(after)
     result = []
     for name, values in new.items():
         if name not in old:
@@ -91,18 +78,22 @@ def cpu_use(before: str, after: str) -> tuple[CpuUse, ...]:
 
 def take_snapshot(host: RemoteHost, interface: str) -> Snapshot:
     """One snapshot of ``host`` for ``interface``."""
-    return parse_snapshot(host.run_shell(snapshot_script(interface, host.platform), timeout=20).stdout)
+    platform = host.platform
+    return parse_snapshot(
+        host.run_shell(snapshot_script(interface, platform), timeout=20).stdout, platform, interface
+    )
 
 
 def observe(host_name: str, interface: str, before: Snapshot, after: Snapshot) -> Observation:
     """Deltas between two snapshots of one host."""
-    irq_before = parse_proc_interrupts(before.interrupts)
-    irq_after = parse_proc_interrupts(after.interrupts)
+    platform = platform_named(after.os)
+    irq_before = platform.interrupt_table(before.interrupts)
+    irq_after = platform.interrupt_table(after.interrupts)
     return Observation(
         host=host_name,
         interface=interface,
         interrupts_per_cpu=interrupt_deltas(irq_before, irq_after, interface),
-        cpu=cpu_use(before.stat, after.stat),
+        cpu=cpu_use(before.stat, after.stat, platform),
         nic={k: after.nic[k] - before.nic[k] for k in after.nic if k in before.nic},
         temperature_c=(before.temperature_c, after.temperature_c),
         throttled=(before.throttled, after.throttled),

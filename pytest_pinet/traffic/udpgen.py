@@ -24,6 +24,7 @@ from weakref import WeakKeyDictionary
 
 from ..errors import LabFault
 from ..lab.inventory import INTERFACE_NAME
+from ..lab.platform import LINUX, Platform
 from ..lab.remote import RemoteHost
 from ..lab.shell import quote
 from ..model.udp_counters import ReceiverCounters
@@ -177,28 +178,20 @@ def parse_udpgen(text: str, source: str) -> UdpGenRun:
         raise LabFault("udpgen-output", f"{source}: end line lacks {exc}") from None
 
 
-def parse_udp_snmp(text: str) -> dict[str, int]:
-    """The ``Udp:`` header and value lines of ``/proc/net/snmp`` as a mapping."""
-    rows = [line.split() for line in text.splitlines() if line.startswith("Udp:")]
-    if len(rows) < 2:
-        return {}
-    return {k: int(v) for k, v in zip(rows[0][1:], rows[1][1:], strict=False) if v.lstrip("-").isdigit()}
-
-
 def read_receiver(host: RemoteHost, interface: str) -> tuple[float, ReceiverCounters]:
     """One round trip: the receiver's clock, the interface's received packets and the UDP
     counters, read together."""
     if not INTERFACE_NAME.match(interface):
         raise ValueError(f"not an interface name: {interface!r}")
     out = host.check(["sh", "-c", host.platform.udp_receiver_script(interface)], timeout=15)
-    return parse_receiver(out, f"receiver counters on {host.name}")
+    return parse_receiver(out, f"receiver counters on {host.name}", host.platform)
 
 
-def parse_receiver(out: str, source: str) -> tuple[float, ReceiverCounters]:
+def parse_receiver(out: str, source: str, platform: Platform = LINUX) -> tuple[float, ReceiverCounters]:
     """The clock and counters :func:`read_receiver` printed; a lab fault naming ``source``
-    when a line is missing or unreadable."""
+    when a line is missing or unreadable (a clock without sub-second digits among them)."""
     lines = out.split("\n", 2)
-    udp = parse_udp_snmp(lines[2] if len(lines) > 2 else "")
+    udp = platform.udp_counters(lines[2] if len(lines) > 2 else "")
     try:
         clock = float(lines[0].strip().replace(",", "."))
     except ValueError:

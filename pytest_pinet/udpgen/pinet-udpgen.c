@@ -1,25 +1,29 @@
 /*
- * pinet-udpgen - UDP packet-rate generator (sendto / sendmmsg / AF_PACKET raw)
+ * pinet-udpgen - UDP packet-rate generator (sendto / sendmmsg / raw L2 frames)
  *
  * Build: cc -O2 -Wall -Wextra -Werror -pthread -o pinet-udpgen pinet-udpgen.c
+ *
+ * Platforms (one small #if block each, look for PLATFORM below):
+ *   Linux    raw = AF_PACKET SOCK_RAW; SO_BINDTODEVICE; IP_RECVERR; /proc/stat
+ *   FreeBSD  raw = BPF (/dev/bpf, BIOCSETIF + BIOCSHDRCMPLT, write() frames);
+ *            sendmmsg (libc, 11.0+); cpuset_t pinning; kern.cp_time
+ *   NetBSD   raw = BPF as above; sendmmsg (syscall, 7.0+); cpuset_create()
+ *            pinning (needs root unless
+ *            security.models.extensions.user_set_cpu_affinity=1); kern.cp_time
  *
  * Output: JSON Lines on stdout (start / interval / end / error events).
  * Exit codes: 0 ok, 1 fatal runtime error, 2 bad usage.
  */
-#define _GNU_SOURCE
+#define _GNU_SOURCE /* Linux: sendmmsg, CPU_SET, pthread_setaffinity_np; ignored by FreeBSD,
+                     * harmless on NetBSD (does not switch off _NETBSD_SOURCE) */
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
-#include <net/ethernet.h>
 #include <net/if.h>
-#include <net/if_arp.h>
 #include <netinet/in.h>
-#include <netinet/ip.h>
-#include <netinet/udp.h>
-#include <linux/if_packet.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdalign.h>
@@ -34,8 +38,48 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
+
+/* ---------- PLATFORM: headers and feature switches ---------- */
+#if defined(__linux__)
+#include <linux/if_packet.h> /* AF_PACKET raw socket, struct sockaddr_ll */
+#include <net/ethernet.h>    /* ETH_P_IP */
+#include <net/if_arp.h>      /* ARPHRD_ETHER */
+#include <sched.h>           /* cpu_set_t */
+#define RAW_BPF 0
+#define HAVE_SENDMMSG 1      /* glibc 2.14+, musl */
+#define HAVE_BINDTODEVICE 1
+#define HAVE_RECVERR 1
+#define RAW_DESC "raw (AF_PACKET SOCK_RAW, Ethernet+IPv4+UDP built here)"
+#define IF_DESC "egress interface (required for raw; SO_BINDTODEVICE otherwise)"
+#elif defined(__FreeBSD__) || defined(__NetBSD__)
+#include <sys/param.h>       /* __FreeBSD_version / __NetBSD_Version__ */
+#include <sys/sockio.h>      /* SIOCGIFMTU */
+#include <sys/sysctl.h>      /* sysctlbyname("kern.cp_time") */
+#include <fcntl.h>
+#include <ifaddrs.h>         /* getifaddrs: AF_LINK entries carry the MAC */
+#include <net/bpf.h>         /* BIOCSETIF, BIOCSHDRCMPLT, BIOCGDLT, BIOCSETF */
+#include <net/if_dl.h>       /* struct sockaddr_dl, LLADDR */
+#if defined(__FreeBSD__)
+#include <pthread_np.h>      /* pthread_setaffinity_np */
+#include <sys/cpuset.h>      /* cpuset_t, CPU_ZERO, CPU_SET */
+typedef long cp_time_t;      /* kern.cp_time is long[CPUSTATES] (sys/resource.h) */
+#define HAVE_SENDMMSG (__FreeBSD_version >= 1100000) /* libc loop over sendmsg */
+#else
+#include <sched.h>           /* cpuset_t, cpuset_create/cpuset_set (sys/sched.h) */
+typedef uint64_t cp_time_t;  /* kern.cp_time is uint64_t[CPUSTATES] (sys/sched.h) */
+#define HAVE_SENDMMSG (__NetBSD_Version__ >= 700000000) /* real syscall */
+#endif
+#define RAW_BPF 1
+#define HAVE_BINDTODEVICE 0
+#define HAVE_RECVERR 0
+#define RAW_DESC "raw (BPF /dev/bpf write(), Ethernet+IPv4+UDP built here)"
+#define IF_DESC "egress interface (required for raw; other modes: use --src)"
+#else
+#error "pinet-udpgen supports Linux, FreeBSD and NetBSD only"
+#endif
 
 #define PROG "pinet-udpgen"
 #define JSON_VERSION 1
@@ -45,7 +89,7 @@
 #define HDR_LEN (14 + 20 + 8)
 #define POLL_NS 250000000L /* main thread samples counters at least every 250 ms */
 
-/* Counters are native-word atomics (lock-free on every Linux target incl.
+/* Counters are native-word atomics (lock-free on every Linux/BSD target incl.
  * 32-bit ARM). Each is written by exactly one worker; the main thread polls
  * often enough that modular (wrapping) deltas are always exact. */
 _Static_assert(ATOMIC_LONG_LOCK_FREE == 2, "need lock-free atomic long");
@@ -75,7 +119,9 @@ struct worker {
     const struct sockaddr *addr;
     socklen_t alen;
     unsigned batch;
+#if HAVE_SENDMMSG
     struct mmsghdr *msgs;
+#endif
     struct iovec iov;
     struct counters *c;
 };
@@ -105,6 +151,7 @@ struct opts {
     unsigned batch;
     bool batch_set;
     bool no_recverr;
+    bool pin;
 };
 
 static void usage(FILE *f)
@@ -112,10 +159,10 @@ static void usage(FILE *f)
     fprintf(f,
         "Usage: " PROG " --mode sendto|sendmmsg|raw --dest IPV4 --duration SEC [options]\n"
         "  --mode MODE        sendto (one syscall per datagram), sendmmsg (batched),\n"
-        "                     raw (AF_PACKET SOCK_RAW, Ethernet+IPv4+UDP built here)\n"
+        "                     " RAW_DESC "\n"
         "  --dest IPV4        destination address (required)\n"
         "  --port N           destination UDP port, 1..65535 (default 9)\n"
-        "  --interface IF     egress interface (required for raw; SO_BINDTODEVICE otherwise)\n"
+        "  --interface IF     " IF_DESC "\n"
         "  --dest-mac MAC     destination MAC aa:bb:cc:dd:ee:ff (required for raw)\n"
         "  --src IPV4         source IPv4 (required for raw; bind() address otherwise)\n"
         "  --threads N        sender threads, each with its own socket, 1..64 (default 1)\n"
@@ -123,8 +170,13 @@ static void usage(FILE *f)
         "  --duration SEC     run time in seconds, float > 0 (required)\n"
         "  --interval SEC     report interval, float 0.01..86400 (default 1.0)\n"
         "  --batch N          sendmmsg batch size, 1..1024 (default 64)\n"
+#if HAVE_RECVERR
         "  --no-recverr       UDP modes: do not set IP_RECVERR (then the kernel hides\n"
         "                     ENOBUFS/qdisc drops and ICMP errors from the sender)\n"
+#else
+        "  --no-recverr       accepted, no effect on this OS (send() reports ENOBUFS itself)\n"
+#endif
+        "  --pin              pin sender thread i to online CPU i mod N (default: no pinning)\n"
         "  --help             show this help\n"
         "Output is JSON Lines on stdout; exit 0 ok, 1 runtime error, 2 bad usage.\n");
 }
@@ -256,7 +308,7 @@ static void parse_ifname(const char *s, char *out)
 }
 
 enum { O_MODE = 256, O_DEST, O_PORT, O_IF, O_DMAC, O_SRC, O_THREADS, O_PAYLOAD,
-       O_DURATION, O_INTERVAL, O_BATCH, O_NORECVERR, O_HELP };
+       O_DURATION, O_INTERVAL, O_BATCH, O_NORECVERR, O_PIN, O_HELP };
 
 static const struct option longopts[] = {
     { "mode", required_argument, NULL, O_MODE },
@@ -271,6 +323,7 @@ static const struct option longopts[] = {
     { "interval", required_argument, NULL, O_INTERVAL },
     { "batch", required_argument, NULL, O_BATCH },
     { "no-recverr", no_argument, NULL, O_NORECVERR },
+    { "pin", no_argument, NULL, O_PIN },
     { "help", no_argument, NULL, O_HELP },
     { NULL, 0, NULL, 0 }
 };
@@ -322,6 +375,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
             o->batch_set = true;
             break;
         case O_NORECVERR: o->no_recverr = true; break;
+        case O_PIN: o->pin = true; break;
         case 'h': case O_HELP: usage(stdout); exit(0);
         case ':':
             die_usage("option '--%s' requires an argument", optname(optopt));
@@ -335,6 +389,10 @@ static void parse_args(int argc, char **argv, struct opts *o)
         die_usage("unexpected argument '%s'", argv[optind]);
     if (!o->mode_set)
         die_usage("--mode is required (sendto, sendmmsg or raw)");
+#if !HAVE_SENDMMSG
+    if (o->mode == MODE_SENDMMSG)
+        die_usage("--mode sendmmsg: sendmmsg() is not available on this OS version (use sendto)");
+#endif
     if (!o->dest_set)
         die_usage("--dest is required");
     if (o->dest.s_addr == htonl(INADDR_ANY))
@@ -348,6 +406,11 @@ static void parse_args(int argc, char **argv, struct opts *o)
     } else if (o->dmac_set) {
         fprintf(stderr, PROG ": warning: --dest-mac is ignored unless --mode raw\n");
     }
+#if !HAVE_BINDTODEVICE
+    if (o->if_set && o->mode != MODE_RAW)
+        die_usage("--interface with --mode %s needs SO_BINDTODEVICE, which this OS lacks; "
+                  "pick the egress path with --src (and the routing table)", mode_names[o->mode]);
+#endif
     if (o->no_recverr && o->mode == MODE_RAW)
         fprintf(stderr, PROG ": warning: --no-recverr has no effect with --mode raw\n");
     if (o->batch_set && o->mode != MODE_SENDMMSG)
@@ -364,9 +427,11 @@ static struct timespec mono_now(void)
     return t;
 }
 
+/* sec >= 0 everywhere (durations, intervals, poll period): truncation == floor(),
+ * so no libm is needed (FreeBSD/NetBSD cc does not link -lm implicitly). */
 static struct timespec ts_add(struct timespec t, double sec)
 {
-    double whole = floor(sec);
+    double whole = (double)(time_t)sec;
     t.tv_sec += (time_t)whole;
     t.tv_nsec += (long)((sec - whole) * 1e9);
     while (t.tv_nsec >= 1000000000L) { t.tv_nsec -= 1000000000L; t.tv_sec++; }
@@ -390,6 +455,7 @@ static void cpu_self(double *user, double *sys)
 
 struct cpustat { unsigned long long total, idle; bool ok; };
 
+#if defined(__linux__)
 static struct cpustat read_proc_stat(void)
 {
     struct cpustat cs = { 0, 0, false };
@@ -408,6 +474,21 @@ static struct cpustat read_proc_stat(void)
     fclose(f);
     return cs;
 }
+#else
+/* BSD: system-wide tick counters user nice sys intr idle (CP_* indices) */
+static struct cpustat read_proc_stat(void)
+{
+    struct cpustat cs = { 0, 0, false };
+    cp_time_t v[CPUSTATES];
+    size_t len = sizeof v;
+    if (sysctlbyname("kern.cp_time", v, &len, NULL, 0) != 0 || len != sizeof v)
+        return cs;
+    for (int i = 0; i < CPUSTATES; i++) cs.total += (unsigned long long)v[i];
+    cs.idle = (unsigned long long)v[CP_IDLE];
+    cs.ok = true;
+    return cs;
+}
+#endif
 
 static void print_busy(const struct cpustat *a, const struct cpustat *b)
 {
@@ -461,9 +542,11 @@ static void *worker_main(void *arg)
     unsigned long pk = 0, nb = 0, ag = 0, er = 0;
     bool warned = false;
 
+#if HAVE_SENDMMSG
     if (w->mode == MODE_SENDMMSG) {
         while (!atomic_load_explicit(&g_stop, memory_order_relaxed)) {
-            int r = sendmmsg(w->fd, w->msgs, w->batch, 0);
+            /* int on Linux/NetBSD, ssize_t on FreeBSD; r <= batch <= 1024 */
+            int r = (int)sendmmsg(w->fd, w->msgs, w->batch, 0);
             if (r > 0) {
                 pk += (unsigned long)r;
                 atomic_store_explicit(&w->c->packets, pk, memory_order_relaxed);
@@ -471,7 +554,21 @@ static void *worker_main(void *arg)
                 count_error(w, errno, &nb, &ag, &er, &warned);
             }
         }
-    } else {
+    } else
+#endif
+#if RAW_BPF
+    if (w->mode == MODE_RAW) {
+        /* BPF: one write() = one complete Ethernet frame */
+        while (!atomic_load_explicit(&g_stop, memory_order_relaxed)) {
+            ssize_t r = write(w->fd, w->buf, w->len);
+            if (r >= 0)
+                atomic_store_explicit(&w->c->packets, ++pk, memory_order_relaxed);
+            else
+                count_error(w, errno, &nb, &ag, &er, &warned);
+        }
+    } else
+#endif
+    {
         while (!atomic_load_explicit(&g_stop, memory_order_relaxed)) {
             ssize_t r = sendto(w->fd, w->buf, w->len, 0, w->addr, w->alen);
             if (r >= 0)
@@ -515,6 +612,34 @@ static void stop_workers(unsigned n)
         }
 }
 
+/* ---------- PLATFORM: thread pinning (--pin) ---------- */
+static int pin_thread(pthread_t t, unsigned cpu) /* 0 or an errno value */
+{
+#if defined(__linux__) || defined(__FreeBSD__)
+    /* Linux: cpu_set_t (<sched.h>); FreeBSD: cpuset_t (<sys/cpuset.h>) */
+#if defined(__linux__)
+    cpu_set_t set;
+#else
+    cpuset_t set;
+#endif
+    if (cpu >= CPU_SETSIZE)
+        return EINVAL;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    return pthread_setaffinity_np(t, sizeof set, &set);
+#else
+    /* NetBSD: opaque, dynamically sized cpuset_t */
+    cpuset_t *set = cpuset_create();
+    int e;
+    if (!set)
+        return ENOMEM;
+    cpuset_zero(set);
+    e = cpuset_set((cpuid_t)cpu, set) == 0 ? pthread_setaffinity_np(t, cpuset_size(set), set) : EINVAL;
+    cpuset_destroy(set);
+    return e;
+#endif
+}
+
 /* ---------- setup ---------- */
 static int open_udp_socket(const struct opts *o)
 {
@@ -525,13 +650,17 @@ static int open_udp_socket(const struct opts *o)
     /* Report qdisc drops (ENOBUFS) to the caller instead of letting the kernel
      * count them silently in Udp SndbufErrors. Side effect: ICMP errors
      * (e.g. port unreachable -> ECONNREFUSED) are reported on the next send. */
+#if HAVE_RECVERR
     if (!o->no_recverr && setsockopt(fd, IPPROTO_IP, IP_RECVERR, &one, sizeof one) != 0)
         die_fatal("setsockopt(IP_RECVERR) failed: %s", strerror(errno));
+#endif
     setsockopt(fd, SOL_SOCKET, SO_BROADCAST, &one, sizeof one);
+#if HAVE_BINDTODEVICE
     if (o->if_set &&
         setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, o->ifname, (socklen_t)strlen(o->ifname)) != 0)
         die_fatal("SO_BINDTODEVICE to interface '%s' failed: %s%s", o->ifname, strerror(errno),
                   errno == EPERM ? " (needs CAP_NET_RAW)" : "");
+#endif
     if (o->src_set) {
         struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr = o->src, .sin_port = 0 };
         if (bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0)
@@ -542,6 +671,7 @@ static int open_udp_socket(const struct opts *o)
 
 struct rawinfo { int ifindex; unsigned char smac[6]; int mtu; };
 
+#if !RAW_BPF
 static int open_raw_socket(const struct opts *o, struct rawinfo *ri)
 {
     struct ifreq ifr;
@@ -569,6 +699,81 @@ static int open_raw_socket(const struct opts *o, struct rawinfo *ri)
         die_fatal("bind AF_PACKET socket to '%s' failed: %s", o->ifname, strerror(errno));
     return fd;
 }
+#else
+/* BSD: interface index and MAC from the AF_LINK entry of getifaddrs(), MTU via
+ * SIOCGIFMTU, then a BPF descriptor bound to the interface for write()ing frames.
+ * Same name and contract as the Linux AF_PACKET version. */
+static int open_raw_socket(const struct opts *o, struct rawinfo *ri)
+{
+    struct ifaddrs *ifa0, *ifa;
+    struct ifreq ifr;
+    bool found = false;
+    int fd = -1, e;
+
+    if (getifaddrs(&ifa0) != 0)
+        die_fatal("getifaddrs failed: %s", strerror(errno));
+    for (ifa = ifa0; ifa; ifa = ifa->ifa_next) {
+        if (!ifa->ifa_addr || ifa->ifa_addr->sa_family != AF_LINK || strcmp(ifa->ifa_name, o->ifname))
+            continue;
+        const struct sockaddr_dl *sdl = (const struct sockaddr_dl *)(const void *)ifa->ifa_addr;
+        if (sdl->sdl_alen != 6) {
+            freeifaddrs(ifa0);
+            die_fatal("interface '%s' is not an Ethernet interface (link address length %d)", o->ifname,
+                      sdl->sdl_alen);
+        }
+        ri->ifindex = sdl->sdl_index;
+        memcpy(ri->smac, LLADDR(sdl), 6);
+        found = true;
+        break;
+    }
+    freeifaddrs(ifa0);
+    if (!found)
+        die_fatal("interface '%s': no such interface", o->ifname);
+
+    memset(&ifr, 0, sizeof ifr);
+    memcpy(ifr.ifr_name, o->ifname, strlen(o->ifname) + 1);
+    int sfd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (sfd < 0 || ioctl(sfd, SIOCGIFMTU, &ifr) != 0)
+        die_fatal("SIOCGIFMTU on '%s' failed: %s", o->ifname, strerror(errno));
+    ri->mtu = ifr.ifr_mtu;
+    close(sfd);
+
+    /* /dev/bpf clones a free unit on FreeBSD and NetBSD; fall back to numbered units.
+     * Write-only: FreeBSD then never attaches us as a reader (no capture cost). */
+    fd = open("/dev/bpf", O_WRONLY | O_CLOEXEC);
+    e = errno;
+    for (int u = 0; fd < 0 && (e == ENOENT || e == EBUSY) && u < 256; u++) {
+        char dev[32];
+        snprintf(dev, sizeof dev, "/dev/bpf%d", u);
+        fd = open(dev, O_WRONLY | O_CLOEXEC);
+        if (fd < 0 && errno != EBUSY) { /* ENOENT: no more units; keep the first real error */
+            if (errno != ENOENT) e = errno;
+            break;
+        }
+    }
+    if (fd < 0)
+        die_fatal("cannot open a BPF device (/dev/bpf, /dev/bpfN): %s%s", strerror(e),
+                  (e == EPERM || e == EACCES) ? " (raw mode needs root)" : "");
+
+    if (ioctl(fd, BIOCSETIF, &ifr) != 0) /* ifr.ifr_name is still the interface */
+        die_fatal("BIOCSETIF to '%s' failed: %s", o->ifname, strerror(errno));
+    u_int dlt = 0, one = 1;
+    if (ioctl(fd, BIOCGDLT, &dlt) != 0)
+        die_fatal("BIOCGDLT on '%s' failed: %s", o->ifname, strerror(errno));
+    if (dlt != DLT_EN10MB)
+        die_fatal("interface '%s' is not an Ethernet interface (BPF DLT %u)", o->ifname, dlt);
+    if (ioctl(fd, BIOCSHDRCMPLT, &one) != 0) /* keep our source MAC as written */
+        die_fatal("BIOCSHDRCMPLT on '%s' failed: %s", o->ifname, strerror(errno));
+    /* Reject-all read filter so that NetBSD (which always attaches a reader and
+     * sees sent packets) copies nothing into our unread buffer. FreeBSD treats a
+     * one-insn "ret #k" BIOCSETF as a snaplen setting and keeps a write-only fd
+     * off the reader list. Best effort: only saves CPU, sending works without it. */
+    struct bpf_insn drop = BPF_STMT(BPF_RET | BPF_K, 0);
+    struct bpf_program prog = { 1, &drop };
+    (void)ioctl(fd, BIOCSETF, &prog);
+    return fd;
+}
+#endif
 
 static unsigned char *build_frame(const struct opts *o, const struct rawinfo *ri, unsigned idx,
                                   size_t *len)
@@ -612,7 +817,9 @@ int main(int argc, char **argv)
 {
     struct opts o;
     struct sockaddr_in dst_in;
+#if !RAW_BPF
     struct sockaddr_ll dst_ll;
+#endif
     struct rawinfo ri;
     unsigned char *payload = NULL;
     unsigned n;
@@ -648,6 +855,7 @@ int main(int argc, char **argv)
                 die_fatal("payload %u + 28 header bytes exceeds MTU %d of '%s'", o.payload, ri.mtu,
                           o.ifname);
             w->buf = build_frame(&o, &ri, i, &w->len);
+#if !RAW_BPF
             memset(&dst_ll, 0, sizeof dst_ll);
             dst_ll.sll_family = AF_PACKET;
             dst_ll.sll_ifindex = ri.ifindex;
@@ -656,6 +864,10 @@ int main(int argc, char **argv)
             memcpy(dst_ll.sll_addr, o.dmac, 6);
             w->addr = (const struct sockaddr *)&dst_ll;
             w->alen = sizeof dst_ll;
+#else
+            w->addr = NULL; /* BPF write(): the frame carries the destination */
+            w->alen = 0;
+#endif
         } else {
             w->fd = open_udp_socket(&o);
             w->buf = payload;
@@ -664,8 +876,10 @@ int main(int argc, char **argv)
             w->alen = sizeof dst_in;
         }
         /* a blocked send (full socket buffer / stalled device) returns EAGAIN
-         * after 200 ms so that the stop flag is noticed */
+         * after 200 ms so that the stop flag is noticed (BPF fds are not sockets:
+         * ENOTSOCK, ignored; BPF write() fails with ENOBUFS instead of blocking) */
         setsockopt(w->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+#if HAVE_SENDMMSG
         if (o.mode == MODE_SENDMMSG) {
             w->batch = o.batch;
             w->iov.iov_base = w->buf;
@@ -680,6 +894,7 @@ int main(int argc, char **argv)
                 w->msgs[k].msg_hdr.msg_iovlen = 1;
             }
         }
+#endif
     }
 
     /* signals: handled by the main thread only (workers block them) */
@@ -703,7 +918,8 @@ int main(int argc, char **argv)
     if (o.if_set) printf("\"interface\":\"%s\",", o.ifname);
     if (o.src_set) printf("\"src\":\"%s\",", o.src_str);
     if (o.mode == MODE_RAW) printf("\"frame\":%u,", HDR_LEN + o.payload);
-    else printf("\"recverr\":%s,", o.no_recverr ? "false" : "true");
+    else printf("\"recverr\":%s,", (o.no_recverr || !HAVE_RECVERR) ? "false" : "true");
+    if (o.pin) printf("\"pin\":true,");
     printf("\"version\":%d}\n", JSON_VERSION);
     fflush(stdout);
 
@@ -720,6 +936,20 @@ int main(int argc, char **argv)
             die_fatal("pthread_create failed: %s", strerror(e));
         }
         g_w[i].running = true;
+        if (o.pin) {
+            long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+            unsigned cpu = i % (unsigned)(ncpu > 0 ? ncpu : 1);
+            e = pin_thread(g_w[i].tid, cpu);
+            if (e != 0) {
+                stop_workers(i + 1);
+                die_fatal("pinning thread %u to CPU %u failed: %s%s", i, cpu, strerror(e),
+#if defined(__NetBSD__)
+                          e == EPERM ? " (NetBSD: needs root or sysctl "
+                                       "security.models.extensions.user_set_cpu_affinity=1)" :
+#endif
+                          "");
+            }
+        }
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 
@@ -801,7 +1031,9 @@ int main(int argc, char **argv)
     for (unsigned i = 0; i < n; i++) {
         close(g_w[i].fd);
         if (o.mode == MODE_RAW) free(g_w[i].buf);
+#if HAVE_SENDMMSG
         free(g_w[i].msgs);
+#endif
     }
     free(payload);
     if (ferror(stdout)) {

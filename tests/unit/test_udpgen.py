@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from pytest_pinet.errors import LabFault
+from pytest_pinet.lab.facts_parse import parse_udp_snmp
 from pytest_pinet.model import ReceiverCounters
 from pytest_pinet.traffic.udpgen import (
     SOURCE,
     UdpGenOptions,
-    parse_udp_snmp,
     parse_udpgen,
     source_hash,
 )

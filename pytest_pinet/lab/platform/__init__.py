@@ -1,12 +1,26 @@
-"""The operating systems pinet can drive, one module each, behind :class:`Platform`."""
+"""The operating systems pinet can drive, one module each, behind :class:`Platform`.
+
+A host's platform comes from ``uname -s`` on its first connection (or from its ``os:`` key in
+the inventory, which spares the question): Linux, FreeBSD and NetBSD are driven; QNX is
+recognised and reported as unsupported with the reason, like any other system pinet does not
+know, never as a traceback.
+"""
 
 from __future__ import annotations
 
-from ...errors import ConfigError
+from ...errors import ConfigError, Unsupported
 from .base import FACTS_MARK, SNAPSHOT_MARK, Platform
+from .bsd_parse import os_of_uname
+from .freebsd import FREEBSD, FreeBsdPlatform
 from .linux import LINUX, LinuxPlatform
+from .netbsd import NETBSD, NetBsdPlatform
 
-PLATFORMS: dict[str, Platform] = {LINUX.name: LINUX}
+PLATFORMS: dict[str, Platform] = {LINUX.name: LINUX, FREEBSD.name: FREEBSD, NETBSD.name: NETBSD}
+# Systems pinet recognises but cannot drive, and why.
+RECOGNISED = {
+    "qnx": "QNX has no pinet platform yet: its facts (pidin, sysctl), observers and the "
+    "generator's io-sock build are not written; the seed's QNX figures are kept as thresholds",
+}
 
 
 def platform_named(name: str, where: str = "inventory") -> Platform:
@@ -17,4 +31,28 @@ def platform_named(name: str, where: str = "inventory") -> Platform:
         raise ConfigError(where, f"unknown os {name!r}", f"one of: {', '.join(sorted(PLATFORMS))}") from None
 
 
-__all__ = ["FACTS_MARK", "LINUX", "PLATFORMS", "SNAPSHOT_MARK", "LinuxPlatform", "Platform", "platform_named"]
+def platform_of_uname(host: str, uname: str) -> Platform:
+    """The platform of what ``uname -s`` printed on ``host``; Unsupported (with the reason)
+    for a system pinet recognises but cannot drive, or does not know."""
+    key = os_of_uname(uname)
+    if key in PLATFORMS:
+        return PLATFORMS[key]
+    said = uname.strip().splitlines()[0][:60] if uname.strip() else "nothing"
+    reason = RECOGNISED.get(key) or f"`uname -s` said {said!r}: pinet drives {', '.join(sorted(PLATFORMS))}"
+    raise Unsupported("platform", host, reason)
+
+
+__all__ = [
+    "FACTS_MARK",
+    "FREEBSD",
+    "LINUX",
+    "NETBSD",
+    "PLATFORMS",
+    "SNAPSHOT_MARK",
+    "FreeBsdPlatform",
+    "LinuxPlatform",
+    "NetBsdPlatform",
+    "Platform",
+    "platform_named",
+    "platform_of_uname",
+]

@@ -11,6 +11,13 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from ..shell import quote
+
+if TYPE_CHECKING:
+    from ...model.facts import HostFacts
+    from ..facts_parse import InterruptTable
 
 FACTS_MARK = "@@pinet:"
 SNAPSHOT_MARK = "@@obs:"
@@ -31,6 +38,72 @@ class Platform(ABC):
     @abstractmethod
     def image_marker_script(self, value: str, sudo: bool) -> str:
         """Write ``value`` (one line) to :attr:`image_marker`."""
+
+    def cannot(self, what: str) -> str | None:
+        """Why this OS cannot take a tunable or a suite (``rps``, ``governor``, ``qdisc``,
+        ``storage`` ...), or None when it can: the caller raises Unsupported with the reason."""
+        return None
+
+    # --- reading what the scripts printed ----------------------------------------------------
+    @abstractmethod
+    def facts_from_sections(
+        self, host: str, sections: Mapping[str, str], interfaces: Sequence[str]
+    ) -> HostFacts:
+        """The host's facts from the sections :meth:`facts_script` printed."""
+
+    @abstractmethod
+    def interrupt_table(self, text: str) -> InterruptTable:
+        """The interrupt table of a snapshot's ``interrupts`` section."""
+
+    @abstractmethod
+    def cpu_rows(self, text: str) -> dict[str, list[int]]:
+        """CPU time counters of a snapshot's ``stat`` section, per core (``cpu0`` ...) and for
+        all (``cpu``), in ``/proc/stat`` order: user nice system idle iowait irq softirq steal."""
+
+    @abstractmethod
+    def nic_counters(self, text: str, interface: str) -> dict[str, int]:
+        """A snapshot's ``nic`` section under Linux's statistics names (``rx_bytes`` ...)."""
+
+    @abstractmethod
+    def temperature_c(self, text: str) -> float | None:
+        """The temperature a ``temp`` section printed; None when it printed none."""
+
+    @abstractmethod
+    def udp_counters(self, text: str) -> dict[str, int]:
+        """The UDP counters :meth:`udp_receiver_script` printed after its first two lines,
+        under the names of Linux's ``Udp:`` line (``InDatagrams``, ``NoPorts``, ``RcvbufErrors``)."""
+
+    def interrupts_script(self) -> str:
+        """Print the interrupt table :meth:`interrupt_table` reads."""
+        return quote(self.interrupts_read())
+
+    def pinnable_irq(self, irq: str) -> bool:
+        """Whether an interrupt table's row is one IRQ that can be pinned (not ``IPI0``)."""
+        return irq.isdigit()
+
+    @abstractmethod
+    def irq_affinity_read_script(self, irq: str) -> str:
+        """Print what :meth:`parse_affinity` reads: the CPUs ``irq`` is routed to."""
+
+    @abstractmethod
+    def parse_affinity(self, text: str, irq: str) -> str:
+        """The CPU list ``irq`` is routed to ("" when unknown)."""
+
+    @abstractmethod
+    def irq_affinity_write_script(self, irq: str, cpus: str, sudo: bool) -> str:
+        """Route ``irq`` to ``cpus`` (a CPU list such as ``2`` or ``0-3``)."""
+
+    @abstractmethod
+    def mtu_read_script(self, interface: str) -> str:
+        """Print the interface's MTU (nothing when there is no such interface)."""
+
+    @abstractmethod
+    def parse_offloads(self, text: str, interface: str) -> dict[str, bool]:
+        """What :meth:`offloads_read` printed, under ``ethtool -k``'s long names."""
+
+    def offload_switches(self) -> frozenset[str] | None:
+        """The offload names :meth:`offloads_write` can switch; None: any ethtool name."""
+        return None
 
     # --- one round trip each: facts, snapshots, the adaptive sampler ----------------------
     @abstractmethod

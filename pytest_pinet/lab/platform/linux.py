@@ -8,10 +8,15 @@ unknown, never as zero.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
+from ..facts_parse import InterruptTable, parse_proc_interrupts, parse_udp_snmp
 from ..inventory import INTERFACE_NAME
 from ..shell import as_root, quiet, quote, read_file_script, section, sequence, write_file_script
 from .base import FACTS_MARK, SNAPSHOT_MARK, Argv, Platform
+
+if TYPE_CHECKING:
+    from ...model.facts import HostFacts
 
 THERMAL_ZONE = "/sys/class/thermal/thermal_zone0/temp"
 CPUFREQ_ROOT = "/sys/devices/system/cpu"
@@ -57,6 +62,8 @@ class LinuxPlatform(Platform):
             f"|| {quote(['cat', '/sys/class/dmi/id/product_name'])}) 2>/dev/null",
             section(FACTS_MARK, "cpus"),
             quote(["nproc"]),
+            section(FACTS_MARK, "cpu-model"),
+            f"{quiet(['lscpu'])} | {quote(['sed', '-n', 's/^Model name: *//p'])}",
             section(FACTS_MARK, "governor"),
             read_file_script(f"{CPU0_FREQ}/scaling_governor"),
             section(FACTS_MARK, "freq"),
@@ -125,6 +132,58 @@ class LinuxPlatform(Platform):
 
     def drop_caches_script(self, sudo: bool) -> str:
         return f"{quote(['sync'])}; {write_file_script('/proc/sys/vm/drop_caches', '3', sudo)}"
+
+    def facts_from_sections(
+        self, host: str, sections: Mapping[str, str], interfaces: Sequence[str]
+    ) -> HostFacts:
+        from ..facts import linux_facts
+
+        return linux_facts(host, sections, interfaces)
+
+    def interrupt_table(self, text: str) -> InterruptTable:
+        return parse_proc_interrupts(text)
+
+    def cpu_rows(self, text: str) -> dict[str, list[int]]:
+        rows = {}
+        for line in text.splitlines():
+            parts = line.split()
+            if parts and parts[0].startswith("cpu") and all(p.isdigit() for p in parts[1:]):
+                rows[parts[0]] = [int(p) for p in parts[1:]]
+        return rows
+
+    def nic_counters(self, text: str, interface: str) -> dict[str, int]:
+        nic = {}
+        for line in text.splitlines():
+            name, _, value = line.partition(" ")
+            if value.strip().isdigit():
+                nic[name] = int(value)
+        return nic
+
+    def temperature_c(self, text: str) -> float | None:
+        value = text.strip()
+        return int(value) / 1000 if value.lstrip("-").isdigit() else None
+
+    def udp_counters(self, text: str) -> dict[str, int]:
+        return parse_udp_snmp(text)
+
+    def irq_affinity_read_script(self, irq: str) -> str:
+        return quote(["cat", self.irq_affinity_file(irq)])
+
+    def parse_affinity(self, text: str, irq: str) -> str:
+        return text.strip()
+
+    def irq_affinity_write_script(self, irq: str, cpus: str, sudo: bool) -> str:
+        return write_file_script(self.irq_affinity_file(irq), cpus, sudo)
+
+    def mtu_read_script(self, interface: str) -> str:
+        return quote(["cat", self.interface_file(interface, "mtu")])
+
+    def parse_offloads(self, text: str, interface: str) -> dict[str, bool]:
+        return {
+            line.split(":")[0].strip(): "on" in line.split(":", 1)[1]
+            for line in text.splitlines()[1:]
+            if ":" in line
+        }
 
     def interface_file(self, interface: str, name: str) -> str:
         return f"/sys/class/net/{checked_interface(interface)}/{name}"
