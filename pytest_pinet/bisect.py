@@ -181,7 +181,8 @@ def _line(good: Probe, probe: Probe) -> str:
         if mine is None or theirs is None:
             continue
         change = "" if probe is good else f" ({100.0 * (mine - theirs) / theirs:+.1f} %)"
-        reps = ", ".join(f"{v:.0f}" for v in probe.values.get(key, []))
+        # Whole Mbit/s on a GbE link; a slow cable's figures keep their decimals.
+        reps = ", ".join(f"{v:.0f}" if v >= 100 else f"{v:.2f}" for v in probe.values.get(key, []))
         parts.append(f"    {label_of(key)}: median {mine:.1f} Mbit/s{change} [{reps}]")
     head = f"  {probe.image}: kernel {probe.kernel or '?'}, {probe.os or '?'}, run {probe.run_id}"
     head += f": {probe.verdict}"

@@ -9,6 +9,7 @@ results directory, no settings parsed.  Fixtures live in :mod:`pytest_pinet.fixt
 from __future__ import annotations
 
 from collections.abc import Generator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -203,21 +204,36 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     return header_lines(run) if run is not None else []
 
 
-def _planned_lab(settings: PinetSettings) -> tuple[list[str], list[tuple[str, str]]] | None:
-    """The boards and (link, board) pairs a run will measure, known at collection: from the
-    env file, or the virtual lab's plan (known without building it); None for a directory of
-    places' env files, whose boards are the reserved place's own."""
+@dataclass(frozen=True)
+class PlannedLab:
+    """What a run will measure, known at collection: its boards, each link's board and the
+    boards that route."""
+
+    boards: list[str]
+    links: list[tuple[str, str]]  # (link, board)
+    routers: list[str]
+
+
+def _planned_lab(settings: PinetSettings) -> PlannedLab | None:
+    """The lab a run will measure: from the env file, or the virtual lab's plan (known
+    without building it); None for a directory of places' env files, whose boards are the
+    reserved place's own."""
     if settings.virtual:
         spec = settings.lab_spec()
         boards = [host.name for host in spec.hosts if host.role == "board"]
-        return boards, [(link.name, link.board) for link in spec.links if link.board in boards]
+        links = [(link.name, link.board) for link in spec.links if link.board in boards]
+        return PlannedLab(boards, links, [route.board for route in spec.routes])
     from .lab.inventory import load_inventory
 
     files = [path for path in settings.lab_files if path.is_file()]
     if not files:
         return None
     inventory = load_inventory(files[0])
-    return [b.name for b in inventory.boards], [(link.name, link.board) for link in inventory.links]
+    return PlannedLab(
+        [b.name for b in inventory.boards],
+        [(link.name, link.board) for link in inventory.links],
+        [route.board for route in inventory.routes],
+    )
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -233,7 +249,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     planned = _planned_lab(settings)
     if planned is None:
         return
-    boards, links = planned
+    boards, links = planned.boards, planned.links
+    if "route_entry" in metafunc.fixturenames and set(boards) & set(planned.routers):
+        # The routing suite runs on the boards that route (each its own route, image by image).
+        boards = [name for name in boards if name in planned.routers]
     if settings.boards:
         unknown = sorted(set(settings.boards) - set(boards))
         if unknown:

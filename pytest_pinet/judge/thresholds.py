@@ -8,6 +8,7 @@ a general GbE rule and override it for one slow adapter without touching code.
 
 from __future__ import annotations
 
+import fnmatch
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +39,7 @@ MATCH_KEYS = frozenset(
         "rate_target_mbps",
         "filesystem",
         "block_bytes",
+        "streams",
     }
 )
 RULE_KEYS = frozenset({"id", "match", "min_mbps", "min_fraction_of_limit", "min_jain", "known_slow", "why"})
@@ -120,6 +122,9 @@ class Rule:
 def _same(value: Any, option: Scalar) -> bool:
     if isinstance(option, int | float) and isinstance(value, int | float):
         return float(value) == float(option)
+    if isinstance(option, str) and "*" in option:
+        # A pattern: "FreeBSD*" for every FreeBSD release, "6.12.*" for a kernel series.
+        return fnmatch.fnmatchcase(str(value), option)
     return str(value) == str(option)
 
 

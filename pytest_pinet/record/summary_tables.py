@@ -68,14 +68,15 @@ def routing_tables(rows: list[dict[str, Any]]) -> list[str]:
 
 
 def udp_table(rows: list[dict[str, Any]]) -> list[str]:
-    """The UDP sweep: per mode and path, sent and received rate and CPU per thread count."""
+    """The UDP sweep: per OS, mode and path, sent and received rate and CPU per thread count
+    (the seed compares one board under Linux, QNX, FreeBSD and NetBSD)."""
     udp = [r for r in rows if str(r.get("context", {}).get("scenario", "")).startswith("udp-")]
     if not udp:
         return []
     lines = [
         "udp: packet rates (1472-byte payload; received = what the receiver's kernel counted)",
-        f"  {'mode':9} {'path':9} {'threads':>7} {'sent pps':>9} {'recv pps':>9} {'recv Mbit/s':>11} "
-        f"{'loss %':>7} {'gen CPU %':>9} {'sys busy %':>10}",
+        f"  {'os':20} {'mode':9} {'path':9} {'threads':>7} {'sent pps':>9} {'recv pps':>9} "
+        f"{'recv Mbit/s':>11} {'loss %':>7} {'gen CPU %':>9} {'sys busy %':>10}",
     ]
     for row in udp:
         c, e = row["context"], row.get("detail") or {}
@@ -85,8 +86,9 @@ def udp_table(rows: list[dict[str, Any]]) -> list[str]:
             return format(value, fmt) if isinstance(value, int | float) else "-"
 
         lines.append(
-            f"  {c['scenario'][4:]:9} {c['link']:9} {c['streams']:>7} {num('sent_pps', '9.0f')} "
-            f"{num('received_pps', '9.0f')} {float(row['goodput_mbps']):11.1f} {num('loss_pct', '7.1f')} "
+            f"  {str(c.get('os') or '?')[:20]:20} {c['scenario'][4:]:9} {c['link']:9} {c['streams']:>7} "
+            f"{num('sent_pps', '9.0f')} {num('received_pps', '9.0f')} {float(row['goodput_mbps']):11.1f} "
+            f"{num('loss_pct', '7.1f')} "
             f"{num('generator_cpu_pct', '9.0f')} {num('system_busy_pct', '10.0f')}"
         )
     return lines

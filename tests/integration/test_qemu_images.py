@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -100,6 +101,19 @@ def test_bisect_names_the_image_with_the_planted_slowdown(spec, tmp_path):
     out = done.stdout + done.stderr
     assert done.returncode == 0, out[-5000:]
     assert "first bad image: debian12-slow (last good: debian12-same)" in out, out[-5000:]
+    # Every image it tried is printed with its kernel, OS, verdict and figures per repetition.
+    for image, verdict in (
+        ("debian12-k6.1", "reference"),
+        ("debian12-same", "good"),
+        ("debian12-slow", "bad"),
+    ):
+        shown = re.search(
+            rf"  {image}: kernel 6\.1\.\S+, [^\n]*: {verdict}\n\s+\S.*median ([0-9.]+) Mbit/s", out
+        )
+        assert shown is not None, out[-5000:]
+    assert re.search(
+        r"  debian12-slow: [^\n]*: bad\n[^\n]*\(-[0-9.]+ %\) \[[0-9.]+, [0-9.]+, [0-9.]+\]", out
+    ), out[-5000:]
     (saved,) = (tmp_path / "results").glob("bisect-*/bisect.json")
     bisection = json.loads(saved.read_text())
     tried = [p["image"] for p in bisection["probes"]]

@@ -484,3 +484,26 @@ def test_bsd_mtu_and_offloads_through_ifconfig():
         "-tso",
         "rxcsum",
     ]
+
+
+# --- per-OS thresholds ---------------------------------------------------------------------------
+
+
+def test_udp_floors_per_os_and_method_come_from_the_shipped_thresholds():
+    from pytest_pinet.judge.thresholds import load_thresholds
+    from pytest_pinet.options import DATA
+
+    rules = load_thresholds(DATA / "thresholds.yaml")
+    link = {"protocol": "UDP", "direction": "board->peer", "link_speed_mbps": 1000, "mtu": 1500, "streams": 1}
+
+    def rule(**context):
+        found = rules.rule_for({**link, **context})
+        return found.rule_id if found else None
+
+    assert rule(os="FreeBSD 14.2-RELEASE", scenario="udp-sendto") == "udp-over-the-link-freebsd"
+    assert rule(os="NetBSD 10.1", scenario="udp-sendmmsg") == "udp-over-the-link-netbsd"
+    assert rule(os="Debian GNU/Linux 12 (bookworm)", scenario="udp-sendto") == "udp-over-the-link"
+    assert rule(os="QNX 8.0.0", scenario="udp-sendto") == "udp-sendto-qnx"
+    stalled = rules.rule_for({**link, "os": "NetBSD 10.1", "scenario": "udp-raw", "streams": 2})
+    assert stalled is not None and "deadlocks in writev" in (stalled.known_slow or "")
+    assert rule(os="NetBSD 10.1", scenario="udp-raw", streams=1) == "udp-over-the-link-netbsd"

@@ -234,3 +234,32 @@ def test_flashed_is_a_state_before_power_on_and_needs_an_image(tmp_path):
     strategy.use_image(dataclasses.replace(IMAGE, path=source, sha256=None))
     strategy.transition("flashed")
     assert card.read_bytes() == source.read_bytes() and [f.image for f in strategy.flashes] == ["deb13"]
+
+
+class _WrongBoard(_Board):
+    """A board that boots another kernel than the catalogue says (a card the writer missed)."""
+
+    def run_shell(self, script: str, timeout: float = 60.0) -> CommandResult:
+        self.scripts.append(script)
+        out = "@@pinet:kernel\n6.1.0-41-amd64\n@@pinet:arch\nx86_64\n@@pinet:image\n\n@@pinet:os\nID=debian\nVERSION_ID=12\n"
+        return CommandResult("sh", 0, out, "")
+
+
+def test_a_board_that_boots_the_wrong_image_is_a_provisioning_fault_and_keeps_no_marker(
+    tmp_path, monkeypatch
+):
+    strategy, card = _strategy(tmp_path)
+    board = _WrongBoard("")
+    strategy.remote = board
+    monkeypatch.setattr(strategy, "_cycle_and_wait", lambda: None)  # power: its own tests
+    source = tmp_path / "image.img"
+    source.write_bytes(b"\x07" * 4096)
+    strategy.use_image(dataclasses.replace(IMAGE, path=source, sha256=None))
+    with pytest.raises(
+        LabFault,
+        match=r"provisioning.*booted kernel 6\.1\.0-41-amd64 \(catalogue: 6\.12\.\*\+deb13-amd64\).*debian 12",
+    ):
+        strategy.transition("provisioned")
+    assert card.read_bytes() == source.read_bytes()  # it was flashed ...
+    assert strategy.status != strategy.status.provisioned and strategy.booted is None  # ... never provisioned
+    assert not any("/var/lib/pinet/image" in s and "printf" in s for s in board.scripts)  # no marker written
