@@ -21,7 +21,7 @@ from typing import Any
 
 from .bench_fidelity import bench_site
 from .errors import LabFault
-from .judge.baseline import BaselinePolicy, judge_baseline
+from .judge.baseline import T_995, T_995_LARGE, BaselinePolicy, judge_baseline
 from .lab.inventory import Inventory
 from .lab.remote import RemoteHost
 from .measure import TcpMeasurer
@@ -99,6 +99,7 @@ def judge_trials(history: list[Trial], trials: list[Trial]) -> dict[str, Any]:
                 continue
             flagged = sum(v.regression for v in judged)
             change = [100.0 * (v.value - v.baseline) / v.baseline for v in judged if v.baseline]
+            seconds = [t.seconds for t in trials if t.level == level]
             rows.append(
                 {
                     "level_pct": level,
@@ -106,6 +107,7 @@ def judge_trials(history: list[Trial], trials: list[Trial]) -> dict[str, Any]:
                     "flagged": flagged,
                     "rate": flagged / len(judged),
                     "median_change_pct": statistics.median(change) if change else None,
+                    "median_seconds": statistics.median(seconds) if seconds else None,
                 }
             )
         clean = next((r for r in rows if r["level_pct"] == 0.0), None)
@@ -117,8 +119,47 @@ def judge_trials(history: list[Trial], trials: list[Trial]) -> dict[str, Any]:
             and float(target["rate"]) >= TARGET_DETECTION
         )
         band_pct = 100.0 * band.band / band.baseline if band.band is not None and band.baseline else None
-        table["policies"].append({"band_floor_pct": floor, "band_pct": band_pct, "rows": rows, "met": met})
+        limit = None if met else what_limits(table, floor, band_pct, clean, target)
+        table["policies"].append(
+            {"band_floor_pct": floor, "band_pct": band_pct, "rows": rows, "met": met, "limited_by": limit}
+        )
     return table
+
+
+def what_limits(
+    table: dict[str, Any],
+    floor: float,
+    band_pct: float | None,
+    clean: dict[str, Any] | None,
+    target: dict[str, Any] | None,
+) -> str:
+    """Why a band floor missed the target, and the run length that would reach it.
+
+    A 1 % drop is caught in 95 % of runs when the band plus 1.64 run-to-run standard
+    deviations stays below 1 %; the deviation falls with the square root of the run length.
+    """
+    sd, seconds, n = table["clean_sd_pct"], table["seconds_per_run"], len(table["history_mbps"])
+    if clean is None or target is None or sd is None or seconds is None or band_pct is None:
+        return "too few runs to say"
+    if float(clean["rate"]) > TARGET_FALSE_ALARMS:
+        return (
+            f"false alarms: the {band_pct:.2f} % band is narrower than the host's run-to-run noise "
+            f"(sd {sd:.3f} %); a wider floor or longer runs"
+        )
+    t_factor = T_995.get(n - 1, T_995_LARGE) * (1 + 1 / n) ** 0.5
+    room = TARGET_LEVEL - floor
+    if room <= 0:
+        return (
+            f"the {floor:g} % band floor alone is as wide as the {TARGET_LEVEL:g} % drop: no run length helps"
+        )
+    needed_sd = room / (1.645 + t_factor)
+    if sd <= needed_sd:
+        return f"noise (sd {sd:.3f} %) is low enough: more runs (R) would firm up the rates"
+    longer = seconds * (sd / needed_sd) ** 2
+    return (
+        f"host noise: sd {sd:.3f} % per {seconds:.0f} s run, {needed_sd:.3f} % needed; "
+        f"runs of about {longer:.0f} s would reach it"
+    )
 
 
 def format_sensitivity(table: dict[str, Any]) -> list[str]:
@@ -141,8 +182,11 @@ def format_sensitivity(table: dict[str, Any]) -> list[str]:
                 else f"detected at {row['level_pct']:g} % slower"
             )
             change = f"{row['median_change_pct']:+.2f} %" if row["median_change_pct"] is not None else "n/a"
+            took = row.get("median_seconds")
             lines.append(
                 f"    {what:28} {row['flagged']:3d} of {row['runs']:3d} ({100 * row['rate']:5.1f} %), "
-                f"median change {change}"
+                f"median change {change}" + (f", {took:.1f} s per run" if took is not None else "")
             )
+        if policy.get("limited_by"):
+            lines.append(f"    limited by: {policy['limited_by']}")
     return lines

@@ -44,3 +44,19 @@ def test_sensitivity_counts_false_alarms_and_detections_per_band_floor():
     text = "\n".join(format_sensitivity(table))
     assert "band floor 0.5 % (the default): band 0.50 %; target met" in text
     assert "false alarms (clean)" in text and "detected at 1 % slower" in text
+    # A missed target says what limits it: the 1 % floor is as wide as the drop itself,
+    # the 0.25 % floor has a false alarm.
+    assert "limited by: the 1 % band floor alone is as wide as the 1 % drop" in text
+    assert "limited by: false alarms: the 0.25 % band is narrower than the host's run-to-run noise" in text
+    assert ", 7.0 s per run" in text
+
+
+def test_a_missed_target_from_noise_names_the_run_length_that_would_reach_it():
+    from pytest_pinet.bench_sensitivity import Trial, judge_trials
+
+    # sd 0.3 % of 941 Mbit/s: a 1 % drop hides in a 0.5 % floor's band plus the noise.
+    history = [Trial(0.0, 941.4 * (1 + d / 100), 6.0) for d in (0.3, -0.3, 0.3, -0.3, 0.3, -0.3)]
+    trials = [Trial(0.0, 941.4, 6.0), Trial(1.0, 941.4 * 0.99 * 1.004, 6.0), Trial(1.0, 941.4 * 0.99, 6.0)]
+    half = judge_trials(history, trials)["policies"][0]
+    assert not half["met"]
+    assert half["limited_by"].startswith("host noise: sd 0.329 % per 6 s run") and "runs of about" in half["limited_by"]
