@@ -329,6 +329,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         results / "allure-results",
         results / "report",
         allure_history_file(),
+        morning=last_night(results, store_url(os.environ.get("PINET_DB", ""))),
     )
     print(f"report: {index} (serve it: python3 -m http.server -d {index.parent} 8080 --bind 127.0.0.1)")
     return 0
@@ -394,6 +395,25 @@ def cmd_bisect(args: argparse.Namespace) -> int:
     return {"found": 0, "no-difference": 1}.get(result.outcome, 3)
 
 
+def last_night(results: Path, db: str) -> Any:
+    """The morning summary (``record.morning.Morning``) of the newest run under ``results``;
+    None when there is no run or no store to read it from."""
+    from .record.morning import morning_of
+    from .record.results_dir import ResultsDir
+    from .record.store import ResultsStore
+
+    if not results.is_dir():
+        return None
+    runs = sorted(p for p in results.iterdir() if p.is_dir() and (p / "measurements.jsonl").exists())
+    if not runs or (db.startswith("sqlite:///") and not Path(db.removeprefix("sqlite:///")).exists()):
+        return None
+    store = ResultsStore(db)
+    try:
+        return morning_of(store, runs[-1].name, ResultsDir(results, runs[-1].name).load_facts())
+    finally:
+        store.close()
+
+
 def _main_job_report(args: argparse.Namespace, results: Path) -> str:
     from .record.report import build_report
 
@@ -403,6 +423,7 @@ def _main_job_report(args: argparse.Namespace, results: Path) -> str:
             results / "allure-results",
             results / "report",
             allure_history_file(),
+            morning=last_night(results, store_url(os.environ.get("PINET_DB", ""))),
         )
     except PinetError as exc:
         return f"report not built: {exc}"

@@ -32,7 +32,8 @@ def open_store(db: str | None) -> ResultsStore:
 
 def cmd_trends(args: argparse.Namespace) -> int:
     """Change points over every context's history in the results store."""
-    from .judge.changepoints import ChangePolicy, RunSeries, detect_change_points
+    from .judge.changepoints import ChangePolicy, detect_change_points
+    from .record.context_trend import run_series
 
     store = open_store(args.db)
     policy = ChangePolicy(min_change_percent=args.min_change)
@@ -40,21 +41,7 @@ def cmd_trends(args: argparse.Namespace) -> int:
     report: list[dict[str, Any]] = []
     try:
         for key in store.context_keys():
-            by_run: dict[str, list[float]] = {}
-            meta: dict[str, dict[str, str]] = {}
-            started: dict[str, float] = {}
-            for row in store.history(key):
-                if row.verdict in ("lab-fault", "invalid-thermal"):
-                    continue  # not a measurement of the software: never a trend's evidence
-                by_run.setdefault(row.run_id, []).extend(row.intervals or (row.goodput_mbps,))
-                meta[row.run_id] = {
-                    "kernel": row.kernel,
-                    "os": row.os,
-                    "adapter": row.adapter,
-                    "board": row.board,
-                }
-                started.setdefault(row.run_id, row.started)
-            series = [RunSeries(r, started[r], tuple(v), meta[r]) for r, v in by_run.items()]
+            series = run_series(store.history(key))
             changes = detect_change_points(series, policy)
             label = ", ".join(
                 p

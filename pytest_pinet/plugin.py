@@ -426,14 +426,20 @@ def _write_allure_run_files(alluredir: Path, run: PinetRun) -> None:
         "lab": "virtual" if run.settings.virtual else run.settings.lab,
         "thresholds": str(run.settings.thresholds),
         "run": run.run_id,
+        "store": mask(store_url(run.settings.db)),
     }
+    boards: list[str] = []
     for row in rows:
         board = (row.get("facts") or {}).get("board") or {}
         if board:
             host = board.get("host", "board")
+            if host not in boards:
+                boards.append(host)
             environment[f"{host}.kernel"] = board.get("kernel", "")
             environment[f"{host}.os"] = board.get("os_name", "")
+            environment[f"{host}.image"] = board.get("image", "") or "(not flashed by pinet)"
             environment[f"{host}.iperf3"] = board.get("iperf3_version", "")
+    environment["boards"] = ", ".join(boards) or "(none measured)"
     executor = {
         "name": "pytest-pinet",
         "type": "pytest",

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import uuid
 from pathlib import Path
 from typing import Any
 
 from ..model import Measurement
 from ..secrets import mask, mask_data
+from .metric_sets import context_label, perf_entry, samples, system_of
 
 CATEGORIES = [
     {
@@ -38,26 +40,6 @@ CATEGORIES = [
         "messageRegex": "(?s).*unsupported.*",
     },
 ]
-METRIC_KEY = "goodput"
-
-
-def metric_id(measurement: Measurement) -> str:
-    """The measured subject: everything a throughput figure is only comparable within."""
-    c = measurement.context
-    parts = [
-        c.board,
-        c.adapter,
-        c.kernel or "kernel?",
-        c.os or "os?",
-        *([c.image] if c.image else []),
-        c.scenario,
-        c.duplex,
-        c.direction,
-        c.profile,
-    ]
-    if c.qdisc:
-        parts.append(c.qdisc)
-    return " / ".join(parts)
 
 
 def label_measurement(measurement: Measurement) -> None:
@@ -76,6 +58,11 @@ def label_measurement(measurement: Measurement) -> None:
     allure.dynamic.epic("network regression")
     allure.dynamic.feature(c.scenario)
     allure.dynamic.story(f"{c.duplex} duplex")
+    # The report's tree: board, then what it ran (image, else kernel), then adapter or link,
+    # then suite (allurerc groupBy).
+    allure.dynamic.label("system", system_of(measurement))
+    allure.dynamic.label("link", c.adapter or c.link)
+    allure.dynamic.suite(c.scenario.split("-")[0] if c.scenario.startswith("udp") else c.scenario)
     for name, value in (
         ("board", c.board),
         ("image", c.image),
@@ -88,6 +75,37 @@ def label_measurement(measurement: Measurement) -> None:
         if value:
             allure.dynamic.label(name, value)
             allure.dynamic.tag(f"{name}:{value}")
+
+
+def figure_text(measurement: Measurement) -> str:
+    """The measured figure as a test's title starts: "941.2 Mbit/s", "81,204 frames/s"."""
+    detail = measurement.detail
+    if detail.kind == "udp":
+        return f"{detail.received_pps:,.0f} frames/s"
+    if detail.kind == "disk":
+        return f"{detail.mib_per_s * 1.048576:.1f} MB/s"
+    return f"{measurement.goodput_mbps:.1f} Mbit/s"
+
+
+def label_test(board: str, system: str | None) -> None:
+    """Board and system labels of a test before it measures: one skipped as unsupported
+    still sits under its board (and image) in the report's tree."""
+    try:
+        import allure
+    except ImportError:
+        return
+    allure.dynamic.label("board", board)
+    if system:
+        allure.dynamic.label("system", system)
+
+
+def title_test(title: str) -> None:
+    """The running test's title in the report (no-op without allure-pytest)."""
+    try:
+        import allure
+    except ImportError:
+        return
+    allure.dynamic.title(title)
 
 
 def attach_measurement(measurement: Measurement) -> None:
@@ -175,17 +193,14 @@ def per_second_chart(measurement: Measurement) -> bytes | None:
 
 
 def write_metric(alluredir: Path, measurement: Measurement) -> Path:
-    """One Allure 3 performance metric file (``*-perf.json``) for this measurement."""
+    """One Allure 3 performance metric file (``*-perf.json``) for this measurement: a sample
+    per metric set it has a figure for (see :mod:`.metric_sets`).  The file's name is shown
+    as each sample's source on the metrics page, so it names the context."""
     alluredir.mkdir(parents=True, exist_ok=True)
-    path = alluredir / f"{uuid.uuid4()}-perf.json"
-    entry = {
-        "id": metric_id(measurement),
-        "key": METRIC_KEY,
-        "value": round(measurement.goodput_mbps, 2),
-        "start": int(measurement.started * 1000),
-        "stop": int(measurement.finished * 1000),
-    }
-    path.write_text(json.dumps([entry]), encoding="utf-8")
+    readable = re.sub(r"[^A-Za-z0-9._-]+", "-", context_label(measurement)).strip("-")[:120]
+    path = alluredir / f"{readable}-{uuid.uuid4().hex[:8]}-perf.json"
+    entries = [perf_entry(sample, measurement) for sample in samples(measurement)]
+    path.write_text(json.dumps(entries), encoding="utf-8")
     return path
 
 

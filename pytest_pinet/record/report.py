@@ -14,10 +14,13 @@ import json
 import re
 import shutil
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 
 from ..errors import PinetError
-from .allure_out import CATEGORIES, METRIC_KEY
+from .allure_out import CATEGORIES
+from .metric_sets import groups_config
+from .morning import Morning
 
 ANALYTICS = re.compile(
     r"<script[^>]*googletagmanager[^>]*>\s*</script>\s*(<script>.*?gtag\(.*?</script>)?", re.S
@@ -36,40 +39,52 @@ def allure_cli(root: Path) -> list[str]:
     return [node, str(cli)]
 
 
-def config(output: Path, history: Path, name: str) -> dict[str, object]:
+# The tree a lab engineer navigates: each board, then what it ran (the image pinet flashed,
+# else its kernel), then the adapter or link, then the suite (labels from allure_out).
+GROUP_BY = ["board", "system", "link", "suite"]
+
+
+def config(
+    output: Path, history: Path, name: str, morning: Morning | None = None, attachments: Sequence[str] = ()
+) -> dict[str, object]:
     """The Allure 3 configuration pinet uses (written as allurerc.json)."""
-    return {
+    options: dict[str, object] = {
+        "reportName": name,
+        "singleFile": False,
+        "reportLanguage": "en",
+        "groupBy": GROUP_BY,
+        "charts": [
+            {"type": "currentStatus", "title": "Tonight"},
+            {"type": "statusDynamics", "title": "Nights", "limit": 30},
+            {"type": "statusTransitions", "title": "New failures and fixes"},
+        ],
+    }
+    made: dict[str, object] = {
         "name": name,
         "output": str(output),
         "historyPath": str(history),
         "historyLimit": 100,
-        "plugins": {
-            "awesome": {
-                "options": {
-                    "reportName": name,
-                    "singleFile": False,
-                    "reportLanguage": "en",
-                    # The tree a lab reads: each board, then each image it ran, then each adapter.
-                    "groupBy": ["board", "image", "adapter"],
-                }
-            }
-        },
-        "performance": {
-            "groups": {"network": {"title": "Network throughput"}},
-            "metrics": {
-                METRIC_KEY: {"title": "Goodput", "unit": "Mbit/s", "better": "higher", "group": "network"}
-            },
-        },
+        "plugins": {"awesome": {"options": options}},
+        # One metric set per kind of figure, one row per context (record/metric_sets.py).
+        "performance": {"groups": groups_config()},
         "categories": {
             "rules": [
                 {
-                    "name": c["name"],
+                    "id": f"pinet-{n}",
+                    "name": f"{n}. {c['name']}",
                     "matchers": {"statuses": c["matchedStatuses"], "message": _plain(str(c["messageRegex"]))},
+                    "groupBy": [{"label": "board"}],
+                    "expand": True,
                 }
-                for c in CATEGORIES
+                for n, c in enumerate(CATEGORIES, 1)
             ]
         },
     }
+    if morning is not None:
+        made["variables"] = morning.variables()  # the first block of the results page
+    if attachments:
+        made["globalAttachments"] = list(attachments)
+    return made
 
 
 def _plain(pattern: str) -> str:
@@ -77,15 +92,33 @@ def _plain(pattern: str) -> str:
     return pattern.replace("(?s)", "").replace(".*", "").strip()
 
 
-def build_report(root: Path, results: Path, output: Path, history: Path, name: str = "pytest-pinet") -> Path:
-    """Generate the report from ``results`` into ``output``; return its index.html."""
+def build_report(
+    root: Path,
+    results: Path,
+    output: Path,
+    history: Path,
+    name: str = "pytest-pinet",
+    morning: Morning | None = None,
+) -> Path:
+    """Generate the report from ``results`` into ``output``; return its index.html.
+
+    ``morning`` (the night's counts and largest drops) opens the report: the Variables block
+    of its results page and a "morning" page among its global attachments."""
     if not results.is_dir() or not any(results.glob("*-result.json")):  # checked before resolving
         raise PinetError(f"no Allure results in {results}: run the suite with --alluredir {results}")
     command = allure_cli(root)
     results, output, history = results.resolve(), output.resolve(), history.resolve()
     history.parent.mkdir(parents=True, exist_ok=True)
+    attachments = []
+    if morning is not None:
+        page = results.parent / "morning.md"
+        page.write_text(morning.markdown(), encoding="utf-8")
+        attachments.append(page.name)
+        name = f"{name} {morning.run_id}"  # the night's name in the metrics' history table
     config_file = results.parent / "allurerc.json"
-    config_file.write_text(json.dumps(config(output, history, name), indent=2), encoding="utf-8")
+    config_file.write_text(
+        json.dumps(config(output, history, name, morning, attachments), indent=2), encoding="utf-8"
+    )
     if output.exists():
         shutil.rmtree(output)
     done = subprocess.run(

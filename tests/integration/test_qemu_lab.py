@@ -19,8 +19,11 @@ from pathlib import Path
 
 import pytest
 
+from pytest_pinet.record.report import build_report
 from pytest_pinet.virtlab import lab, qemu_board
 from pytest_pinet.virtlab.topology import qemu_lab
+
+from ..report_browser import chromium, serve, shoot, tree_paths
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -85,7 +88,7 @@ def test_suite_runs_on_the_qemu_board(qemu_spec, tmp_path):
         f"pytest_pinet/suite/test_qemu_board.py::test_power_cycle_through_labgrid_restarts_the_board[board-qpi-{K61}]",
         f"{HALF}[board-qpi-{K61}-board->peer-stock]",
         f"{HALF}[board-qpi-{K13}-board->peer-stock]",
-        "pytest_pinet/suite/test_routing.py::test_download_through_the_board[sfq]",
+        f"pytest_pinet/suite/test_routing.py::test_download_through_the_board[board-qpi-{K61}-sfq]",
         images="debian12-k6.1,debian13",
     )
     outcomes = {}
@@ -99,7 +102,7 @@ def test_suite_runs_on_the_qemu_board(qemu_spec, tmp_path):
         f"test_power_cycle_through_labgrid_restarts_the_board[board-qpi-{K61}]": "passed",
         f"test_tcp_half_duplex_goodput[board-qpi-{K61}-board->peer-stock]": "passed",
         f"test_tcp_half_duplex_goodput[board-qpi-{K13}-board->peer-stock]": "passed",
-        "test_download_through_the_board[sfq]": "passed",
+        f"test_download_through_the_board[board-qpi-{K61}-sfq]": "passed",
     }, done.stdout[-4000:]
 
     (run_dir,) = [p for p in results.iterdir() if (p / "measurements.jsonl").exists()]
@@ -136,6 +139,18 @@ def test_suite_runs_on_the_qemu_board(qemu_spec, tmp_path):
         data = json.loads(result.read_text())
         labels += [label["value"] for label in data.get("labels", []) if label["name"] == "image"]
     assert sorted(set(labels)) == ["debian12-k6.1", "debian13"]
+    # The report a person opens groups the results by board, then image, then link.
+    report = build_report(ROOT, results / "allure", tmp_path / "report", tmp_path / "history.jsonl").parent
+    paths = tree_paths(report)
+    halves = {p[:4] for p in paths if "Mbit/s · test_tcp_half_duplex_goodput" in p[-1]}
+    assert halves == {
+        ("qpi", "debian12-k6.1", "virtio", "ethernet"),
+        ("qpi", "debian13", "virtio", "ethernet"),
+    }, paths
+    if chromium() is not None:
+        with serve(report) as base:
+            text = shoot(base, tmp_path / "tree.png", height=1600, expect="qpi")
+        assert "Sort by: Order Earliest qpi " in text  # the tree opens on the board
 
 
 def _running(pid: int) -> bool:

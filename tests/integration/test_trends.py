@@ -8,13 +8,21 @@ every run, the degraded run's failure is categorized as a regression against the
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
+from pytest_pinet.cli import last_night
+from pytest_pinet.record.report import build_report
 from pytest_pinet.virtlab import lab
 from pytest_pinet.virtlab.topology import LabSpec
+
+from ..report_browser import chromium, result_id_of, serve, shoot
+
+ROOT = Path(__file__).resolve().parents[2]
 
 SUITE = """
 def test_goodput(measure_tcp, judge_goodput):
@@ -68,6 +76,7 @@ def _pytest(tmp_path, *extra):
             "0",
             "--alluredir",
             str(tmp_path / "allure"),
+            "--clean-alluredir",
             "--pinet-thresholds",
             str(tmp_path / "thresholds.yaml"),
             "--pinet-profiles",
@@ -78,6 +87,15 @@ def _pytest(tmp_path, *extra):
         text=True,
         timeout=300,
     )
+
+
+def _report(tmp_path):
+    """Build the night's report as ``pinet report`` does: history beside the store."""
+    morning = last_night(tmp_path / "results", _db(tmp_path))
+    index = build_report(
+        ROOT, tmp_path / "allure", tmp_path / "report", tmp_path / "history.jsonl", morning=morning
+    )
+    return index.parent
 
 
 def test_clean_runs_then_a_degraded_one(lab8, tmp_path):
@@ -91,9 +109,11 @@ def test_clean_runs_then_a_degraded_one(lab8, tmp_path):
     for _ in range(3):
         ok = _pytest(tmp_path)
         assert ok.returncode == 0, ok.stdout[-3000:]
+        _report(tmp_path)  # each night's report, as a nightly builds it: the metrics keep history
     lab.degrade(lab8, 3.0)
     bad = _pytest(tmp_path)
     assert bad.returncode == 1, bad.stdout[-3000:]
+    report = _report(tmp_path)
     assert "regression against baseline" in bad.stdout
     trends = _pinet("trends", "--db", _db(tmp_path))
     assert trends.returncode == 1, trends.stdout + trends.stderr
@@ -103,7 +123,23 @@ def test_clean_runs_then_a_degraded_one(lab8, tmp_path):
     assert f"run {degraded}" in trends.stdout
     assert "-3." in trends.stdout or "-2." in trends.stdout  # a drop of about three percent
     verdicts = [json.loads(r.read_text()).get("status") for r in (tmp_path / "allure").glob("*-result.json")]
-    assert verdicts.count("failed") == 1 and verdicts.count("passed") == 3
+    # the degraded night's results (each night starts afresh), beside the trend charts' result
+    assert [v for v in verdicts if v != "unknown"] == ["failed"]
+
+    # The morning after: the report leads with the regression and the drop of its context,
+    # and the test's page carries the context's chart across the four nights.
+    if chromium() is not None:
+        failed = result_id_of(report, "Mbit/s · test_goodput")
+        with serve(report) as base:
+            overview = shoot(base, tmp_path / "overview.png", height=1400, expect="Largest drop 1")
+            page = shoot(
+                base + "#" + failed, tmp_path / "test.png", height=1400, expect="trend across nights"
+            )
+        assert "Variables" in overview and "Regressions 1 " in overview
+        drop = r"Largest drop 1 -[1-5]\.\d % pi / \S+ / ethernet / board->peer / half"
+        assert re.search(drop, overview), overview[:2000]
+        assert "regression against baseline" in page
+        assert "trend across nights: pi / kernel" in page
 
     # the same as data, for a dashboard or a script
     data = json.loads(_pinet("trends", "--db", _db(tmp_path), "--json").stdout)

@@ -7,8 +7,13 @@ import json
 pytest_plugins = ["pytester"]
 
 TESTS = """
+import os
+import time
+
 import pytest
 from pytest_pinet.model import Measurement, TcpDetail, TrafficContext
+
+GOODPUT = float(os.environ.get("FAKE_GOODPUT", "942.0"))  # a night's figure: the tests plant a drop
 
 def fake(direction, goodput, profile):
     context = TrafficContext(lab="bench", scenario="ethernet", board="pi4", peer="pc", link="eth",
@@ -16,13 +21,14 @@ def fake(direction, goodput, profile):
                              omit_s=2, link_speed_mbps=1000, mtu=1500, profile=profile, kernel="6.6.31",
                              os="Raspberry Pi OS 12")
     detail = TcpDetail(goodput, 0, (goodput / 2, goodput / 2), 1.0, 2.0, "iperf 3.12")
-    return Measurement(test_id="t", context=context, goodput_mbps=goodput, limit_mbps=941.5, started=1000.0,
-                       finished=1022.0, detail=detail, interval_mbps=(goodput, goodput))
+    now = time.time()
+    return Measurement(test_id="t", context=context, goodput_mbps=goodput, limit_mbps=941.5, started=now - 22,
+                       finished=now, detail=detail, interval_mbps=(goodput,) * 6)
 
 @pytest.mark.parametrize("profile", ["stock", "irq-pinned"])
 @pytest.mark.parametrize("direction", ["board->peer", "peer->board"])
 def test_goodput(record_measurement, judge_goodput, direction, profile):
-    judge_goodput(lambda: [record_measurement(fake(direction, 942.0, profile))])
+    judge_goodput(lambda: [record_measurement(fake(direction, GOODPUT, profile))])
 """
 THRESHOLDS = "rules:\n  - {id: gbe, match: {scenario: ethernet}, min_mbps: 940}\n"
 
@@ -80,11 +86,30 @@ def test_history_keys_are_stable_and_metrics_present(pytester):
         assert all("942" not in p["value"] for p in result.get("parameters", []))
         names = {a["name"] for a in result.get("attachments", [])}
         assert {"board->peer: per-stream goodput", "peer->board: per-stream goodput"} & names
-    metrics = [json.loads(p.read_text())[0] for p in first.glob("*-perf.json")]
-    assert len(metrics) == 4
-    assert {m["key"] for m in metrics} == {"goodput"}
-    assert {m["value"] for m in metrics} == {942.0}
-    assert len({m["id"] for m in metrics}) == 4  # one id per context: board/adapter/kernel/... in the id
+    files = [json.loads(p.read_text()) for p in first.glob("*-perf.json")]
+    assert len(files) == 4  # one per measurement, a sample per metric set it has a figure for
+    entries = [entry for file in files for entry in file]
+    assert {e["group"] for e in entries} == {
+        "1-tcp-goodput",
+        "8-fairness",
+        "9-retransmits",
+        "a-cpu-sender",
+        "b-cpu-receiver",
+    }
+    goodput = [e for e in entries if e["group"] == "1-tcp-goodput"]
+    # One key per context (a row and a trend of its own), never one key summed over contexts.
+    assert len({e["key"] for e in goodput}) == 4
+    assert all(
+        e["key"].startswith("1-tcp-goodput | pi4 / kernel 6.6.31 / rtl8153 / ethernet / ") for e in goodput
+    )
+    assert {(e["value"], e["unit"], e["better"]) for e in goodput} == {(942.0, "Mbit/s", "higher")}
+    assert {(e["value"], e["unit"]) for e in entries if e["group"] == "a-cpu-sender"} == {(1.0, "%")}
+    assert {e["better"] for e in entries if e["group"] == "9-retransmits"} == {"lower"}
+    # The figure leads each test's title; the tree groups by board, system, link, suite.
+    for result in _results(first):
+        assert result["name"].startswith("942.0 Mbit/s · test_goodput[")
+        labels = {label["name"]: label["value"] for label in result["labels"]}
+        assert (labels["system"], labels["link"], labels["suite"]) == ("kernel 6.6.31", "rtl8153", "ethernet")
     categories = json.loads((first / "categories.json").read_text())
     assert {c["name"] for c in categories} >= {"Regression against baseline", "Below threshold", "Lab fault"}
     environment = (first / "environment.properties").read_text()

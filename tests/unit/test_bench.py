@@ -59,4 +59,7 @@ def test_a_missed_target_from_noise_names_the_run_length_that_would_reach_it():
     trials = [Trial(0.0, 941.4, 6.0), Trial(1.0, 941.4 * 0.99 * 1.004, 6.0), Trial(1.0, 941.4 * 0.99, 6.0)]
     half = judge_trials(history, trials)["policies"][0]
     assert not half["met"]
-    assert half["limited_by"].startswith("host noise: sd 0.329 % per 6 s run") and "runs of about" in half["limited_by"]
+    assert (
+        half["limited_by"].startswith("host noise: sd 0.329 % per 6 s run")
+        and "runs of about" in half["limited_by"]
+    )
