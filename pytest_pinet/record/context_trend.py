@@ -9,12 +9,12 @@ are seen without opening a JSON file.
 
 from __future__ import annotations
 
-import io
 import statistics
 from collections.abc import Sequence
 
 from ..judge.baseline import BaselinePolicy, judge_baseline
 from ..judge.changepoints import ChangePoint, ChangePolicy, RunSeries, detect_change_points
+from .plots import png_of
 from .store import ResultsStore, StoredMeasurement
 
 NOT_EVIDENCE = ("lab-fault", "invalid-thermal")  # never a measurement of the software
@@ -87,11 +87,7 @@ def context_trend_png(
     axes.set_ylabel(unit)
     axes.set_title(title, fontsize=9)
     axes.legend(fontsize=7, loc="lower left")
-    figure.tight_layout()
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png")
-    plt.close(figure)
-    return buffer.getvalue()
+    return png_of(figure)
 
 
 def _run_figure(series: RunSeries) -> float:

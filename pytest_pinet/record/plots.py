@@ -13,6 +13,7 @@ import json
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 from .store import ResultsStore
 
@@ -74,14 +75,22 @@ def trend_charts(store: ResultsStore, limit: int = 24) -> list[tuple[str, bytes]
         title = context_label(key)
         axes.set_title(title, fontsize=9)
         axes.legend(fontsize=7, loc="lower left")
-        figure.tight_layout()
-        buffer = io.BytesIO()
-        figure.savefig(buffer, format="png")
-        plt.close(figure)
-        charts.append((title, buffer.getvalue()))
+        charts.append((title, png_of(figure)))
         if len(charts) >= limit:
             break
     return charts
+
+
+def png_of(figure: Any) -> bytes:
+    """A finished matplotlib figure as PNG bytes; the figure is closed (pyplot keeps every
+    open figure alive)."""
+    import matplotlib.pyplot as plt
+
+    figure.tight_layout()
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png")
+    plt.close(figure)
+    return buffer.getvalue()
 
 
 def write_trends_result(alluredir: Path, charts: list[tuple[str, bytes]], run_id: str) -> Path | None:
