@@ -14,6 +14,7 @@ import io
 import json
 import re
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +86,17 @@ def figure_text(measurement: Measurement) -> str:
     if detail.kind == "disk":
         return f"{detail.mib_per_s * 1.048576:.1f} MB/s"
     return f"{measurement.goodput_mbps:.1f} Mbit/s"
+
+
+def figures_title(measurements: Sequence[Measurement]) -> str:
+    """A test's figures as its title starts: one or two ("941.2 Mbit/s / 939.8 Mbit/s"), or
+    their count and range for a sweep ("38 figures, 0.1-39.2 MB/s")."""
+    texts = [figure_text(m) for m in measurements]
+    if len(texts) <= 2:
+        return " / ".join(texts)
+    numbers = [float(t.split()[0].replace(",", "")) for t in texts]
+    unit = texts[0].split(" ", 1)[1]
+    return f"{len(texts)} figures, {min(numbers):,.1f}-{max(numbers):,.1f} {unit}"
 
 
 def label_test(board: str, system: str | None) -> None:

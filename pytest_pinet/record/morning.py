@@ -119,7 +119,11 @@ def morning_of(store: ResultsStore, run_id: str, facts: list[dict[str, Any]], to
         change = 100.0 * (row.goodput_mbps - baseline) / baseline
         if change < 0:
             drops.append(Drop(context_text(key), row.goodput_mbps, baseline, change, row.verdict))
-    drops.sort(key=lambda d: d.change_pct)
+    # What failed first (a regression, a floor missed), then the rest, each by its drop: a
+    # noisy context that moved a lot but passed must not hide a GbE link that regressed.
+    drops.sort(
+        key=lambda d: ("regression" not in d.verdict and "below-threshold" not in d.verdict, d.change_pct)
+    )
     verdicts = [row.verdict for row in latest.values()]
     return Morning(
         run_id=run_id,

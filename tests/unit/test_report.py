@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -111,3 +112,62 @@ def test_the_report_read_in_chromium_leads_with_what_got_worse(pytester, monkeyp
     assert "morning.md text/markdown" in morning  # the night's drops as a table, one click away
     for name in ("overview", "metrics", "test-page"):
         assert (shots / f"{name}.png").stat().st_size > 20_000
+
+
+class _Store:
+    """The two questions morning_of asks of a store, answered from rows."""
+
+    def __init__(self, rows):
+        self.rows = rows
+
+    def of_run(self, run_id):
+        return [r for r in self.rows if r.run_id == run_id]
+
+    def history(self, key, before_run=None):
+        return [r for r in self.rows if r.context_key == key and r.run_id != before_run]
+
+
+def test_the_morning_lists_what_failed_first_then_the_largest_drops():
+    from pytest_pinet.record.morning import morning_of
+    from pytest_pinet.record.store import StoredMeasurement
+
+    gbe, disk = (
+        "board=pi|link=eth|adapter=builtin|scenario=ethernet|direction=board->peer",
+        "board=pi|link=loop|scenario=storage|direction=read|block_bytes=512",
+    )
+
+    def row(run, key, mbps, verdict, at):
+        return StoredMeasurement(0, run, "t", key, at, mbps, "6.1", "os", "builtin", "pi", verdict, ())
+
+    rows = [row(f"n{n}", key, v, "pass", n) for n in (1, 2) for key, v in ((gbe, 941.3), (disk, 5598.7))]
+    rows += [row("n3", gbe, 913.2, "regression+below-threshold", 3.0), row("n3", disk, 3558.2, "pass", 3.1)]
+    store: Any = _Store(rows)
+    morning = morning_of(store, "n3", [{"kind": "lab-fault"}])
+    assert (morning.regressions, morning.below_threshold, morning.lab_faults, morning.measured) == (
+        1,
+        1,
+        1,
+        2,
+    )
+    first, second = morning.drops
+    assert first.context == "pi / builtin / ethernet / board->peer" and round(first.change_pct, 1) == -3.0
+    assert second.context == "pi / loop / storage / read / 512" and round(second.change_pct, 1) == -36.4
+    shown = morning.variables()
+    assert list(shown)[:5] == ["Regressions", "Below threshold", "Undecided", "Lab faults", "Measured"]
+    assert shown["Largest drop 1"].startswith(
+        "-3.0 %  pi / builtin / ethernet / board->peer  (941.3 -> 913.2"
+    )
+    assert "| -3.0 % | pi / builtin / ethernet / board->peer | 941.3 | 913.2 |" in morning.markdown()
+
+
+def test_a_sweep_title_gives_its_count_and_range():
+    import dataclasses
+
+    from pytest_pinet.model import DiskDetail, Measurement, TrafficContext
+    from pytest_pinet.record.allure_out import figures_title
+
+    context = TrafficContext("lab", "storage", "pi", "pc", "loop", "", "read", "half", 1, 5, 0, 0, 1500)
+    one = Measurement("t", context, 80.0, 0.0, 0.0, 1.0, DiskDetail(10.0, 1, "/dev/sda"))
+    sweep = [dataclasses.replace(one, detail=DiskDetail(m, 1, "/dev/sda")) for m in (0.1, 10.0, 37.4)]
+    assert figures_title([one]) == "10.5 MB/s"
+    assert figures_title(sweep) == "3 figures, 0.1-39.2 MB/s"
