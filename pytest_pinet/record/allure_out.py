@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 import uuid
 from collections.abc import Sequence
@@ -43,6 +44,28 @@ CATEGORIES = [
 ]
 
 
+# Labels already on a test's result, by test id: a test that measures several times (both
+# directions, a sweep, a second attempt) carries each label once, and its tree position is
+# the first measurement's.
+_LABELLED: dict[str, set[str]] = {}
+
+
+def _running(test_id: str) -> str:
+    """The test whose result is being written: pytest names it in PYTEST_CURRENT_TEST (a
+    measurement's own test id may be anything its maker chose)."""
+    current = os.environ.get("PYTEST_CURRENT_TEST", "")
+    return current.rsplit(" ", 1)[0] if current else test_id
+
+
+def _label_once(test_id: str, name: str, value: str) -> None:
+    import allure
+
+    done = _LABELLED.setdefault(_running(test_id), set())
+    if name not in done:
+        done.add(name)
+        allure.dynamic.label(name, value)
+
+
 def label_measurement(measurement: Measurement) -> None:
     """Labels and links on the running test's Allure result (no-op without allure-pytest)."""
     try:
@@ -50,21 +73,24 @@ def label_measurement(measurement: Measurement) -> None:
     except ImportError:
         return
     c = measurement.context
+    test = measurement.test_id
+    if "epic" in _LABELLED.get(_running(test), set()):
+        return  # labelled by an earlier measurement of this test
     # Board, adapter and scenario are parameters: they keep one history per board and adapter
     # when several labs report into one place. Measured values never are.
     for name, value in (("board", c.board), ("adapter", c.adapter), ("scenario", c.scenario)):
         allure.dynamic.parameter(name, value)
     if c.image:
         allure.dynamic.parameter("image", c.image)
-    allure.dynamic.epic("network regression")
-    allure.dynamic.feature(c.scenario)
-    allure.dynamic.story(f"{c.duplex} duplex")
     # The report's tree: board, then what it ran (image, else kernel), then adapter or link,
     # then suite (allurerc groupBy).
-    allure.dynamic.label("system", system_of(measurement))
-    allure.dynamic.label("link", c.adapter or c.link)
-    allure.dynamic.suite(c.scenario.split("-")[0] if c.scenario.startswith("udp") else c.scenario)
     for name, value in (
+        ("epic", "network regression"),
+        ("feature", c.scenario),
+        ("story", f"{c.duplex} duplex"),
+        ("system", system_of(measurement)),
+        ("link", c.adapter or c.link),
+        ("suite", c.scenario.split("-")[0] if c.scenario.startswith("udp") else c.scenario),
         ("board", c.board),
         ("image", c.image),
         ("kernel", c.kernel),
@@ -74,7 +100,9 @@ def label_measurement(measurement: Measurement) -> None:
         ("lab", c.lab),
     ):
         if value:
-            allure.dynamic.label(name, value)
+            _label_once(test, name, value)
+    for name, value in (("board", c.board), ("kernel", c.kernel), ("os", c.os), ("adapter", c.adapter)):
+        if value:
             allure.dynamic.tag(f"{name}:{value}")
 
 
@@ -99,16 +127,16 @@ def figures_title(measurements: Sequence[Measurement]) -> str:
     return f"{len(texts)} figures, {min(numbers):,.1f}-{max(numbers):,.1f} {unit}"
 
 
-def label_test(board: str, system: str | None) -> None:
+def label_test(test_id: str, board: str, system: str | None) -> None:
     """Board and system labels of a test before it measures: one skipped as unsupported
     still sits under its board (and image) in the report's tree."""
     try:
-        import allure
+        import allure  # noqa: F401
     except ImportError:
         return
-    allure.dynamic.label("board", board)
+    _label_once(test_id, "board", board)
     if system:
-        allure.dynamic.label("system", system)
+        _label_once(test_id, "system", system)
 
 
 def title_test(title: str) -> None:
@@ -126,8 +154,7 @@ def attach_measurement(measurement: Measurement) -> None:
         import allure
     except ImportError:
         return
-    if measurement.context.duplex != "full" or measurement.context.direction == "board->peer":
-        label_measurement(measurement)  # once per test, also when a test records two directions
+    label_measurement(measurement)  # once per test: later measurements of it add nothing
     name = measurement.context.direction
     allure.attach(
         json.dumps(mask_data(measurement.summary()), indent=2),
