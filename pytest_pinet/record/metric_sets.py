@@ -99,10 +99,17 @@ def context_label(measurement: Measurement) -> str:
     return " / ".join(str(p) for p in parts if p)
 
 
+def measuring_test(measurement: Measurement) -> str:
+    """The test function that took a measurement (``test_adapter_full_duplex``)."""
+    return measurement.test_id.rsplit("::", 1)[-1].split("[", 1)[0]
+
+
 def samples(measurement: Measurement) -> Iterator[MetricSample]:
-    """The figures of one measurement, each under its kind."""
+    """The figures of one measurement, each under its kind.  Two tests may measure the same
+    context (the unthrottled direction of a throttled full-duplex test is a plain one), so a
+    row is one context *of one test*: one figure a night, never two added up."""
     c = measurement.context
-    where = context_label(measurement)
+    where = f"{context_label(measurement)} · {measuring_test(measurement)}"
     detail = measurement.detail
     if detail.kind == "disk":
         yield MetricSample(DISK, where, round(detail.mib_per_s * 1.048576, 3))  # MiB/s -> MB/s
