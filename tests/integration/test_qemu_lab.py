@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -178,7 +179,11 @@ def test_down_stops_a_board_whose_test_run_was_killed(qemu_spec):
         [sys.executable, "-c", script, str(qemu_spec.env_file)], stdout=subprocess.PIPE, text=True
     )
     try:
-        assert runner.stdout is not None and runner.stdout.readline().strip() == "on"
+        # labgrid's QEMUDriver.on() waits for QEMU without a limit: a QEMU that died at
+        # start would hang the suite, so the test gives it two minutes.
+        assert runner.stdout is not None
+        ready, _, _ = select.select([runner.stdout], [], [], 120)
+        assert ready and runner.stdout.readline().strip() == "on", "QEMU did not come up within 120 s"
         deadline = time.monotonic() + 20
         while not qemu_board.running_pid(qemu_spec) and time.monotonic() < deadline:
             time.sleep(0.2)
