@@ -236,7 +236,8 @@ def _netboot(raw: Any, source: Path, key: str) -> Netboot | None:
             str(source), f"{key}.netboot must be a mapping with kernel", f"keys: {sorted(NETBOOT_KEYS)}"
         )
     kernel = _file(raw["kernel"], source, f"{key}.netboot.kernel")
-    assert kernel is not None
+    if kernel is None:
+        raise ConfigError(str(source), f"{key}.netboot.kernel is empty", "name the kernel file to stage")
     return Netboot(
         kernel,
         _file(raw.get("dtb"), source, f"{key}.netboot.dtb"),

@@ -13,7 +13,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from ..shell import quote
+from ..shell import as_root, quote, sequence, write_file_script
 
 if TYPE_CHECKING:
     from ...model.facts import HostFacts
@@ -35,9 +35,13 @@ class Platform(ABC):
     # (on the card itself: reflashing by hand removes it with everything else).
     image_marker: str
 
-    @abstractmethod
     def image_marker_script(self, value: str, sudo: bool) -> str:
-        """Write ``value`` (one line) to :attr:`image_marker`."""
+        """Write ``value`` (one line) to :attr:`image_marker` (its directory made first)."""
+        directory = self.image_marker.rsplit("/", 1)[0]
+        return sequence(
+            quote(as_root(["mkdir", "-p", directory], sudo)),
+            write_file_script(self.image_marker, value, sudo),
+        )
 
     def cannot(self, what: str) -> str | None:
         """Why this OS cannot take a tunable or a suite (``rps``, ``governor``, ``qdisc``,

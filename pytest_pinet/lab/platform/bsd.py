@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 
 from ...model.facts import HostFacts, InterfaceFacts
 from ..facts_parse import InterruptTable, parse_os_release
-from ..shell import as_root, quiet, quote, read_file_script, section, sequence, write_file_script
+from ..shell import quiet, quote, read_file_script, section, sequence
 from .base import FACTS_MARK, SNAPSHOT_MARK, Argv, Platform
 from .bsd_parse import (
     UsbDevice,
@@ -196,13 +196,6 @@ class BsdPlatform(Platform):
     def drop_caches_script(self, sudo: bool) -> str:
         # No drop_caches on a BSD: the disk suite says so through cannot("storage").
         return quote(["sync"])
-
-    def image_marker_script(self, value: str, sudo: bool) -> str:
-        directory = self.image_marker.rsplit("/", 1)[0]
-        return sequence(
-            quote(as_root(["mkdir", "-p", directory], sudo)),
-            write_file_script(self.image_marker, value, sudo),
-        )
 
     # --- what a BSD cannot do the Linux way ---------------------------------------------------
     def cannot(self, what: str) -> str | None:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from ..facts_parse import InterruptTable, parse_proc_interrupts, parse_udp_snmp
 from ..inventory import INTERFACE_NAME
-from ..shell import as_root, quiet, quote, read_file_script, section, sequence, write_file_script
+from ..shell import quiet, quote, read_file_script, section, sequence, write_file_script
 from .base import FACTS_MARK, SNAPSHOT_MARK, Argv, Platform
 
 if TYPE_CHECKING:
@@ -36,13 +36,6 @@ class LinuxPlatform(Platform):
 
     name = "linux"
     image_marker = "/var/lib/pinet/image"
-
-    def image_marker_script(self, value: str, sudo: bool) -> str:
-        directory = self.image_marker.rsplit("/", 1)[0]
-        return sequence(
-            quote(as_root(["mkdir", "-p", directory], sudo)),
-            write_file_script(self.image_marker, value, sudo),
-        )
 
     user_prelude = "PATH=$PATH:/usr/local/sbin:/usr/sbin:/sbin; export PATH; "
 
