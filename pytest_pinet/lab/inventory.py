@@ -21,11 +21,13 @@ import yaml
 
 from .. import secrets
 from ..errors import ConfigError, LabFault
+from ..host.platform import PLATFORMS, platform_named
+from ..host.remote import RemoteHost, SshEndpoint
+from ..host.shell import INTERFACE_NAME
+from ..model.lab import DiskEntry, LinkEntry, RouteEntry
 from .image_catalogue import Catalogue, catalogue_from_data
-from .remote import RemoteHost, SshEndpoint
 
 ROLES = ("board", "peer")
-INTERFACE_NAME = re.compile(r"^[A-Za-z0-9_.:@-]{1,15}$")
 PINET_KEYS = frozenset({"lab", "kind", "ssh", "hosts", "links", "routes", "disks", "images"})
 DISK_KEYS = frozenset({"name", "host", "device", "scratch", "bus"})
 DEVICE = re.compile(r"^/dev/[A-Za-z0-9/_.:-]{1,128}$")  # by-id names hold colons
@@ -56,58 +58,15 @@ class HostEntry:
     # The coordinator place its NetworkService comes from (a RemotePlace target); the
     # endpoint is then filled in by resolve_remote() once the place is acquired.
     remote_place: str | None = None
-    # Which operating system's commands reach it (lab/platform); None: ``uname -s`` tells.
+    # Which operating system's commands reach it (host/platform); None: ``uname -s`` tells.
     os: str | None = None
     # "sudo": log in as an ordinary user, run what needs root through ``sudo -n``.
     become: str | None = None
 
     def connect(self, connect_timeout: float = 10.0) -> RemoteHost:
         """A RemoteHost for this host, speaking its operating system's commands."""
-        from .platform import platform_named
-
         platform = platform_named(self.os) if self.os is not None else None
         return RemoteHost(self.endpoint, connect_timeout, platform, self.become)
-
-
-@dataclass(frozen=True)
-class LinkEntry:
-    """A cable between a board interface and a peer interface, with its nominal speed."""
-
-    name: str
-    board: str
-    board_interface: str
-    board_address: str
-    peer: str
-    peer_interface: str
-    peer_address: str
-    adapter: str
-    speed_mbps: int
-    mtu: int
-
-
-@dataclass(frozen=True)
-class RouteEntry:
-    """A board forwarding between the peers of two of its links.
-
-    ``download`` is the wan peer sending to the lan peer through the board, ``upload`` the
-    reverse, as the seed's "internet" PC and home PC.
-    """
-
-    name: str
-    board: str
-    lan: LinkEntry
-    wan: LinkEntry
-
-
-@dataclass(frozen=True)
-class DiskEntry:
-    """A block device of a host for the storage suite; mkfs only when ``scratch`` is true."""
-
-    name: str
-    host: str
-    device: str
-    scratch: bool
-    bus: str
 
 
 @dataclass(frozen=True)
@@ -247,8 +206,6 @@ def inventory_from_data(data: Any, source: Path) -> Inventory:
                 where, f"{key}.become is {become!r}", "use sudo, or leave it out to run as the login user"
             )
         host_os = entry.get("os")
-        from .platform import PLATFORMS
-
         if host_os is not None and host_os not in PLATFORMS:
             raise ConfigError(where, f"{key}.os is {host_os!r}", f"use one of {sorted(PLATFORMS)}")
         power_on_at_start = entry.get("power_on_at_start", False)

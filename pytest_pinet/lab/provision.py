@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import LabFault
+from ..host.remote import RemoteHost
 from ..model.facts import HostFacts
 from .image_catalogue import SD_MUX_DRIVERS, SD_WRITER_DRIVERS, CatalogueImage, cache_dir, local_file
-from .remote import RemoteHost
 
 # A Pi's config.txt for a network-booted kernel (the firmware reads it from the TFTP server).
 PI_NETBOOT_CONFIG = "arm_64bit=1\nkernel={kernel}\n{dtb_line}{initrd_line}"

@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from ..errors import LabFault
+from ..host.profiles import AppliedProfile
+from ..host.remote import RemoteHost
 from .inventory import Inventory
-from .profiles import AppliedProfile
-from .remote import RemoteHost
 
 T = TypeVar("T")
 

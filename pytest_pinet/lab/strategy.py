@@ -121,7 +121,7 @@ class PinetBoardStrategy(Strategy):  # type: ignore[misc]
 
     def _provision_image(self) -> None:
         """Keep a board that runs the image already; else flash, boot and verify it."""
-        from .facts import gather_facts
+        from ..host.facts import gather_facts
         from .provision import already_runs, verify, write_marker
 
         if self.remote is None:

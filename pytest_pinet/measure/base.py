@@ -9,10 +9,11 @@ from dataclasses import dataclass
 from typing import Any, NoReturn, Protocol
 
 from ..errors import LabFault, Unsupported
-from ..lab.facts import gather_facts
-from ..lab.inventory import Inventory, LinkEntry
-from ..lab.remote import RemoteHost
+from ..host.facts import gather_facts
+from ..host.remote import RemoteHost
+from ..lab.inventory import Inventory
 from ..model import HostFacts, Measurement, Observation, TrafficContext
+from ..model.lab import LinkEntry
 from ..traffic.iperf3_runner import Progress
 from ..traffic.observers import Snapshot, observe, take_snapshot
 

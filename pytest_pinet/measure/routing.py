@@ -6,13 +6,13 @@ from __future__ import annotations
 import dataclasses
 from concurrent.futures import ThreadPoolExecutor
 
+from ..host.qdisc_stats import QdiscStats
+from ..host.remote import RemoteHost
+from ..host.routed_path import DOWNLOAD, UPLOAD, qdisc_evidence, qdisc_snapshot
 from ..judge.fairness import min_max_ratio
 from ..judge.linerate import tcp_goodput_limit
-from ..lab.inventory import RouteEntry
-from ..lab.qdisc_stats import QdiscStats
-from ..lab.remote import RemoteHost
-from ..lab.routed_path import DOWNLOAD, UPLOAD, qdisc_evidence, qdisc_snapshot
 from ..model import Measurement, QdiscUse, RouteUse, TcpDetail, TrafficContext
+from ..model.lab import RouteEntry
 from ..traffic.adaptive import SettleRule
 from ..traffic.iperf3_measurement import measurement_from_iperf3
 from ..traffic.iperf3_runner import AdaptiveStop, Iperf3Options, Iperf3Run, run_iperf3, run_iperf3_both_ways

@@ -6,9 +6,9 @@ from __future__ import annotations
 import time
 
 from ..errors import LabFault, Unsupported
-from ..lab.inventory import DiskEntry
-from ..lab.scratch_disk import DiskRun, ScratchDisk
+from ..host.scratch_disk import DiskRun, ScratchDisk
 from ..model import DiskDetail, Measurement, TrafficContext
+from ..model.lab import DiskEntry
 from ..record.sweep_charts import storage_chart
 from .base import Measurer, Site
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import dataclasses
 
+from ..host.remote import RemoteHost
 from ..judge.linerate import tcp_goodput_limit
-from ..lab.inventory import LinkEntry
-from ..lab.remote import RemoteHost
 from ..model import Measurement, Observation, TrafficContext
+from ..model.lab import LinkEntry
 from ..traffic.adaptive import SettleRule
 from ..traffic.iperf3_measurement import measurement_from_iperf3
 from ..traffic.iperf3_runner import AdaptiveStop, Iperf3Options, Iperf3Run, run_iperf3, run_iperf3_both_ways

@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import LabFault
+from ..host.remote import RemoteHost
 from ..judge.linerate import udp_goodput_limit
-from ..lab.inventory import LinkEntry
-from ..lab.remote import RemoteHost
 from ..model import Measurement, ReceiverCounters, TrafficContext, UdpDetail
+from ..model.lab import LinkEntry
 from ..record.sweep_charts import udp_chart
 from ..traffic.udpgen import UdpGenOptions, UdpGenRun, ensure_udpgen, read_receiver, run_udpgen
 from .base import Measurer, Site, link_context

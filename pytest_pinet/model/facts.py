@@ -1,4 +1,4 @@
-"""What a host is: typed facts gathered once per host per session (by ``lab.facts``).
+"""What a host is: typed facts gathered once per host per session (by ``host.facts``).
 
 They live in the model because every measurement carries its hosts' facts into the store and
 the reports, and neither should have to load the lab's SSH code to read them.

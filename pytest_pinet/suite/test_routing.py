@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_pinet.fixtures.routing import QDISC_NAMES
-from pytest_pinet.lab.routed_path import UPLOAD_TARGETS
+from pytest_pinet.host.routed_path import UPLOAD_TARGETS
 
 pytestmark = [pytest.mark.routing]
 

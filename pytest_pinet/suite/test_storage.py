@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_pinet.lab.scratch_disk import DEFAULT_BLOCKS, FILESYSTEMS
+from pytest_pinet.host.scratch_disk import DEFAULT_BLOCKS, FILESYSTEMS
 
 pytestmark = [pytest.mark.storage, pytest.mark.lg_feature("usb-disk")]
 

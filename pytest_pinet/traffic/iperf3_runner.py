@@ -20,9 +20,8 @@ from dataclasses import dataclass, field, replace
 from weakref import WeakKeyDictionary
 
 from ..errors import LabFault
-from ..lab.inventory import INTERFACE_NAME
-from ..lab.remote import CommandResult, RemoteHost
-from ..lab.shell import Argv, quote
+from ..host.remote import CommandResult, RemoteHost
+from ..host.shell import INTERFACE_NAME, Argv, quote
 from .adaptive import (
     FIXED,
     MAX_DURATION,

@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..lab.facts_parse import interrupt_deltas
-from ..lab.platform import LINUX, SNAPSHOT_MARK, Platform, platform_named
-from ..lab.remote import RemoteHost
+from ..host.facts_parse import interrupt_deltas
+from ..host.platform import LINUX, SNAPSHOT_MARK, Platform, platform_named
+from ..host.remote import RemoteHost
 from ..model.observation import CpuUse, Observation
 
 MARK = SNAPSHOT_MARK

@@ -23,10 +23,9 @@ from typing import Any
 from weakref import WeakKeyDictionary
 
 from ..errors import LabFault
-from ..lab.inventory import INTERFACE_NAME
-from ..lab.platform import LINUX, Platform
-from ..lab.remote import RemoteHost
-from ..lab.shell import quote
+from ..host.platform import LINUX, Platform
+from ..host.remote import RemoteHost
+from ..host.shell import INTERFACE_NAME, quote
 from ..model.udp_counters import ReceiverCounters
 
 SOURCE = Path(__file__).resolve().parent.parent / "udpgen" / "pinet-udpgen.c"

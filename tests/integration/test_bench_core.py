@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from pytest_pinet.bench import measure_batch
+from pytest_pinet.bench.run import measure_batch
 from pytest_pinet.virtlab import lab
 
 

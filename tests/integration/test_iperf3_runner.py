@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from pytest_pinet.errors import LabFault
+from pytest_pinet.host.remote import RemoteHost, SshEndpoint
 from pytest_pinet.lab.inventory import load_inventory
-from pytest_pinet.lab.remote import RemoteHost, SshEndpoint
 from pytest_pinet.traffic.adaptive import SettleRule
 from pytest_pinet.traffic.iperf3_parse import Iperf3ReportedError, parse_iperf3
 from pytest_pinet.traffic.iperf3_runner import (

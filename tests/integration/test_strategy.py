@@ -13,8 +13,8 @@ import pytest
 from labgrid import Environment
 
 from pytest_pinet.errors import LabFault
+from pytest_pinet.host.remote import RemoteHost, SshEndpoint
 from pytest_pinet.lab.inventory import load_inventory
-from pytest_pinet.lab.remote import RemoteHost, SshEndpoint
 from pytest_pinet.lab.strategy import BoardState, PinetBoardStrategy
 from pytest_pinet.virtlab import lab
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 import pytest
 
 from pytest_pinet.errors import Unsupported
-from pytest_pinet.lab.inventory import load_inventory
-from pytest_pinet.lab.profiles import apply_profile, profiles_from_data
-from pytest_pinet.lab.remote import RemoteHost
-from pytest_pinet.lab.tunables import (
+from pytest_pinet.host.profiles import apply_profile, profiles_from_data
+from pytest_pinet.host.remote import RemoteHost
+from pytest_pinet.host.tunables import (
     FixedClock,
     Governor,
     IrqAffinity,
@@ -19,6 +18,7 @@ from pytest_pinet.lab.tunables import (
     Sysctl,
     apply_checked,
 )
+from pytest_pinet.lab.inventory import load_inventory
 from pytest_pinet.virtlab import lab
 
 
@@ -97,7 +97,7 @@ def test_profile_with_one_unsupported_tunable_is_undone_completely(board):
 
 
 def test_routed_path_is_provisioned_and_restored(fresh_lab):
-    from pytest_pinet.lab.routed_path import apply_board_qdisc, provision_route
+    from pytest_pinet.host.routed_path import apply_board_qdisc, provision_route
 
     lab.up(fresh_lab)
     inventory = load_inventory(fresh_lab.env_file)

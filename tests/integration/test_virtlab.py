@@ -9,8 +9,8 @@ import sys
 import pytest
 
 from pytest_pinet.errors import LabFault
+from pytest_pinet.host.remote import RemoteHost, SshEndpoint
 from pytest_pinet.lab.inventory import load_inventory
-from pytest_pinet.lab.remote import RemoteHost, SshEndpoint
 from pytest_pinet.virtlab import lab, shaping
 from pytest_pinet.virtlab.topology import LabSpec
 

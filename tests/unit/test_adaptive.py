@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pytest_pinet.errors import LabFault
-from pytest_pinet.lab.platform import LINUX
+from pytest_pinet.host.platform import LINUX
 from pytest_pinet.traffic.adaptive import (
     CounterSample,
     SettleRule,

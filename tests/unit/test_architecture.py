@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 PACKAGE_DIR = Path(__file__).resolve().parents[2] / "pytest_pinet"
-CORE_ROOMS = ("lab", "traffic", "judge", "record", "virtlab", "model", "measure")
+CORE_ROOMS = ("lab", "host", "traffic", "judge", "record", "virtlab", "model", "measure")
 PYTEST_WORLD = frozenset({"pytest", "_pytest", "pluggy", "xdist"})
 PLUGIN_LAYER = ("plugin", "hookspecs", "options")  # and every top-level name starting with "fixtures"
 BASICS = ("errors", "secrets")
@@ -117,9 +117,14 @@ def _pytest_or_plugin(pkg: str, n: str) -> bool:
 
 RULES = (
     Rule(CORE_ROOMS, _pytest_or_plugin, "core rooms must not reach pytest or the plugin layer"),
-    Rule(("judge",), _in_rooms("lab"), "judge must not reach lab"),
+    Rule(("judge",), _in_rooms("lab", "host"), "judge must not reach lab or host"),
+    Rule(
+        ("host",),
+        _in_rooms("lab", "virtlab", "measure", "record"),
+        "host must not reach lab, virtlab, measure or record",
+    ),
     Rule(("traffic",), _in_rooms("record"), "traffic must not reach record"),
-    Rule(("lab",), _in_rooms("traffic"), "lab must not reach traffic"),
+    Rule(("lab", "host"), _in_rooms("traffic"), "lab and host must not reach traffic"),
     Rule(
         ("model",),
         lambda pkg, n: n.startswith(pkg + ".") and top(n) not in ("model", *BASICS),
@@ -175,6 +180,56 @@ def room_cycles(pkg_dir: Path) -> list[str]:
     return reports
 
 
+def function_level_imports(path: Path) -> set[int]:
+    """Line numbers of the imports that stand inside a function (they run late, when called)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    lines: set[int] = set()
+    for func in ast.walk(tree):
+        if isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef):
+            lines |= {n.lineno for n in ast.walk(func) if isinstance(n, ast.Import | ast.ImportFrom)}
+    return lines
+
+
+def module_cycles(pkg_dir: Path) -> list[str]:
+    """Cycles between modules, every import counted (inside a function and under TYPE_CHECKING too).
+
+    An import inside a function still runs, only later: one placed there to break a cycle hides the
+    cycle without removing it, so it is reported here like any other (marked "inside a function").
+    A submodule's import of its own package is no edge: Python has run the package by then.
+    """
+    graph, files = import_graph(pkg_dir), module_files(pkg_dir)
+    edges = {m: {t for t in ts if t in graph and not m.startswith(t + ".")} for m, ts in graph.items()}
+    reach = {m: set(_bfs(edges, sorted(edges[m]))) for m in edges}
+    components = {
+        frozenset(n for n in reach[m] | {m} if m in reach.get(n, ())) | {m} for m in edges if m in reach[m]
+    }
+    reports: list[str] = []
+    for scc in sorted((c for c in components if len(c) > 1), key=sorted):
+        start = min(scc)
+        came_from = _bfs({m: edges[m] & scc for m in scc}, sorted(edges[start] & scc), {start})
+        cycle = [start, *_chain(came_from, start)]
+        steps = []
+        for a, b in itertools.pairwise(cycle):
+            late = _imports_late(files[a], b, pkg_dir.name)
+            steps.append(
+                f"{files[a].relative_to(pkg_dir).as_posix()} imports {b}{' (inside a function)' if late else ''}"
+            )
+        reports.append(f"module cycle {' -> '.join(cycle)}: {'; '.join(steps)}")
+    return reports
+
+
+def _imports_late(path: Path, target: str, pkg: str) -> bool:
+    """Whether every import of ``target`` in ``path`` stands inside a function."""
+    late = function_level_imports(path)
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found = [
+        n.lineno
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Import | ast.ImportFrom) and target.rpartition(".")[2] in ast.unparse(n)
+    ]
+    return bool(found) and all(line in late for line in found)
+
+
 def test_rooms_respect_import_rules() -> None:
     assert PACKAGE_DIR.is_dir(), PACKAGE_DIR
     violations = rule_violations(PACKAGE_DIR)
@@ -183,6 +238,11 @@ def test_rooms_respect_import_rules() -> None:
 
 def test_rooms_form_no_import_cycle() -> None:
     cycles = room_cycles(PACKAGE_DIR)
+    assert not cycles, "\n".join(cycles)
+
+
+def test_modules_form_no_import_cycle() -> None:
+    cycles = module_cycles(PACKAGE_DIR)
     assert not cycles, "\n".join(cycles)
 
 
@@ -209,7 +269,7 @@ def test_checker_finds_an_indirect_lazy_type_only_forbidden_import(tmp_path: Pat
     )
     assert rule_violations(pkg) == [
         "traffic/b.py -> pytest: core rooms must not reach pytest or the plugin layer",
-        "lab/a.py -> fakepkg.other -> fakepkg.traffic.b: lab must not reach traffic",
+        "lab/a.py -> fakepkg.other -> fakepkg.traffic.b: lab and host must not reach traffic",
     ]
 
 
@@ -225,4 +285,26 @@ def test_checker_finds_a_room_cycle(tmp_path: Path) -> None:
     assert room_cycles(pkg) == [
         "cycle judge -> record -> lab -> judge (component ['judge', 'lab', 'record']): judge/c.py imports "
         "fakepkg.record.d; record/d.py imports fakepkg.lab.a; lab/a.py imports fakepkg.judge.c"
+    ]
+
+
+def test_checker_finds_a_module_cycle_hidden_in_a_function(tmp_path: Path) -> None:
+    """Two modules of one room import each other, one of them late (inside a function): Python lets it
+    load, the cycle is still there, and the checker must say so and name the late import."""
+    pkg = _write(
+        tmp_path,
+        {
+            "fakepkg/__init__.py": "",
+            "fakepkg/lab/__init__.py": "",
+            "fakepkg/lab/inventory.py": "from .platform import linux\n",
+            "fakepkg/lab/platform/__init__.py": "",
+            "fakepkg/lab/platform/linux.py": "def facts():\n    from ..inventory import NAME\n",
+            "fakepkg/lab/alone.py": "from . import inventory\n",
+        },
+    )
+    assert room_cycles(pkg) == []
+    assert module_cycles(pkg) == [
+        "module cycle fakepkg.lab.inventory -> fakepkg.lab.platform.linux -> fakepkg.lab.inventory: "
+        "lab/inventory.py imports fakepkg.lab.platform.linux; "
+        "lab/platform/linux.py imports fakepkg.lab.inventory (inside a function)"
     ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from pytest_pinet.bench import _figure, format_table, to_json
+from pytest_pinet.bench.run import _figure, format_table, to_json
 
 
 def test_figures_table_and_json():
@@ -25,7 +25,7 @@ def test_figures_table_and_json():
 
 
 def test_sensitivity_counts_false_alarms_and_detections_per_band_floor():
-    from pytest_pinet.bench_sensitivity import Trial, format_sensitivity, judge_trials
+    from pytest_pinet.bench.sensitivity import Trial, format_sensitivity, judge_trials
 
     history = [Trial(0.0, 941.4 + d, 7.0) for d in (0.0, 0.1, -0.1, 0.05, -0.05, 0.0)]
     clean = [Trial(0.0, 941.4 + d, 7.0) for d in (0.1, -0.1, 0.0, -3.0)]
@@ -52,7 +52,7 @@ def test_sensitivity_counts_false_alarms_and_detections_per_band_floor():
 
 
 def test_a_missed_target_from_noise_names_the_run_length_that_would_reach_it():
-    from pytest_pinet.bench_sensitivity import Trial, judge_trials
+    from pytest_pinet.bench.sensitivity import Trial, judge_trials
 
     # sd 0.3 % of 941 Mbit/s: a 1 % drop hides in a 0.5 % floor's band plus the noise.
     history = [Trial(0.0, 941.4 * (1 + d / 100), 6.0) for d in (0.3, -0.3, 0.3, -0.3, 0.3, -0.3)]

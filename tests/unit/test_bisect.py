@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from pytest_pinet.bisect import Probe, band, bisect, judge_probe, values_by_context
+from pytest_pinet.cli.bisect_images import Probe, band, bisect, judge_probe, values_by_context
 from pytest_pinet.record.image_table import image_table, side_by_side
 
 

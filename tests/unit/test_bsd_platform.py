@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from pytest_pinet.errors import Unsupported
-from pytest_pinet.lab.facts import facts_from_output
-from pytest_pinet.lab.platform import FREEBSD, LINUX, NETBSD, platform_of_uname
-from pytest_pinet.lab.platform.bsd_parse import (
+from pytest_pinet.host.facts import facts_from_output
+from pytest_pinet.host.platform import FREEBSD, LINUX, NETBSD, platform_of_uname
+from pytest_pinet.host.platform.bsd_parse import (
     affinity_of_hw_intrs,
     cp_times_rows,
     envstat_temperature,
@@ -35,8 +35,8 @@ from pytest_pinet.lab.platform.bsd_parse import (
     sysctl_temperature,
     usb_speed_of_instance,
 )
-from pytest_pinet.lab.remote import CommandResult
-from pytest_pinet.lab.tunables import Governor, IrqAffinity, Mtu, Offloads, QueueMask, apply_checked
+from pytest_pinet.host.remote import CommandResult
+from pytest_pinet.host.tunables import Governor, IrqAffinity, Mtu, Offloads, QueueMask, apply_checked
 from pytest_pinet.traffic.observers import observe, parse_snapshot
 
 BSD = Path(__file__).resolve().parents[2] / "fixtures" / "bsd"

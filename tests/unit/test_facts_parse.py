@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_pinet.lab.facts_parse import (
+from pytest_pinet.host.facts_parse import (
     interrupt_deltas,
     parse_ethtool_features,
     parse_ethtool_info,
@@ -147,7 +147,7 @@ def test_throttled_bits():
 
 
 def test_facts_script_output_of_the_virtual_board():
-    from pytest_pinet.lab.facts import facts_from_output, facts_script
+    from pytest_pinet.host.facts import facts_from_output, facts_script
 
     facts = facts_from_output("pi", (OWN / "facts-script-virtual-pi.txt").read_text(), ["eth0"])
     assert facts.os_id == "debian" and facts.kernel.startswith("6.")

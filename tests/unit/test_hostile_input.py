@@ -23,10 +23,10 @@ from hypothesis import strategies as st
 
 from pytest_pinet import secrets
 from pytest_pinet.errors import ConfigError, PinetError
+from pytest_pinet.host.profiles import Profile, load_profiles, profiles_from_data
+from pytest_pinet.host.shell import quote
 from pytest_pinet.judge.thresholds import Thresholds, load_thresholds, thresholds_from_data
 from pytest_pinet.lab.inventory import Inventory, inventory_from_data, load_inventory
-from pytest_pinet.lab.profiles import Profile, load_profiles, profiles_from_data
-from pytest_pinet.lab.shell import quote
 from pytest_pinet.options import coordinator_address, place_tags, positive_int
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -218,7 +218,7 @@ def test_secrets_are_masked_in_logs_facts_and_text(tmp_path, caplog):
     secrets.register(secret)
     with caplog.at_level(logging.DEBUG):
         logging.getLogger("paramiko.transport").debug("auth with password %s failed", secret)
-        logging.getLogger("pytest_pinet.lab.remote").warning(f"login as root:{secret}@10.0.0.1")
+        logging.getLogger("pytest_pinet.host.remote").warning(f"login as root:{secret}@10.0.0.1")
     assert secret not in caplog.text and "***" in caplog.text
     results = ResultsDir(tmp_path, "run1")
     results.record_fact("lab-fault", {"message": f"ssh root:{secret}@pc failed", "nested": [secret]})

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pytest_pinet.cli import main
+from pytest_pinet.cli.main import main
 from pytest_pinet.errors import ConfigError, LabFault
 from pytest_pinet.lab import image_catalogue
 from pytest_pinet.lab.image_catalogue import catalogue_from_data, deliveries_of, local_file

@@ -10,9 +10,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_pinet.errors import ConfigError
+from pytest_pinet.host.remote import SshEndpoint
+from pytest_pinet.host.shell import quote
 from pytest_pinet.lab.inventory import inventory_from_data, load_inventory
-from pytest_pinet.lab.remote import SshEndpoint
-from pytest_pinet.lab.shell import quote
 
 
 def _env(tmp_path):

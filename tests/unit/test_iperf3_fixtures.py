@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 
 from pytest_pinet.errors import LabFault
-from pytest_pinet.lab.remote import CommandResult
+from pytest_pinet.host.remote import CommandResult
 from pytest_pinet.traffic.iperf3_parse import (
     Iperf3NoJsonError,
     Iperf3NoTotalsError,

@@ -8,9 +8,9 @@ import pytest
 import yaml
 
 from pytest_pinet.errors import ConfigError
-from pytest_pinet.lab.inventory import LinkEntry
-from pytest_pinet.lab.profiles import load_profiles, profiles_from_data
-from pytest_pinet.lab.tunables import IrqAffinity, QueueMask, Sysctl
+from pytest_pinet.host.profiles import load_profiles, profiles_from_data
+from pytest_pinet.host.tunables import IrqAffinity, QueueMask, Sysctl
+from pytest_pinet.model.lab import LinkEntry
 
 REPO = Path(__file__).resolve().parents[2]
 LINK = LinkEntry("eth", "pi", "eth0", "10.0.0.1", "pc", "enp3s0", "10.0.0.2", "builtin", 1000, 1500)

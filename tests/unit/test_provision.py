@@ -12,10 +12,11 @@ from labgrid import Environment
 
 import pytest_pinet.virtlab.sd_card  # noqa: F401 - registers the virtual card's drivers
 from pytest_pinet.errors import LabFault
-from pytest_pinet.lab.facts import facts_from_output, image_of, parse_image_marker
+from pytest_pinet.host.facts import facts_from_output
+from pytest_pinet.host.facts_parse import image_of, parse_image_marker
+from pytest_pinet.host.remote import CommandResult
 from pytest_pinet.lab.image_catalogue import CatalogueImage, Netboot
 from pytest_pinet.lab.provision import already_runs, flash, mismatches, verify
-from pytest_pinet.lab.remote import CommandResult
 from pytest_pinet.model.facts import HostFacts
 from pytest_pinet.virtlab import sd_card
 
@@ -174,7 +175,7 @@ class _Board:
     sudo = False
 
     def __init__(self, marker: str) -> None:
-        from pytest_pinet.lab.platform import LINUX
+        from pytest_pinet.host.platform import LINUX
 
         self.platform = LINUX
         self.marker = marker

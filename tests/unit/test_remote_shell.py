@@ -15,15 +15,15 @@ from pathlib import Path
 import pytest
 
 from pytest_pinet.errors import ConfigError
-from pytest_pinet.lab.platform import LINUX, PLATFORMS, Platform, platform_named
-from pytest_pinet.lab.shell import glob_script, write_file_script
+from pytest_pinet.host.platform import LINUX, PLATFORMS, Platform, platform_named
+from pytest_pinet.host.shell import glob_script, write_file_script
 
 PACKAGE = Path(__file__).resolve().parents[2] / "pytest_pinet"
 # Calls whose result is shell text made of quoted parts.
 SAFE_CALLS = {"quote", "quiet", "section", "sequence", "int", "checked_interface", "plain_glob"}
 # A path of the kernel's or a command of Linux's networking tools, as code (not in prose).
 OS_WORDS = re.compile(r"""["'](/proc/|/sys/)|\[\s*["'](tc|ethtool|ip|sysctl)["']""")
-PLATFORM_DIR = PACKAGE / "lab" / "platform"
+PLATFORM_DIR = PACKAGE / "host" / "platform"
 
 
 def _modules() -> list[Path]:
@@ -107,9 +107,9 @@ def test_run_shell_is_only_given_what_a_script_builder_made():
 
 
 def test_linux_paths_and_tools_live_only_in_the_platform():
-    """/proc, /sys, tc, ethtool, ip and sysctl belong to lab/platform (facts parsers aside)."""
+    """/proc, /sys, tc, ethtool, ip and sysctl belong to host/platform (facts parsers aside)."""
     allowed = {
-        PACKAGE / "lab" / "facts_parse.py",
+        PACKAGE / "host" / "facts_parse.py",
         PACKAGE / "virtlab",
     }  # parsers; the lab builder is Linux by nature
     offences = []

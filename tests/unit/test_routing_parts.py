@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from pytest_pinet.host.qdisc_stats import QdiscStats, parse_qdisc_stats, total_of_kind
+from pytest_pinet.host.routed_path import QDISCS
+from pytest_pinet.host.tunables import HostRoute
 from pytest_pinet.judge.fairness import min_max_ratio
-from pytest_pinet.lab.qdisc_stats import QdiscStats, parse_qdisc_stats, total_of_kind
-from pytest_pinet.lab.routed_path import QDISCS
-from pytest_pinet.lab.tunables import HostRoute
 from pytest_pinet.record.summary_tables import routing_tables
 
 OUTPUTS = Path(__file__).resolve().parents[2] / "fixtures" / "lab-outputs"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pytest_pinet.errors import LabFault
-from pytest_pinet.lab.facts_parse import parse_udp_snmp
+from pytest_pinet.host.facts_parse import parse_udp_snmp
 from pytest_pinet.model import ReceiverCounters
 from pytest_pinet.traffic.udpgen import (
     SOURCE,

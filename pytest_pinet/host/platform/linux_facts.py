@@ -1,30 +1,25 @@
-"""Facts about a host, gathered once per host per session in a single SSH round trip.
-
-A figure means little without its context: the same board measures differently on another
-kernel, with another adapter firmware, at another clock or while throttling.  These facts go
-into every measurement's context, the results files and the reports.
-"""
+"""A Linux host's facts from the sections its facts script printed (ethtool, lsusb, os-release,
+the image marker, the CPU and its clock); the Linux platform calls it, so no platform reaches
+back into ``host.facts``."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 
-from ..errors import LabFault
-from ..model.facts import HostFacts, InterfaceFacts
-from .facts_parse import (
+from ...model.facts import HostFacts, InterfaceFacts
+from ..facts_parse import (
+    image_of,
     parse_ethtool_features,
     parse_ethtool_info,
     parse_ethtool_settings,
+    parse_image_marker,
     parse_lsusb_tree,
     parse_os_release,
     parse_throttled,
     usb_speed_of_driver,
 )
-from .platform import FACTS_MARK, LINUX, Platform
-from .remote import RemoteHost
 
-MARK = FACTS_MARK
+# ethtool -k feature names -> the short names a measurement's context carries.
 OFFLOADS = {
     "tcp-segmentation-offload": "tso",
     "generic-segmentation-offload": "gso",
@@ -34,36 +29,6 @@ OFFLOADS = {
     "tx-checksumming": "tx-checksum",
     "scatter-gather": "sg",
 }
-
-
-def facts_script(interfaces: list[str], platform: Platform = LINUX) -> str:
-    """One shell script printing every fact behind a section marker (tolerant of absence)."""
-    return platform.facts_script(interfaces)
-
-
-def split_sections(text: str) -> dict[str, str]:
-    """Section name -> text, from the marked output of :func:`facts_script`."""
-    sections: dict[str, str] = {}
-    current: str | None = None
-    lines: list[str] = []
-    for line in text.splitlines():
-        if line.startswith(MARK):
-            if current is not None:
-                sections[current] = "\n".join(lines).strip()
-            current, lines = line[len(MARK) :].strip(), []
-        else:
-            lines.append(line)
-    if current is not None:
-        sections[current] = "\n".join(lines).strip()
-    return sections
-
-
-def facts_from_output(host: str, text: str, interfaces: list[str], platform: Platform = LINUX) -> HostFacts:
-    """Build :class:`HostFacts` from the script's output (``platform`` reads its sections)."""
-    s = split_sections(text)
-    if "kernel" not in s:
-        raise LabFault("facts", f"{host}: facts script printed nothing recognisable")
-    return platform.facts_from_sections(host, s, interfaces)
 
 
 def linux_facts(host: str, s: Mapping[str, str], interfaces: Sequence[str]) -> HostFacts:
@@ -119,23 +84,3 @@ def linux_facts(host: str, s: Mapping[str, str], interfaces: Sequence[str]) -> H
         image_marker=marker,
         cpu_model=next(iter(s.get("cpu-model", "").splitlines()), "").strip(),
     )
-
-
-def parse_image_marker(text: str) -> dict[str, str]:
-    """The board's image marker (one JSON object); {} when absent or unreadable."""
-    try:
-        data = json.loads(text) if text.strip() else {}
-    except ValueError:
-        return {}
-    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
-
-
-def image_of(marker: dict[str, str], kernel: str) -> str:
-    """The verified image's name, if the board still runs the kernel it was verified with."""
-    return marker.get("name", "") if marker.get("kernel") == kernel and kernel else ""
-
-
-def gather_facts(host: RemoteHost, interfaces: list[str]) -> HostFacts:
-    """Gather facts of ``host`` and the given interfaces in one SSH command."""
-    out = host.run_shell(facts_script(interfaces, host.platform), timeout=30)
-    return facts_from_output(host.name, out.stdout, interfaces, host.platform)

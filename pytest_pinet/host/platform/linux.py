@@ -11,9 +11,9 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from ..facts_parse import InterruptTable, parse_proc_interrupts, parse_udp_snmp
-from ..inventory import INTERFACE_NAME
-from ..shell import quiet, quote, read_file_script, section, sequence, write_file_script
+from ..shell import INTERFACE_NAME, quiet, quote, read_file_script, section, sequence, write_file_script
 from .base import FACTS_MARK, SNAPSHOT_MARK, Argv, Platform
+from .linux_facts import linux_facts
 
 if TYPE_CHECKING:
     from ...model.facts import HostFacts
@@ -129,8 +129,6 @@ class LinuxPlatform(Platform):
     def facts_from_sections(
         self, host: str, sections: Mapping[str, str], interfaces: Sequence[str]
     ) -> HostFacts:
-        from ..facts import linux_facts
-
         return linux_facts(host, sections, interfaces)
 
     def interrupt_table(self, text: str) -> InterruptTable:

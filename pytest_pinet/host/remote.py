@@ -15,13 +15,11 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import LabFault
+from .platform import Platform, platform_of_uname
 from .shell import quote
-
-if TYPE_CHECKING:
-    from .platform import Platform
 
 log = logging.getLogger(__name__)
 
@@ -148,8 +146,6 @@ class RemoteHost:
         drive, with the reason)."""
         with self._lock:
             if self._platform is None:
-                from .platform import platform_of_uname
-
                 said = self.run_shell(quote(["uname", "-s"]), timeout=15)
                 if not said.ok:
                     raise LabFault(

@@ -32,8 +32,20 @@ from typing import Any, NoReturn
 
 import yaml
 
-from .bench_fidelity import HIGH_PCT, LOW_PCT, Deviation, tcp_fidelity, udp_fidelity
-from .bench_sensitivity import (
+from ..errors import LabFault, Unsupported
+from ..host.facts import gather_facts
+from ..judge.thresholds import Thresholds, thresholds_from_data
+from ..judge.verdict import judge_measurement
+from ..lab.inventory import load_inventory
+from ..measure import FactsCache, Site, TcpMeasurer
+from ..model import Measurement
+from ..record.results_dir import ResultsDir
+from ..traffic.adaptive import SettleRule
+from ..traffic.iperf3_runner import Iperf3Options
+from ..virtlab import lab
+from ..virtlab.topology import LabSpec
+from .fidelity import HIGH_PCT, LOW_PCT, Deviation, tcp_fidelity, udp_fidelity
+from .sensitivity import (
     LEVELS,
     TARGET_DETECTION,
     TARGET_FALSE_ALARMS,
@@ -42,20 +54,8 @@ from .bench_sensitivity import (
     judge_trials,
     measure_trials,
 )
-from .errors import LabFault, Unsupported
-from .judge.thresholds import Thresholds, thresholds_from_data
-from .judge.verdict import judge_measurement
-from .lab.facts import gather_facts
-from .lab.inventory import load_inventory
-from .measure import FactsCache, Site, TcpMeasurer
-from .model import Measurement
-from .record.results_dir import ResultsDir
-from .traffic.adaptive import SettleRule
-from .traffic.iperf3_runner import Iperf3Options
-from .virtlab import lab
-from .virtlab.topology import LabSpec
 
-BENCH_SUITE = Path(__file__).parent / "bench_suite" / "bench_tcp.py"
+BENCH_SUITE = Path(__file__).parent / "suite" / "bench_tcp.py"
 BENCH_THRESHOLDS = """\
 version: 1
 rules:

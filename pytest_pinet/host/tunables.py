@@ -16,9 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import LabFault, Unsupported
-from .inventory import INTERFACE_NAME
 from .remote import RemoteHost
-from .shell import glob_script, write_file_script
+from .shell import INTERFACE_NAME, glob_script, write_file_script
 
 SYSCTL_KEY = re.compile(r"^[a-z0-9_.\-/]+$")
 GOVERNOR = re.compile(r"^[a-z0-9_]+$")

@@ -15,8 +15,9 @@ from typing import Any
 import yaml
 
 from ..errors import ConfigError, Unsupported
-from .inventory import INTERFACE_NAME, LinkEntry
+from ..model.lab import LinkEntry
 from .remote import RemoteHost
+from .shell import INTERFACE_NAME
 from .tunables import (
     FixedClock,
     Governor,

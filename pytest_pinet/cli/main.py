@@ -17,15 +17,15 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from . import __version__
-from .cli_history import add_history_commands
-from .errors import PinetError
-from .record.data_home import allure_history_file, store_url
-from .secrets import mask
-from .secrets import register as register_secret
-from .virtlab import lab
-from .virtlab.qemu_image import DEFAULT_IMAGE, RECIPES
-from .virtlab.topology import ACCELERATORS, BOARD_KINDS, LabSpec, lab_spec
+from .. import __version__
+from ..errors import PinetError
+from ..record.data_home import allure_history_file, store_url
+from ..secrets import mask
+from ..secrets import register as register_secret
+from ..virtlab import lab
+from ..virtlab.qemu_image import DEFAULT_IMAGE, RECIPES
+from ..virtlab.topology import ACCELERATORS, BOARD_KINDS, LabSpec, lab_spec
+from .history import add_history_commands
 
 
 def _spec(args: argparse.Namespace) -> LabSpec:
@@ -86,8 +86,8 @@ def _places_up(args: argparse.Namespace) -> int:
 
 def cmd_lab_export(args: argparse.Namespace) -> int:
     """Write exporter and RemotePlace env files for places pinet1..K; register them."""
-    from .lab.coordinator import Client
-    from .virtlab.coordinator_export import DEFAULT_TAGS, register_places, write_export
+    from ..lab.coordinator import Client
+    from ..virtlab.coordinator_export import DEFAULT_TAGS, register_places, write_export
 
     specs = []
     for number in range(1, args.places + 1):
@@ -130,8 +130,8 @@ def _board_strategy(env_file: Path, host: str, wait: float) -> tuple[Any, Any]:
     """A PinetBoardStrategy for ``host`` of ``env_file``, with pinet's pinned SSH."""
     from labgrid import Environment
 
-    from .lab.inventory import load_inventory
-    from .lab.strategy import new_strategy
+    from ..lab.inventory import load_inventory
+    from ..lab.strategy import new_strategy
 
     if not env_file.exists():
         raise PinetError(f"{env_file} not found: run `pinet lab up` or pass --env FILE")
@@ -264,7 +264,7 @@ def cmd_lab_degrade(args: argparse.Namespace) -> int:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     """Start-up, fidelity, overhead and adaptive-duration figures on a bench lab of its own."""
-    from .bench import format_table, run_bench, to_json
+    from ..bench.run import format_table, run_bench, to_json
 
     data = run_bench(
         args.startups,
@@ -284,7 +284,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 def cmd_lab_check(args: argparse.Namespace) -> int:
     """Validate a lab env file (pinet section and labgrid targets) with no hardware."""
-    from .lab.check import check_env_file
+    from ..lab.check import check_env_file
 
     inventory = check_env_file(args.env_file)
     print(f"{args.env_file}: valid lab {inventory.lab!r}")
@@ -302,7 +302,7 @@ def cmd_lab_check(args: argparse.Namespace) -> int:
             f"  route {route.name:14} {route.wan.peer} ({route.wan.name}) -> {route.board} -> "
             f"{route.lan.peer} ({route.lan.name})"
         )
-    from .lab.image_catalogue import problems
+    from ..lab.image_catalogue import problems
 
     catalogue = inventory.catalogue
     for image in catalogue.images:
@@ -321,7 +321,7 @@ def cmd_lab_check(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     """Build the Allure 3 report (history across runs, goodput metrics, trend charts)."""
-    from .record.report import build_report
+    from ..record.report import build_report
 
     results = Path(args.results)
     index = build_report(
@@ -373,7 +373,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_bisect(args: argparse.Namespace) -> int:
     """The first image of an ordered list (good first, bad last) whose figures regress."""
-    from .bisect import bisect, pytest_probe, save
+    from .bisect_images import bisect, pytest_probe, save
 
     images = [name.strip() for name in args.images.split(",") if name.strip()]
     if len(images) < 2:
@@ -398,9 +398,9 @@ def cmd_bisect(args: argparse.Namespace) -> int:
 def last_night(results: Path, db: str) -> Any:
     """The morning summary (``record.morning.Morning``) of the newest run under ``results``;
     None when there is no run or no store to read it from."""
-    from .record.morning import morning_of
-    from .record.results_dir import ResultsDir
-    from .record.store import ResultsStore
+    from ..record.morning import morning_of
+    from ..record.results_dir import ResultsDir
+    from ..record.store import ResultsStore
 
     if not results.is_dir():
         return None
@@ -415,7 +415,7 @@ def last_night(results: Path, db: str) -> Any:
 
 
 def _main_job_report(args: argparse.Namespace, results: Path) -> str:
-    from .record.report import build_report
+    from ..record.report import build_report
 
     try:
         index = build_report(
@@ -432,7 +432,7 @@ def _main_job_report(args: argparse.Namespace, results: Path) -> str:
 
 def _main_job_summary(results: Path, db: str, code: int, report_line: str) -> None:
     """What passed, what regressed, where the report is."""
-    from .record.store import ResultsStore
+    from ..record.store import ResultsStore
 
     runs = sorted(p for p in results.iterdir() if p.is_dir() and (p / "measurements.jsonl").exists())
     print("\n=== pinet main job summary ===")
@@ -645,7 +645,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("pinet: interrupted", file=sys.stderr)
         return 130
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -8,8 +8,13 @@ value from an inventory, a profile or a measurement ever reaches a remote shell 
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Sequence
+
+# What a network interface may be called (Linux allows 15 bytes; the BSDs fewer): checked
+# before a name ever reaches a command line or a sysfs path.
+INTERFACE_NAME = re.compile(r"^[A-Za-z0-9_.:@-]{1,15}$")
 
 Argv = Sequence[str | int | float]
 

@@ -19,15 +19,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .bench_fidelity import bench_site
-from .errors import LabFault
-from .judge.baseline import T_995, T_995_LARGE, BaselinePolicy, judge_baseline
-from .lab.inventory import Inventory
-from .lab.remote import RemoteHost
-from .measure import TcpMeasurer
-from .traffic.iperf3_runner import Iperf3Options
-from .virtlab import lab
-from .virtlab.topology import LabSpec
+from ..errors import LabFault
+from ..host.remote import RemoteHost
+from ..judge.baseline import T_995, T_995_LARGE, BaselinePolicy, judge_baseline
+from ..lab.inventory import Inventory
+from ..measure import TcpMeasurer
+from ..traffic.iperf3_runner import Iperf3Options
+from ..virtlab import lab
+from ..virtlab.topology import LabSpec
+from .fidelity import bench_site
 
 LEVELS = (0.5, 1.0, 2.0, 3.0)  # percent slower
 # The default policy's floor first (BaselinePolicy, --pinet-baseline-band), then others.

@@ -16,14 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
 
-from .errors import LabFault, Unsupported
-from .judge.linerate import LinkModel, tcp_goodput_limit
-from .lab.inventory import Inventory
-from .lab.remote import RemoteHost
-from .measure import FactsCache, Site, UdpMeasurer
-from .model import Measurement
-from .record.results_dir import ResultsDir
-from .traffic.iperf3_runner import Iperf3Options, run_iperf3
+from ..errors import LabFault, Unsupported
+from ..host.remote import RemoteHost
+from ..judge.linerate import LinkModel, tcp_goodput_limit
+from ..lab.inventory import Inventory
+from ..measure import FactsCache, Site, UdpMeasurer
+from ..model import Measurement
+from ..record.results_dir import ResultsDir
+from ..traffic.iperf3_runner import Iperf3Options, run_iperf3
 
 # Within [-0.5 %, +0.05 %] of the limit: a little slower than physics is timer and ACK cost,
 # faster is a cable that does not exist.

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .inventory import RouteEntry
+from ..model.lab import RouteEntry
 from .profiles import AppliedProfile, Profile, apply_steps
 from .qdisc_stats import QdiscStats, read_qdisc_stats, total_of_kind
 from .remote import RemoteHost

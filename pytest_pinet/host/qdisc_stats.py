@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .inventory import INTERFACE_NAME
 from .remote import RemoteHost
+from .shell import INTERFACE_NAME
 
 HEAD = re.compile(r"^qdisc\s+(?P<kind>\S+)\s+(?P<handle>\S+)\s+(?P<where>root|parent\s+\S+)")
 SENT = re.compile(

@@ -8,6 +8,7 @@ runs at 480M or 5000M, which driver and firmware a link uses.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -251,3 +252,17 @@ def parse_udp_snmp(text: str) -> dict[str, int]:
     if len(rows) < 2:
         return {}
     return {k: int(v) for k, v in zip(rows[0][1:], rows[1][1:], strict=False) if v.lstrip("-").isdigit()}
+
+
+def parse_image_marker(text: str) -> dict[str, str]:
+    """The board's image marker (one JSON object); {} when absent or unreadable."""
+    try:
+        data = json.loads(text) if text.strip() else {}
+    except ValueError:
+        return {}
+    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+
+def image_of(marker: dict[str, str], kernel: str) -> str:
+    """The verified image's name, if the board still runs the kernel it was verified with."""
+    return marker.get("name", "") if marker.get("kernel") == kernel and kernel else ""

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from ..errors import ConfigError, LabFault, Unsupported
-from .inventory import DiskEntry
+from ..model.lab import DiskEntry
 from .remote import CommandResult, RemoteHost
 from .shell import as_root, quiet, quote, sequence
 

@@ -30,10 +30,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .judge.baseline import T_995, T_995_LARGE
-from .record.compare import NOT_MEASUREMENTS, label_of
-from .record.image_table import IMAGE_FIELDS
-from .record.store import context_key
+from ..judge.baseline import T_995, T_995_LARGE
+from ..record.compare import NOT_MEASUREMENTS, label_of
+from ..record.image_table import IMAGE_FIELDS
+from ..record.store import context_key
 
 SUITE = Path(__file__).parent / "suite"
 

@@ -6,7 +6,7 @@ that explain a figure.  The Linux-only knobs say so through :meth:`Platform.cann
 or XPS, no cpufreq governors, no Linux qdiscs), and a test asking for them is skipped with
 that reason, never failed.
 
-Every script is built from quoted parts (``lab.shell``); the interface name is checked
+Every script is built from quoted parts (``host.shell``); the interface name is checked
 before it reaches one.  The outputs are parsed by :mod:`.bsd_parse`.
 """
 
@@ -16,7 +16,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from ...model.facts import HostFacts, InterfaceFacts
-from ..facts_parse import InterruptTable, parse_os_release
+from ..facts_parse import InterruptTable, image_of, parse_image_marker, parse_os_release
 from ..shell import quiet, quote, read_file_script, section, sequence
 from .base import FACTS_MARK, SNAPSHOT_MARK, Argv, Platform
 from .bsd_parse import (
@@ -87,8 +87,6 @@ class BsdPlatform(Platform):
         return parts
 
     def facts_from_sections(self, host: str, s: Mapping[str, str], interfaces: Sequence[str]) -> HostFacts:
-        from ..facts import image_of, parse_image_marker
-
         os_release = parse_os_release(s.get("os", ""))
         uname = s.get("uname", "").split()
         usb = self.usb_devices(s.get("usb", ""))

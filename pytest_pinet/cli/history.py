@@ -14,10 +14,10 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from .errors import PinetError
-from .record.data_home import default_store_url
-from .record.store import ResultsStore
-from .secrets import mask
+from ..errors import PinetError
+from ..record.data_home import default_store_url
+from ..record.store import ResultsStore
+from ..secrets import mask
 
 STORE_HELP = "store URL (default: $PINET_DB, else pinet.sqlite in ~/.local/share/pinet)"
 
@@ -32,8 +32,8 @@ def open_store(db: str | None) -> ResultsStore:
 
 def cmd_trends(args: argparse.Namespace) -> int:
     """Change points over every context's history in the results store."""
-    from .judge.changepoints import ChangePolicy, detect_change_points
-    from .record.context_trend import run_series
+    from ..judge.changepoints import ChangePolicy, detect_change_points
+    from ..record.context_trend import run_series
 
     store = open_store(args.db)
     policy = ChangePolicy(min_change_percent=args.min_change)
@@ -75,7 +75,7 @@ def cmd_trends(args: argparse.Namespace) -> int:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     """Two runs per context: both figures, the change, and whether it is beyond noise."""
-    from .record.compare import as_data, compare_runs, table
+    from ..record.compare import as_data, compare_runs, table
 
     store = open_store(args.db)
     try:

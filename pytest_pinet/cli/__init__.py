@@ -1,0 +1,1 @@
+"""The ``pinet`` command: each subcommand in a module of its own, registered by ``main``."""

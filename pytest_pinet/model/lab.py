@@ -1,0 +1,48 @@
+"""What a lab wires together, as plain values every room may hold: a cable between a board and a
+peer, a board routing between two of its cables, a disk for the storage suite.  The inventory
+builds them from the env file; ``host`` and ``measure`` use them without knowing the lab."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class LinkEntry:
+    """A cable between a board interface and a peer interface, with its nominal speed."""
+
+    name: str
+    board: str
+    board_interface: str
+    board_address: str
+    peer: str
+    peer_interface: str
+    peer_address: str
+    adapter: str
+    speed_mbps: int
+    mtu: int
+
+
+@dataclass(frozen=True)
+class RouteEntry:
+    """A board forwarding between the peers of two of its links.
+
+    ``download`` is the wan peer sending to the lan peer through the board, ``upload`` the
+    reverse, as the seed's "internet" PC and home PC.
+    """
+
+    name: str
+    board: str
+    lan: LinkEntry
+    wan: LinkEntry
+
+
+@dataclass(frozen=True)
+class DiskEntry:
+    """A block device of a host for the storage suite; mkfs only when ``scratch`` is true."""
+
+    name: str
+    host: str
+    device: str
+    scratch: bool
+    bus: str
