@@ -32,13 +32,43 @@ with contextlib.suppress(ImportError):
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Point results, the store and the data directory (Allure history) at a directory of
-    this test run, whatever the user's environment says: the repository's tests never touch
-    a user's history.  An explicit ``--pinet-results`` / ``--pinet-db`` still wins (the main
-    job, ``pinet run``, names both)."""
+    """Register the test tiers (below) and point results, the store and the data directory
+    (Allure history) at a directory of this test run, whatever the user's environment says:
+    the repository's tests never touch a user's history.  An explicit ``--pinet-results`` /
+    ``--pinet-db`` still wins (the main job, ``pinet run``, names both)."""
+    for name, text in TIERS.items():
+        config.addinivalue_line("markers", f"{name}: {text}")
     if "PINET_REPO_TEST_DIR" not in os.environ:  # xdist workers inherit the controller's
         scratch = tempfile.mkdtemp(prefix="pinet-test-")
         os.environ["PINET_REPO_TEST_DIR"] = scratch
         os.environ["PINET_RESULTS"] = os.path.join(scratch, "results")
         os.environ["PINET_DB"] = "sqlite:///" + os.path.join(scratch, "pinet.sqlite")
         os.environ["XDG_DATA_HOME"] = os.path.join(scratch, "data")
+
+
+# Test tiers: which machine a test needs.  A test's directory gives its tier unless it carries
+# one itself (a PostgreSQL test among the store's unit tests is ``integration``).
+TIERS = {
+    "unit": "no lab, browser, database or root: runs on a clone with nothing set up but the venv",
+    "integration": "real tools (namespaces, sshd, iperf3, PostgreSQL, Chromium, linters); most need root",
+    "qemu": "the QEMU board (images built once, minutes per test under TCG); also integration",
+    "slow": "takes more than about half a minute",
+    "needs_root": "network namespaces, sshd, or other users; skipped with the reason otherwise",
+}
+_REPO = os.path.dirname(os.path.abspath(__file__))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Give every test of this repository its tier: ``unit`` under tests/unit, ``integration``
+    under tests/integration and for the network suite (it needs a lab); ``qemu`` implies
+    ``integration``."""
+    for item in items:
+        path = os.path.relpath(str(item.path), _REPO)
+        if "root_required" in getattr(item, "fixturenames", ()) or path.startswith("pytest_pinet"):
+            item.add_marker(pytest.mark.needs_root)  # the suite builds the virtual lab on demand
+        if any(item.get_closest_marker(tier) for tier in ("unit", "integration")):
+            continue
+        if item.get_closest_marker("qemu") or not path.startswith(os.path.join("tests", "unit")):
+            item.add_marker(pytest.mark.integration)
+        else:
+            item.add_marker(pytest.mark.unit)

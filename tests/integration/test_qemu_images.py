@@ -25,6 +25,8 @@ import yaml
 from pytest_pinet.virtlab import lab, qemu_board
 from pytest_pinet.virtlab.topology import qemu_lab
 
+pytestmark = [pytest.mark.qemu, pytest.mark.slow]
+
 ROOT = Path(__file__).resolve().parents[2]
 PINET = str(Path(sys.executable).with_name("pinet"))
 LAN = "pytest_pinet/suite/test_adapters.py::test_adapter_half_duplex"

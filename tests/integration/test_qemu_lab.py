@@ -26,6 +26,8 @@ from pytest_pinet.virtlab.topology import qemu_lab
 
 from ..report_browser import chromium, serve, shoot, tree_paths
 
+pytestmark = [pytest.mark.qemu, pytest.mark.slow]
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -1,8 +1,7 @@
-"""Facts parsers on real Pi outputs (../shared/corpus/lab-outputs) and our own recordings."""
+"""Facts parsers on real Pi outputs (fixtures/corpus/lab-outputs, with their sources) and our own recordings."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -19,19 +18,14 @@ from pytest_pinet.host.facts_parse import (
     usb_speed_of_driver,
 )
 
-CORPUS = (
-    Path(os.environ.get("PINET_CORPUS", Path(__file__).resolve().parents[3] / "shared" / "corpus"))
-    / "lab-outputs"
-)
+CORPUS = Path(__file__).resolve().parents[2] / "fixtures" / "corpus" / "lab-outputs"
 OWN = Path(__file__).resolve().parents[2] / "fixtures" / "lab-outputs"
-needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"lab-outputs corpus not found at {CORPUS}")
 
 
 def corpus(name: str) -> str:
     return (CORPUS / name).read_text(encoding="utf-8")
 
 
-@needs_corpus
 def test_pi4_interrupts_with_shell_prompt_and_pinned_genet():
     table = parse_proc_interrupts(
         corpus("rpi4b_alpine3.15_5.15.4_proc_interrupts_usb-nic__idx19754802163.txt")
@@ -53,7 +47,6 @@ def test_pi4_interrupts_with_shell_prompt_and_pinned_genet():
     assert "lbox" not in " ".join(table.lines)  # the prompt and the failed echo are not rows
 
 
-@needs_corpus
 def test_pi2_3_interrupts_legacy_controller_fiq_and_err():
     table = parse_proc_interrupts(corpus("rpi2or3_proc_interrupts__idx4326675351.txt"))
     assert table.cpus == 4
@@ -78,7 +71,6 @@ def test_x86_interrupts_and_deltas():
     assert deltas == {"31": (0, 25)}
 
 
-@needs_corpus
 @pytest.mark.parametrize(
     ("name", "driver", "speeds"),
     [
@@ -94,7 +86,6 @@ def test_lsusb_tree_usb_speed_of_adapters(name, driver, speeds):
     assert {n.speed_mbps for n in roots} == {480.0, 5000.0}
 
 
-@needs_corpus
 def test_lsusb_tree_pi5_hid_and_dash_spelling():
     nodes = parse_lsusb_tree(corpus("rpi5_bookworm_6.12.34_lsusb_and_lsusb-t_2x_rtl8153__idx6043323962.txt"))
     assert [n.driver for n in nodes if n.interface is None] == [
@@ -108,7 +99,6 @@ def test_lsusb_tree_pi5_hid_and_dash_spelling():
     assert nodes[1].superspeed  # r8152 on bus 4 is SuperSpeed
 
 
-@needs_corpus
 def test_ethtool_info_pi5_sections():
     info = parse_ethtool_info(corpus("rpi5_bookworm_6.12.34_ethtool-i_macb_r8152x2__idx6043323962.txt"))
     assert sorted(info) == ["eth0", "eth1", "eth2"]

@@ -1,14 +1,13 @@
 """The parser against real iperf3 outputs written by other people's machines.
 
-The corpus lives outside the repository (../shared/corpus/iperf3, or $PINET_CORPUS): it is
-data we may read but not copy.  Every file in it must be covered by an expectation below, so
-a file added to the corpus without one fails the suite instead of being silently skipped.
+The corpus lives in the repository (fixtures/corpus/iperf3, sources in its SOURCES.md), so every
+clone runs these tests.  Every file in it must be covered by an expectation below, so a file
+added to the corpus without one fails the suite instead of being silently skipped.
 Expected figures were derived independently of the parser from the files' raw bytes.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -20,9 +19,7 @@ from pytest_pinet.traffic.iperf3_parse import (
     parse_iperf3_all,
 )
 
-CORPUS = (
-    Path(os.environ.get("PINET_CORPUS", Path(__file__).resolve().parents[3] / "shared" / "corpus")) / "iperf3"
-)
+CORPUS = Path(__file__).resolve().parents[2] / "fixtures" / "corpus" / "iperf3"
 
 # file -> list of (version, protocol, role, streams, received Mbit/s or None, sent Mbit/s or None,
 #                  retransmits, intervals, omitted intervals)
@@ -96,23 +93,17 @@ REPORTED = {
     ),
 }
 
-needs_corpus = pytest.mark.skipif(
-    not CORPUS.is_dir(), reason=f"iperf3 corpus not found at {CORPUS} (set PINET_CORPUS)"
-)
-
 
 def _read(name: str) -> str:
     return (CORPUS / name).read_text(encoding="utf-8")
 
 
-@needs_corpus
 def test_every_corpus_file_has_an_expectation():
     files = {p.name for p in CORPUS.glob("*.json")}
     assert files, "corpus directory holds no files"
     assert files == set(RESULTS) | TRUNCATED | set(REPORTED)
 
 
-@needs_corpus
 @pytest.mark.parametrize("name", sorted(RESULTS))
 def test_corpus_results(name):
     results = parse_iperf3_all(_read(name), name)
@@ -137,14 +128,12 @@ def test_corpus_results(name):
         assert result.goodput_mbps is not None and result.goodput_mbps > 0
 
 
-@needs_corpus
 @pytest.mark.parametrize("name", sorted(TRUNCATED))
 def test_corpus_truncated_is_a_typed_error(name):
     with pytest.raises(Iperf3TruncatedError, match=name):
         parse_iperf3(_read(name), name)
 
 
-@needs_corpus
 def test_corpus_error_object_is_reported_not_zero():
     for name, (message, category) in REPORTED.items():
         with pytest.raises(Iperf3ReportedError) as info:
@@ -153,7 +142,6 @@ def test_corpus_error_object_is_reported_not_zero():
         assert info.value.category == category
 
 
-@needs_corpus
 def test_corpus_interrupted_run_keeps_its_numbers_and_its_error():
     name = "kfirtoledo__CloudPilot_Project__old_large_file_proxy_target_direct_interrupt.res.json"
     result = parse_iperf3(_read(name), name)
@@ -164,7 +152,6 @@ def test_corpus_interrupted_run_keeps_its_numbers_and_its_error():
     assert result.bytes_target == 209715200
 
 
-@needs_corpus
 def test_corpus_omit_quirk_of_3_9_is_corrected_to_one_second():
     name = "kfirtoledo__CloudPilot_Project__baseline_host_target_direct_19.res.json"
     result = parse_iperf3(_read(name), name)
@@ -179,7 +166,6 @@ def test_corpus_omit_quirk_of_3_9_is_corrected_to_one_second():
     assert sum(i.seconds for i in measured) == pytest.approx(result.sent.seconds, abs=0.01)
 
 
-@needs_corpus
 def test_corpus_bidir_splits_directions_instead_of_double_counting():
     name = "dariuszpanas__iperf3-lib__tests_fixtures_native_3.21_tcp-bidirectional-client.json"
     result = parse_iperf3(_read(name), name)
@@ -191,7 +177,6 @@ def test_corpus_bidir_splits_directions_instead_of_double_counting():
     assert result.reverse_received.bits_per_second == pytest.approx(8384767.7763584275)
 
 
-@needs_corpus
 def test_corpus_udp_loss_comes_from_the_receiver():
     name = "dariuszpanas__iperf3-lib__tests_fixtures_native_3.19.1_udp-bidirectional-client.json"
     result = parse_iperf3(_read(name), name)
@@ -204,7 +189,6 @@ def test_corpus_udp_loss_comes_from_the_receiver():
     assert legacy.goodput_mbps == pytest.approx(19.8045)  # no loss: delivered = sent
 
 
-@needs_corpus
 def test_corpus_concatenated_runs_need_parse_all():
     from pytest_pinet.traffic.iperf3_parse import Iperf3MultipleRunsError
 

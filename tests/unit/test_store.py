@@ -16,7 +16,22 @@ from pytest_pinet.judge.fairness import jain_fairness
 from pytest_pinet.model import HostFacts, InterfaceFacts, Measurement, TcpDetail, TrafficContext
 from pytest_pinet.record.store import ResultsStore, context_key
 
-PG_BIN = Path("/usr/lib/postgresql/15/bin")
+
+def postgres_bin() -> Path | None:
+    """The directory of a PostgreSQL server's initdb and postgres, whatever its version: Debian
+    keeps each major version apart (/usr/lib/postgresql/N/bin, newest wins), other systems put
+    them on PATH."""
+    versions = sorted(
+        Path("/usr/lib/postgresql").glob("*/bin/initdb"),
+        key=lambda p: int(p.parts[-3]) if p.parts[-3].isdigit() else 0,
+    )
+    if versions:
+        return versions[-1].parent
+    on_path = shutil.which("initdb")
+    return Path(on_path).parent if on_path else None
+
+
+PG_BIN = postgres_bin()
 BOARD = HostFacts(
     "pi",
     "6.1.0",
@@ -112,8 +127,10 @@ def _free_port() -> int:
 @pytest.fixture
 def postgres():
     """A throwaway PostgreSQL server on loopback, run as the postgres user."""
-    if not (PG_BIN / "initdb").exists() or shutil.which("runuser") is None or os.geteuid() != 0:
-        pytest.skip("PostgreSQL server binaries (postgresql-15) and root are needed for this test")
+    if PG_BIN is None or shutil.which("runuser") is None or os.geteuid() != 0:
+        pytest.skip(
+            "a PostgreSQL server (initdb, any version: apt-get install postgresql) and root are needed"
+        )
     # Not under pytest's tmp_path: that is private to root and the server runs as postgres.
     tmp_path = Path(tempfile.mkdtemp(prefix="pinet-pg-"))
     data = tmp_path / "pg"
@@ -157,6 +174,8 @@ def postgres():
     shutil.rmtree(tmp_path, ignore_errors=True)
 
 
+@pytest.mark.integration
+@pytest.mark.needs_root
 def test_postgresql_store_same_schema(postgres):
     store = ResultsStore(postgres)
     try:

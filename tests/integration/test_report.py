@@ -14,7 +14,7 @@ from pytest_pinet.errors import PinetError
 from pytest_pinet.record.report import allure_cli, build_report
 
 from ..report_browser import chromium, result_id_of, serve, shoot
-from .test_allure import TESTS, THRESHOLDS
+from ..unit.test_allure import TESTS, THRESHOLDS
 
 pytest_plugins = ["pytester"]
 ROOT = Path(__file__).resolve().parents[2]
