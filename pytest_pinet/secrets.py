@@ -66,7 +66,7 @@ def _install_log_masking() -> None:
         if _secrets:
             try:
                 message = record.getMessage()
-            except Exception:  # a malformed record stays as it was; logging reports it
+            except Exception:  # noqa: BLE001 - a malformed record stays as it was; logging reports it
                 return record
             masked = mask(message)
             if masked != message:

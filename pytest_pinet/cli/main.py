@@ -141,7 +141,7 @@ def _board_strategy(env_file: Path, host: str, wait: float) -> tuple[Any, Any]:
     target = Environment(config_file=str(env_file)).get_target(host)
     try:
         strategy = new_strategy(target, host)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - labgrid: no power driver, or one that fails to bind
         raise PinetError(f"{env_file}: {host} has no usable power driver ({exc})") from None
     strategy.remote = inventory.hosts[host].connect(connect_timeout=3)
     strategy.boot_timeout = wait

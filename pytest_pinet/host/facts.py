@@ -11,6 +11,7 @@ from ..errors import LabFault
 from ..model.facts import HostFacts
 from .platform import FACTS_MARK, LINUX, Platform
 from .remote import RemoteHost
+from .shell import split_sections as sections_of
 
 MARK = FACTS_MARK
 
@@ -21,20 +22,8 @@ def facts_script(interfaces: list[str], platform: Platform = LINUX) -> str:
 
 
 def split_sections(text: str) -> dict[str, str]:
-    """Section name -> text, from the marked output of :func:`facts_script`."""
-    sections: dict[str, str] = {}
-    current: str | None = None
-    lines: list[str] = []
-    for line in text.splitlines():
-        if line.startswith(MARK):
-            if current is not None:
-                sections[current] = "\n".join(lines).strip()
-            current, lines = line[len(MARK) :].strip(), []
-        else:
-            lines.append(line)
-    if current is not None:
-        sections[current] = "\n".join(lines).strip()
-    return sections
+    """Section name -> text (stripped), from the marked output of :func:`facts_script`."""
+    return {name: body.strip() for name, body in sections_of(text, MARK).items()}
 
 
 def facts_from_output(host: str, text: str, interfaces: list[str], platform: Platform = LINUX) -> HostFacts:

@@ -101,7 +101,7 @@ class AppliedProfile:
         for tunable, host, saved in reversed(self.applied):
             try:
                 tunable.restore(host, saved)
-            except Exception as exc:  # report every restore failure, then continue
+            except Exception as exc:  # noqa: BLE001 - report every restore failure, then continue
                 problems.append(f"{host.name}: restoring {tunable.describe()}: {exc}")
         self.applied.clear()
         return problems

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 
 from .remote import RemoteHost
-from .shell import INTERFACE_NAME
+from .shell import checked_interface
 
 HEAD = re.compile(r"^qdisc\s+(?P<kind>\S+)\s+(?P<handle>\S+)\s+(?P<where>root|parent\s+\S+)")
 SENT = re.compile(
@@ -90,6 +90,5 @@ def total_of_kind(stats: list[QdiscStats], kind: str) -> QdiscStats:
 
 def read_qdisc_stats(host: RemoteHost, interface: str) -> list[QdiscStats]:
     """The qdiscs of ``interface`` on ``host`` with their counters."""
-    if not INTERFACE_NAME.match(interface):
-        raise ValueError(f"not an interface name: {interface!r}")
+    checked_interface(interface)
     return parse_qdisc_stats(host.check(host.platform.qdisc_show(interface, stats=True), timeout=15))

@@ -135,7 +135,7 @@ class RemoteHost:
             connection.open()
         except (OSError, EOFError) as exc:
             raise LabFault("unreachable", f"cannot reach {ep!r}: {exc}", ep.name) from None
-        except Exception as exc:  # paramiko's SSHException family and BadHostKeyException
+        except Exception as exc:  # noqa: BLE001 - paramiko's SSHException family and BadHostKeyException
             raise LabFault("ssh", f"SSH to {ep!r} failed: {type(exc).__name__}: {exc}", ep.name) from None
         return connection
 
@@ -276,6 +276,6 @@ class RemoteHost:
             if self._connection is not None:
                 try:
                     self._connection.close()
-                except Exception:  # noqa: S110 - closing a dead transport may raise anything
+                except Exception:  # noqa: BLE001, S110 - closing a dead transport may raise anything
                     pass
                 self._connection = None

@@ -59,24 +59,6 @@ class QdiscEvidence:
     interface: str
     delta: QdiscStats
 
-    def carried(self, payload_bytes: int) -> float:
-        """Share of ``payload_bytes`` that passed this qdisc (headers make it exceed 1)."""
-        return self.delta.sent_bytes / payload_bytes if payload_bytes else 0.0
-
-    def as_dict(self) -> dict[str, int | str]:
-        """For the measurement's evidence."""
-        d = self.delta
-        return {
-            "interface": self.interface,
-            "kind": d.kind,
-            "instances": d.instances,
-            "sent_bytes": d.sent_bytes,
-            "sent_packets": d.sent_packets,
-            "dropped": d.dropped,
-            "overlimits": d.overlimits,
-            "requeues": d.requeues,
-        }
-
 
 def qdisc_snapshot(route: RouteEntry, board: RemoteHost, kind: str) -> dict[str, QdiscStats]:
     """Counters of qdisc ``kind`` on both board interfaces."""

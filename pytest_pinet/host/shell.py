@@ -16,6 +16,14 @@ from collections.abc import Sequence
 # before a name ever reaches a command line or a sysfs path.
 INTERFACE_NAME = re.compile(r"^[A-Za-z0-9_.:@-]{1,15}$")
 
+
+def checked_interface(name: str) -> str:
+    """The interface name, refused (ValueError) unless it is one a kernel could have given."""
+    if not INTERFACE_NAME.match(name):
+        raise ValueError(f"not an interface name: {name!r}")
+    return name
+
+
 Argv = Sequence[str | int | float]
 
 
@@ -37,6 +45,19 @@ def quiet(argv: Argv) -> str:
 def section(mark: str, name: str) -> str:
     """A line announcing the next section of a multi-part script's output."""
     return quote(["echo", f"{mark}{name}"])
+
+
+def split_sections(text: str, mark: str) -> dict[str, str]:
+    """Section name -> its lines, from the output of a script built with :func:`section`
+    (lines before the first marker belong to no section and are dropped)."""
+    sections: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in text.splitlines():
+        if line.startswith(mark):
+            current = sections[line[len(mark) :].strip()] = []
+        elif current is not None:
+            current.append(line)
+    return {name: "\n".join(lines) for name, lines in sections.items()}
 
 
 def sequence(*commands: str) -> str:

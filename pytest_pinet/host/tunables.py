@@ -17,16 +17,10 @@ from typing import Any
 
 from ..errors import LabFault, Unsupported
 from .remote import RemoteHost
-from .shell import INTERFACE_NAME, glob_script, write_file_script
+from .shell import checked_interface, glob_script, write_file_script
 
 SYSCTL_KEY = re.compile(r"^[a-z0-9_.\-/]+$")
 GOVERNOR = re.compile(r"^[a-z0-9_]+$")
-
-
-def _check_interface(name: str) -> str:
-    if not INTERFACE_NAME.match(name):
-        raise ValueError(f"not an interface name: {name!r}")
-    return name
 
 
 def _write(host: RemoteHost, path: str, value: str) -> tuple[bool, str]:
@@ -152,7 +146,7 @@ class QueueMask(Tunable):
     name: str = ""
 
     def __post_init__(self) -> None:
-        _check_interface(self.interface)
+        checked_interface(self.interface)
         if self.kind not in ("rps", "xps"):
             raise ValueError(f"kind must be rps or xps, got {self.kind!r}")
         self.name = self.kind
@@ -379,7 +373,7 @@ class Mtu(Tunable):
     name: str = "mtu"
 
     def __post_init__(self) -> None:
-        _check_interface(self.interface)
+        checked_interface(self.interface)
 
     def describe(self) -> str:
         return f"MTU {self.mtu} on {self.interface}"
@@ -429,7 +423,7 @@ class Offloads(Tunable):
     name: str = "offloads"
 
     def __post_init__(self) -> None:
-        _check_interface(self.interface)
+        checked_interface(self.interface)
         for feature in self.features:
             if not re.fullmatch(r"[a-z0-9-]+", feature):
                 raise ValueError(f"not an offload name: {feature!r}")
@@ -491,7 +485,7 @@ class Qdisc(Tunable):
     name: str = "qdisc"
 
     def __post_init__(self) -> None:
-        _check_interface(self.interface)
+        checked_interface(self.interface)
         if not self.spec or not all(QDISC_TOKEN.match(t) for t in self.spec):
             raise ValueError(f"not a qdisc spec: {' '.join(self.spec)!r}")
 

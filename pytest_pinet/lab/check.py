@@ -36,7 +36,7 @@ def check_env_file(path: str | Path) -> Inventory:
                 raise ConfigError(
                     source, f"targets.{name}: {str(getattr(exc, 'msg', exc)).strip()}{cause}"
                 ) from None
-            except Exception as exc:  # a driver that needs an optional module, e.g. pysnmp
+            except Exception as exc:  # noqa: BLE001 - a driver that needs an optional module, e.g. pysnmp
                 raise ConfigError(source, f"targets.{name}: {type(exc).__name__}: {exc}") from None
         for warning in caught:
             raise ConfigError(source, f"targets.{name}: {warning.message}", "remove or fix the attribute")

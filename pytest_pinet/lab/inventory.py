@@ -153,7 +153,7 @@ def _template(loader: yaml.SafeLoader, node: yaml.Node) -> str:
 _EnvLoader.add_constructor("!template", _template)
 
 
-def inventory_from_data(data: Any, source: Path) -> Inventory:
+def inventory_from_data(data: Any, source: Path) -> Inventory:  # noqa: C901 - until its schema lands
     """Validate decoded env data and build the inventory."""
     where = str(source)
     if not isinstance(data, Mapping):
@@ -354,7 +354,7 @@ def resolve_remote(inventory: Inventory, environment: Callable[[], Any] | None =
         for host in remote:
             try:
                 service = env.get_target(host.name).get_resource(NetworkService, name=host.name)
-            except Exception as exc:  # labgrid: place not acquired, no such resource, no coordinator
+            except Exception as exc:  # noqa: BLE001 - labgrid: place not acquired, no such resource, no coordinator
                 raise LabFault(
                     "coordinator",
                     f"{inventory.source}: no NetworkService {host.name!r} in place {host.remote_place}: "

@@ -100,7 +100,7 @@ def _driver(target: Any, names: tuple[str, ...]) -> Any:
     for name in names:
         try:
             return target.get_driver(name, activate=False)
-        except Exception:  # noqa: S112 - labgrid: NoDriverFoundError, or an unknown class name
+        except Exception:  # noqa: BLE001, S112 - labgrid: NoDriverFoundError, or an unknown class name
             continue
     return None
 
@@ -152,7 +152,7 @@ def _flash_sd_card(target: Any, image: CatalogueImage) -> str:
         finally:
             try:
                 mux.set_mode("dut")
-            except Exception:  # noqa: S110 - the write's error matters more; a stuck mux shows at boot
+            except Exception:  # noqa: BLE001, S110 - the write's error matters more; a stuck mux shows at boot
                 pass
     return "bmaptool" if use_bmap else "dd"
 

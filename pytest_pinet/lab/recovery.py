@@ -206,7 +206,7 @@ class LabRecovery:
                 strategy.transition("reachable")
             except LabFault as fault:
                 raise LabFault(fault.category, f"{name}: {fault}", name) from None
-            except Exception as exc:  # labgrid's ExecutionError of a failing power command
+            except Exception as exc:  # noqa: BLE001 - labgrid's ExecutionError of a failing power command
                 raise LabFault(
                     "power", f"{name}: power-cycle failed: {type(exc).__name__}: {exc}", name
                 ) from None

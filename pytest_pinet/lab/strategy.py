@@ -224,7 +224,7 @@ class PinetBoardStrategy(Strategy):  # type: ignore[misc]
         for _ in range(64):
             try:
                 data = self.console.read(size=4096, timeout=0.05)
-            except Exception:  # labgrid raises a pexpect TIMEOUT when nothing arrived
+            except Exception:  # noqa: BLE001 - labgrid raises a pexpect TIMEOUT when nothing arrived
                 return
             if not data:
                 return

@@ -22,10 +22,11 @@ MARKER = "/root/pinet-power-cycle-marker"
 def qemu_driver(board_strategy, board_entry):
     """The board's QEMUDriver (labgrid), or a skip naming what the board is instead."""
     from labgrid.driver import QEMUDriver
+    from labgrid.exceptions import NoDriverFoundError
 
     try:
         return board_strategy.target.get_driver(QEMUDriver, activate=False)
-    except Exception:
+    except NoDriverFoundError:
         pytest.skip(f"{board_entry.name} is not a QEMU board (run with --pinet-board qemu)")
 
 

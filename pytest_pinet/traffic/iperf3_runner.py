@@ -21,7 +21,7 @@ from weakref import WeakKeyDictionary
 
 from ..errors import LabFault
 from ..host.remote import CommandResult, RemoteHost
-from ..host.shell import INTERFACE_NAME, Argv, quote
+from ..host.shell import Argv, checked_interface, quote
 from .adaptive import (
     FIXED,
     MAX_DURATION,
@@ -276,8 +276,7 @@ class AdaptiveStop:
     decide_mbps: tuple[float, ...] = ()
 
     def __post_init__(self) -> None:
-        if not INTERFACE_NAME.match(self.interface):
-            raise ValueError(f"not an interface name: {self.interface!r}")
+        checked_interface(self.interface)
 
 
 # Told once a second while traffic runs: seconds so far, the most the run may take, the

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from ..host.facts_parse import interrupt_deltas
 from ..host.platform import LINUX, SNAPSHOT_MARK, Platform, platform_named
 from ..host.remote import RemoteHost
+from ..host.shell import split_sections
 from ..model.observation import CpuUse, Observation
 
 MARK = SNAPSHOT_MARK
@@ -39,20 +40,13 @@ def snapshot_script(interface: str, platform: Platform = LINUX) -> str:
 
 def parse_snapshot(text: str, platform: Platform = LINUX, interface: str = "") -> Snapshot:
     """Split a snapshot script's output into its parts (``platform`` reads them)."""
-    sections: dict[str, list[str]] = {}
-    current = ""
-    for line in text.splitlines():
-        if line.startswith(MARK):
-            current = line[len(MARK) :].strip()
-            sections[current] = []
-        elif current:
-            sections[current].append(line)
-    flags = re.search(r"throttled=(0x[0-9a-fA-F]+)", "".join(sections.get("throttled", [])))
+    sections = split_sections(text, MARK)
+    flags = re.search(r"throttled=(0x[0-9a-fA-F]+)", sections.get("throttled", "").replace("\n", ""))
     return Snapshot(
-        interrupts="\n".join(sections.get("interrupts", [])),
-        stat="\n".join(sections.get("stat", [])),
-        nic=platform.nic_counters("\n".join(sections.get("nic", [])), interface),
-        temperature_c=platform.temperature_c("\n".join(sections.get("temp", []))),
+        interrupts=sections.get("interrupts", ""),
+        stat=sections.get("stat", ""),
+        nic=platform.nic_counters(sections.get("nic", ""), interface),
+        temperature_c=platform.temperature_c(sections.get("temp", "")),
         throttled=int(flags.group(1), 16) if flags else None,
         os=platform.name,
     )

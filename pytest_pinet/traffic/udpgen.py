@@ -25,7 +25,7 @@ from weakref import WeakKeyDictionary
 from ..errors import LabFault
 from ..host.platform import LINUX, Platform
 from ..host.remote import RemoteHost
-from ..host.shell import INTERFACE_NAME, quote
+from ..host.shell import checked_interface, quote
 from ..model.udp_counters import ReceiverCounters
 
 SOURCE = Path(__file__).resolve().parent.parent / "udpgen" / "pinet-udpgen.c"
@@ -80,8 +80,8 @@ class UdpGenOptions:
             raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")
         if not 1 <= self.threads <= 64 or not 1 <= self.payload <= 8972 or self.duration <= 0:
             raise ValueError("threads 1..64, payload 1..8972 and a positive duration, please")
-        if self.interface is not None and not INTERFACE_NAME.match(self.interface):
-            raise ValueError(f"not an interface name: {self.interface!r}")
+        if self.interface is not None:
+            checked_interface(self.interface)
         if self.mode == "raw" and (self.interface is None or self.src is None or self.dest_mac is None):
             raise ValueError("raw mode needs interface, src and dest_mac")
         if self.dest_mac is not None and not MAC.match(self.dest_mac):
@@ -180,8 +180,7 @@ def parse_udpgen(text: str, source: str) -> UdpGenRun:
 def read_receiver(host: RemoteHost, interface: str) -> tuple[float, ReceiverCounters]:
     """One round trip: the receiver's clock, the interface's received packets and the UDP
     counters, read together."""
-    if not INTERFACE_NAME.match(interface):
-        raise ValueError(f"not an interface name: {interface!r}")
+    checked_interface(interface)
     out = host.check(["sh", "-c", host.platform.udp_receiver_script(interface)], timeout=15)
     return parse_receiver(out, f"receiver counters on {host.name}", host.platform)
 

@@ -42,6 +42,13 @@ def env_data(
     spec: LabSpec, devices: dict[str, str] | None = None, image: BoardImage | None = None
 ) -> dict[str, Any]:
     """The env file's content as data (``image``: the QEMU board's, for a QEMU lab)."""
+    targets, extra_sections = _targets(spec, image)
+    _declare_features(spec, targets, devices or {})
+    return {"targets": targets, **extra_sections, "pinet": _pinet_section(spec, devices or {}, image)}
+
+
+def _targets(spec: LabSpec, image: BoardImage | None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """One labgrid target per host, and the sections a QEMU board's target needs beside them."""
     targets: dict[str, Any] = {}
     extra_sections: dict[str, Any] = {}
     for host in spec.hosts:
@@ -54,11 +61,7 @@ def env_data(
             continue
         targets[host.name] = {
             "resources": {
-                "NetworkService": {
-                    "address": spec.mgmt_address(host.name),
-                    "username": "root",
-                    "port": 22,
-                }
+                "NetworkService": {"address": spec.mgmt_address(host.name), "username": "root", "port": 22}
             },
             "drivers": {
                 "ExternalPowerDriver": {
@@ -68,7 +71,23 @@ def env_data(
                 }
             },
         }
-    links = [
+    return targets, extra_sections
+
+
+def _declare_features(spec: LabSpec, targets: dict[str, Any], devices: dict[str, str]) -> None:
+    """labgrid's feature flags: which boards have what the adapter and storage suites need
+    (``pytest.mark.lg_feature``), as a lab declares them in its own env file."""
+    for host in spec.hosts:
+        features = sorted(
+            {"usb-ethernet" for link in spec.links if link.board == host.name and link.adapter != "builtin"}
+            | {"usb-disk" for disk in spec.disks if disk.host == host.name and disk.name in devices}
+        )
+        if features and host.name in targets:
+            targets[host.name]["features"] = features
+
+
+def _links(spec: LabSpec) -> list[dict[str, Any]]:
+    return [
         {
             "name": link.name,
             "board": link.board,
@@ -83,19 +102,10 @@ def env_data(
         }
         for link in spec.links
     ]
-    # labgrid's feature flags: which boards have what the adapter and storage suites need
-    # (``pytest.mark.lg_feature``), as a lab declares them in its own env file.
-    for host in spec.hosts:
-        features = sorted(
-            {"usb-ethernet" for link in spec.links if link.board == host.name and link.adapter != "builtin"}
-            | {
-                "usb-disk"
-                for disk in spec.disks
-                if disk.host == host.name and devices and disk.name in devices
-            }
-        )
-        if features and host.name in targets:
-            targets[host.name]["features"] = features
+
+
+def _pinet_section(spec: LabSpec, devices: dict[str, str], image: BoardImage | None) -> dict[str, Any]:
+    """What labgrid has no words for: roles, links, routes, disks, the pinned known_hosts."""
     hosts: dict[str, Any] = {host.name: {"role": host.role, "tcp_congestion": "cubic"} for host in spec.hosts}
     if spec.is_qemu:
         # Off until a test run's strategy boots it through labgrid, as a board on a PDU.
@@ -104,29 +114,25 @@ def env_data(
     # The QEMU board's OS images, flashed onto its SD card by --pinet-image or pinet bisect.
     catalogue = {"images": qemu_board.catalogue(image)} if spec.is_qemu and image is not None else {}
     return {
-        "targets": targets,
-        **extra_sections,
-        "pinet": {
-            "lab": spec.name,
-            "kind": "virtual",
-            "ssh": {
-                "identity": str(spec.state_dir / "id_ed25519"),
-                "known_hosts": str(spec.state_dir / "known_hosts"),
-            },
-            # The namespaces share this machine's kernel, whose default congestion control
-            # may be BBR; the boards' OSes default to cubic, so the lab asks for it per test.
-            "hosts": hosts,
-            "links": links,
-            "routes": [{"name": r.name, "board": r.board, "lan": r.lan, "wan": r.wan} for r in spec.routes],
-            # A loop device over a sparse file stands for the seed's USB disk; it is the
-            # lab's own, so mkfs on it is allowed (scratch).
-            "disks": [
-                {"name": d.name, "host": d.host, "device": devices[d.name], "scratch": True, "bus": disk_bus}
-                for d in spec.disks
-                if devices and d.name in devices
-            ],
-            **catalogue,
+        "lab": spec.name,
+        "kind": "virtual",
+        "ssh": {
+            "identity": str(spec.state_dir / "id_ed25519"),
+            "known_hosts": str(spec.state_dir / "known_hosts"),
         },
+        # The namespaces share this machine's kernel, whose default congestion control
+        # may be BBR; the boards' OSes default to cubic, so the lab asks for it per test.
+        "hosts": hosts,
+        "links": _links(spec),
+        "routes": [{"name": r.name, "board": r.board, "lan": r.lan, "wan": r.wan} for r in spec.routes],
+        # A loop device over a sparse file stands for the seed's USB disk; it is the
+        # lab's own, so mkfs on it is allowed (scratch).
+        "disks": [
+            {"name": d.name, "host": d.host, "device": devices[d.name], "scratch": True, "bus": disk_bus}
+            for d in spec.disks
+            if d.name in devices
+        ],
+        **catalogue,
     }
 
 

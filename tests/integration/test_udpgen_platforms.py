@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from pytest_pinet.traffic.udpgen import parse_udpgen
-from pytest_pinet.traffic.udpgen_build import CROSS_TARGETS, BuildError, cross_build, native_build, run_arm64
+
+from ..udpgen_build import CROSS_TARGETS, BuildError, cross_build, native_build, run_arm64
 
 pytest.importorskip("ziglang", reason="the cross compiler comes with the test extra (ziglang)")
 
@@ -45,7 +46,7 @@ def test_the_generator_builds_for_each_platform_without_warnings(builds, target)
 def test_a_build_failure_names_the_target_and_the_compiler_message(tmp_path, monkeypatch):
     broken = tmp_path / "broken.c"
     broken.write_text("int main(void) { int unused; return 0; }\n")
-    monkeypatch.setattr("pytest_pinet.traffic.udpgen_build.SOURCE", broken)
+    monkeypatch.setattr("tests.udpgen_build.SOURCE", broken)
     with pytest.raises(BuildError, match=r"(?s)does not build for aarch64-netbsd:.*unused variable 'unused'"):
         cross_build("aarch64-netbsd", tmp_path / "out")
 

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 
 from ...model.facts import HostFacts, InterfaceFacts
 from ..facts_parse import InterruptTable, image_of, parse_image_marker, parse_os_release
-from ..shell import quiet, quote, read_file_script, section, sequence
+from ..shell import checked_interface, quiet, quote, read_file_script, section, sequence
 from .base import FACTS_MARK, SNAPSHOT_MARK, Argv, Platform
 from .bsd_parse import (
     UsbDevice,
@@ -31,7 +31,6 @@ from .bsd_parse import (
     sysctl_temperature,
     usb_speed_of_instance,
 )
-from .linux import checked_interface
 
 # ethtool's short offload names -> the ifconfig switch of a BSD.
 IFCONFIG_OFFLOADS = {"tso": "tso", "lro": "lro", "rx": "rxcsum", "tx": "txcsum"}

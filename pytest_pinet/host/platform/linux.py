@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from ..facts_parse import InterruptTable, parse_proc_interrupts, parse_udp_snmp
-from ..shell import INTERFACE_NAME, quiet, quote, read_file_script, section, sequence, write_file_script
+from ..shell import checked_interface, quiet, quote, read_file_script, section, sequence, write_file_script
 from .base import FACTS_MARK, SNAPSHOT_MARK, Argv, Platform
 from .linux_facts import linux_facts
 
@@ -22,13 +22,6 @@ THERMAL_ZONE = "/sys/class/thermal/thermal_zone0/temp"
 CPUFREQ_ROOT = "/sys/devices/system/cpu"
 CPU0_FREQ = f"{CPUFREQ_ROOT}/cpu0/cpufreq"
 WITHOUT_NUL = quote(["tr", "-d", "\\000"])  # the device tree's model string ends in a NUL
-
-
-def checked_interface(name: str) -> str:
-    """The interface name, refused unless it is one the kernel could have given."""
-    if not INTERFACE_NAME.match(name):
-        raise ValueError(f"not an interface name: {name!r}")
-    return name
 
 
 class LinuxPlatform(Platform):

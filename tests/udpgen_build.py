@@ -18,8 +18,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import MissingToolError, PinetError
-from .udpgen import SOURCE
+from pytest_pinet.errors import MissingToolError, PinetError
+from pytest_pinet.traffic.udpgen import SOURCE
 
 FLAGS = ("-O2", "-Wall", "-Wextra", "-Werror", "-pthread")
 # Our name -> zig's target (with the libc version zig links against).
