@@ -16,20 +16,11 @@ import yaml
 
 from ..errors import ConfigError, Unsupported
 from ..model.lab import LinkEntry
+from .cpu_tunables import FixedClock, Governor, IrqAffinity, QueueMask
+from .net_tunables import Mtu, Offloads, Qdisc, Sysctl
 from .remote import RemoteHost
 from .shell import INTERFACE_NAME
-from .tunables import (
-    FixedClock,
-    Governor,
-    IrqAffinity,
-    Mtu,
-    Offloads,
-    Qdisc,
-    QueueMask,
-    Sysctl,
-    Tunable,
-    apply_checked,
-)
+from .tunables import Tunable, apply_checked
 
 ROLES = ("board", "peer")
 TUNABLE_KEYS = frozenset(

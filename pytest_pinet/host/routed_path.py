@@ -12,10 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..model.lab import RouteEntry
+from .net_tunables import HostRoute, Qdisc, Sysctl
 from .profiles import AppliedProfile, Profile, apply_steps
 from .qdisc_stats import QdiscStats, read_qdisc_stats, total_of_kind
 from .remote import RemoteHost
-from .tunables import HostRoute, Qdisc, Sysctl, Tunable
+from .tunables import Tunable
 
 # The seed's SFQ line is `tc qdisc add dev ethX root handle 1: sfq quantum 1500`.
 QDISCS: dict[str, tuple[str, ...]] = {

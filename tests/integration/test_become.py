@@ -13,7 +13,8 @@ import dataclasses
 import pytest
 
 from pytest_pinet.errors import LabFault
-from pytest_pinet.host.tunables import Mtu, Sysctl, apply_checked
+from pytest_pinet.host.net_tunables import Mtu, Sysctl
+from pytest_pinet.host.tunables import apply_checked
 from pytest_pinet.lab.inventory import load_inventory
 from pytest_pinet.virtlab import lab
 

@@ -16,11 +16,11 @@ from pytest_pinet.traffic.iperf3_parse import Iperf3ReportedError, parse_iperf3
 from pytest_pinet.traffic.iperf3_runner import (
     AdaptiveStop,
     Iperf3Options,
-    Iperf3Server,
     client_argv,
     run_iperf3,
     run_iperf3_both_ways,
 )
+from pytest_pinet.traffic.iperf3_server import Iperf3Server
 from pytest_pinet.virtlab import lab
 
 

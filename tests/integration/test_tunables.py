@@ -5,19 +5,11 @@ from __future__ import annotations
 import pytest
 
 from pytest_pinet.errors import Unsupported
+from pytest_pinet.host.cpu_tunables import FixedClock, Governor, IrqAffinity, QueueMask
+from pytest_pinet.host.net_tunables import Mtu, Offloads, Qdisc, Sysctl
 from pytest_pinet.host.profiles import apply_profile, profiles_from_data
 from pytest_pinet.host.remote import RemoteHost
-from pytest_pinet.host.tunables import (
-    FixedClock,
-    Governor,
-    IrqAffinity,
-    Mtu,
-    Offloads,
-    Qdisc,
-    QueueMask,
-    Sysctl,
-    apply_checked,
-)
+from pytest_pinet.host.tunables import apply_checked
 from pytest_pinet.lab.inventory import load_inventory
 from pytest_pinet.virtlab import lab
 

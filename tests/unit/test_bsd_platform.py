@@ -14,7 +14,9 @@ from typing import Any
 import pytest
 
 from pytest_pinet.errors import Unsupported
+from pytest_pinet.host.cpu_tunables import Governor, IrqAffinity, QueueMask
 from pytest_pinet.host.facts import facts_from_output
+from pytest_pinet.host.net_tunables import Mtu, Offloads
 from pytest_pinet.host.platform import FREEBSD, LINUX, NETBSD, platform_of_uname
 from pytest_pinet.host.platform.bsd_parse import (
     affinity_of_hw_intrs,
@@ -36,7 +38,7 @@ from pytest_pinet.host.platform.bsd_parse import (
     usb_speed_of_instance,
 )
 from pytest_pinet.host.remote import CommandResult
-from pytest_pinet.host.tunables import Governor, IrqAffinity, Mtu, Offloads, QueueMask, apply_checked
+from pytest_pinet.host.tunables import apply_checked
 from pytest_pinet.traffic.observers import observe, parse_snapshot
 
 BSD = Path(__file__).resolve().parents[2] / "fixtures" / "bsd"

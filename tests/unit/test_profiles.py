@@ -8,8 +8,9 @@ import pytest
 import yaml
 
 from pytest_pinet.errors import ConfigError
+from pytest_pinet.host.cpu_tunables import IrqAffinity, QueueMask
+from pytest_pinet.host.net_tunables import Sysctl
 from pytest_pinet.host.profiles import load_profiles, profiles_from_data
-from pytest_pinet.host.tunables import IrqAffinity, QueueMask, Sysctl
 from pytest_pinet.model.lab import LinkEntry
 
 REPO = Path(__file__).resolve().parents[2]

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from pytest_pinet.host.net_tunables import HostRoute
 from pytest_pinet.host.qdisc_stats import QdiscStats, parse_qdisc_stats, total_of_kind
 from pytest_pinet.host.routed_path import QDISCS
-from pytest_pinet.host.tunables import HostRoute
 from pytest_pinet.judge.fairness import min_max_ratio
 from pytest_pinet.record.summary_tables import routing_tables
 

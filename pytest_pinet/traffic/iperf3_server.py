@@ -1,0 +1,140 @@
+"""The server end of an iperf3 run, started over SSH.
+
+One server per test, on a port found free on the server host, started with ``-1`` (serve one
+test, then exit) and ``--idle-timeout`` (an aborted client cannot wedge it), with a pid file
+so that teardown stops exactly this server and nothing another user started.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import uuid
+from weakref import WeakKeyDictionary
+
+from ..errors import LabFault
+from ..host.remote import RemoteHost
+from ..host.shell import Argv, quote
+
+PORT_RANGE = (20000, 29999)
+VERSION = re.compile(r"iperf\s+(\d+)\.(\d+)")
+
+_VERSIONS: WeakKeyDictionary[RemoteHost, tuple[int, int]] = WeakKeyDictionary()
+
+
+def iperf3_version(host: RemoteHost) -> tuple[int, int]:
+    """(major, minor) of iperf3 on ``host``, asked once per connection object.
+
+    A missing iperf3 is a lab fault.  Caching saves one SSH round trip per server start.
+    """
+    if host in _VERSIONS:
+        return _VERSIONS[host]
+    result = host.run(["iperf3", "--version"], timeout=15)
+    match = VERSION.search(result.stdout + result.stderr)
+    if not result.ok or match is None:
+        raise LabFault("tool-missing", f"{host.name}: iperf3 is not installed or does not run")
+    _VERSIONS[host] = (int(match.group(1)), int(match.group(2)))
+    return _VERSIONS[host]
+
+
+def server_start_script(port: int, argv: Argv, log_file: str) -> str:
+    """Start a one-off server unless ``port`` is taken (exit 4), then wait until it listens
+    (exit 0) or give up printing its log (exit 3): one round trip per attempt."""
+    listening = f"{quote(['ss', '-Htln', f'sport = :{int(port)}'])} | {quote(['grep', '-q', '.'])}"
+    return (
+        f"{listening} && exit 4; {quote(argv)} || exit 3; for i in $(seq 100); do "
+        f"{listening} && exit 0; sleep 0.05; done; {quote(['cat', log_file])}; exit 3"
+    )
+
+
+def server_stop_script(port: int, pid_file: str, log_file: str) -> str:
+    """Wait up to 2 s for the server to exit on its own, print its report, kill it if it is
+    still the server pinet started (never a process that reused the pid), remove its files."""
+    pattern = quote(["grep", "-q", "--", f"^iperf3 -s -1 -p {int(port)} "])
+    mine = f'ps -o args= -p "$pid" | {pattern}'
+    return (
+        f"pid=$({quote(['cat', pid_file])} 2>/dev/null); "
+        f'if [ -n "$pid" ]; then for i in $(seq 40); do {mine} || break; sleep 0.05; done; fi; '
+        f"{quote(['cat', log_file])} 2>/dev/null; "
+        f'[ -n "$pid" ] && {mine} && kill "$pid"; '
+        f"{quote(['rm', '-f', pid_file, log_file])}; true"
+    )
+
+
+class Iperf3Server:
+    """One one-off iperf3 server on a free port of ``host``."""
+
+    def __init__(self, host: RemoteHost, idle_timeout: int = 30) -> None:
+        self.host = host
+        self.idle_timeout = idle_timeout
+        tag = uuid.uuid4().hex[:12]
+        # On the remote host; the random tag keeps names unguessable and unique per server.
+        self.pid_file = f"/tmp/pinet-iperf3-{tag}.pid"  # noqa: S108
+        self.log_file = f"/tmp/pinet-iperf3-{tag}.json"  # noqa: S108
+        self.port = 0
+        self.command = ""
+        self.server_json = ""
+
+    def start(self, attempts: int = 4) -> int:
+        """Start on a free port and wait until it listens; return the port.
+
+        One SSH round trip per attempt: the port probe, the start and the wait for the
+        listening socket are one script.  A port taken meanwhile (exit 4) or a server that
+        never listened (exit 3) costs another attempt on another port.
+        """
+        version = iperf3_version(self.host)
+        tried: set[int] = set()
+        last = ""
+        for _ in range(attempts):
+            port = _pick_port(tried)
+            argv: list[str | int] = [
+                "iperf3",
+                "-s",
+                "-1",
+                "-p",
+                port,
+                "-D",
+                "-I",
+                self.pid_file,
+                "--logfile",
+                self.log_file,
+                "-J",
+            ]
+            if version >= (3, 11):
+                argv += ["--idle-timeout", self.idle_timeout]
+            self.command = quote(argv)
+            result = self.host.run_shell(server_start_script(port, argv, self.log_file), timeout=20)
+            if result.ok:
+                self.port = port
+                return port
+            tried.add(port)
+            if result.exit_code != 4:
+                last = (result.stderr or result.stdout).strip()
+                self.port = port
+                self.stop()
+        raise LabFault(
+            "iperf3-server", f"{self.host.name}: iperf3 server did not start: {last[:300]}", self.host.name
+        )
+
+    def stop(self) -> str:
+        """Stop this server, never another, and remove its files; return its JSON report.
+
+        One round trip: wait up to 2 s for the ``-1`` server to finish writing and exit on
+        its own (it does right after the client), read its log, kill it if it still runs
+        (a stale server whose client died), remove its files.  A host that is gone leaves
+        nothing to stop, and nothing to read.
+        """
+        try:
+            script = server_stop_script(self.port, self.pid_file, self.log_file)
+            self.server_json = self.host.run_shell(script, timeout=15).stdout
+        except LabFault:
+            pass
+        return self.server_json
+
+
+def _pick_port(busy: set[int]) -> int:
+    for _ in range(1000):
+        port = random.randint(*PORT_RANGE)  # noqa: S311 - spreading ports, not security
+        if port not in busy:
+            return port
+    raise LabFault("iperf3-server", "no free port in 20000-29999")
