@@ -34,8 +34,7 @@ from ..judge.baseline import T_995, T_995_LARGE
 from ..record.compare import NOT_MEASUREMENTS, label_of
 from ..record.image_table import IMAGE_FIELDS
 from ..record.store import context_key
-
-SUITE = Path(__file__).parent / "suite"
+from ..suite import SUITE_DIR
 
 
 @dataclass
@@ -209,7 +208,7 @@ def pytest_probe(
             sys.executable,
             "-m",
             "pytest",
-            *([] if names_tests(selection) else [str(SUITE)]),
+            *([] if names_tests(selection) else [str(SUITE_DIR)]),
             *selection,
             f"--pinet-image={image}",
             f"--pinet-repeat={repeat}",

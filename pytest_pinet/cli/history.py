@@ -11,12 +11,11 @@ import json
 import os
 import time
 from dataclasses import asdict
-from pathlib import Path
 from typing import Any
 
 from ..errors import PinetError
 from ..record.data_home import default_store_url
-from ..record.store import ResultsStore
+from ..record.store import ResultsStore, store_exists
 from ..secrets import mask
 
 STORE_HELP = "store URL (default: $PINET_DB, else pinet.sqlite in ~/.local/share/pinet)"
@@ -25,7 +24,7 @@ STORE_HELP = "store URL (default: $PINET_DB, else pinet.sqlite in ~/.local/share
 def open_store(db: str | None) -> ResultsStore:
     """The store named, else $PINET_DB, else the default; a missing SQLite file is an error."""
     url = db or os.environ.get("PINET_DB") or default_store_url()
-    if url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).exists():
+    if not store_exists(url):
         raise PinetError(f"no results store at {url}: run the suite first or pass --db")
     return ResultsStore(url)
 
@@ -129,7 +128,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_history_commands(sub: Any) -> None:
+def register(sub: Any) -> None:
     """Register trends, compare and runs on the ``pinet`` command's subparsers."""
     trends = sub.add_parser("trends", help="change points over each context's history in the results store")
     trends.add_argument("--db", default=None, help=STORE_HELP)

@@ -85,3 +85,12 @@ def _append_durably(path: Path, line: str) -> None:
             os.fsync(handle.fileno())
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def newest_run(results: Path) -> str | None:
+    """The id of the newest run under ``results`` that recorded a measurement (run ids sort by
+    time); None when there is none."""
+    if not results.is_dir():
+        return None
+    runs = sorted(p.name for p in results.iterdir() if p.is_dir() and (p / "measurements.jsonl").exists())
+    return runs[-1] if runs else None

@@ -181,6 +181,15 @@ class ResultsStore:
             finally:
                 cur.close()
 
+    def verdict_counts(self, run_id: str) -> dict[str, int]:
+        """How many measurements of ``run_id`` got each verdict ("unjudged": none yet)."""
+        with self._tx() as cur:
+            cur.execute(
+                self._sql("SELECT verdict, COUNT(*) FROM measurements WHERE run_id = ? GROUP BY verdict"),
+                (run_id,),
+            )
+            return {str(v or "unjudged"): int(n) for v, n in cur.fetchall()}
+
     def add_run(self, run_id: str, lab: str, suite_version: str, note: str = "") -> None:
         """Register a run (idempotent: xdist workers may all call it, at the same moment; the
         database settles who was first, a check-then-insert would race)."""
@@ -365,3 +374,10 @@ def _mask(url: str) -> str:
     import re
 
     return re.sub(r"(://[^:/@]+:)[^@]*@", r"\1***@", url)
+
+
+def store_exists(url: str) -> bool:
+    """Whether the store ``url`` names can hold history: a SQLite file that exists, or a server
+    (PostgreSQL is asked when opened).  Read-only commands check this first, so they never
+    create an empty store by looking."""
+    return not url.startswith("sqlite:///") or Path(url.removeprefix("sqlite:///")).exists()

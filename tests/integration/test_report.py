@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from pytest_pinet.cli.main import last_night
+from pytest_pinet.cli.report import last_night
 from pytest_pinet.errors import PinetError
 from pytest_pinet.record.report import allure_cli, build_report
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_pinet.cli.main import last_night
+from pytest_pinet.cli.report import last_night
 from pytest_pinet.record.report import build_report
 from pytest_pinet.virtlab import lab
 from pytest_pinet.virtlab.topology import LabSpec

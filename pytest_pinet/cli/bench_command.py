@@ -1,0 +1,59 @@
+"""``pinet bench``: start-up, fidelity, sensitivity, overhead and adaptive-duration figures on a
+bench lab of its own."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+
+def register(sub: Any) -> None:
+    """``pinet bench``."""
+    bench = sub.add_parser(
+        "bench",
+        help="start-up, fidelity, sensitivity, overhead and adaptive-duration figures (JSON and a table)",
+    )
+    bench.add_argument("--startups", type=int, default=3)
+    bench.add_argument("--fidelity-runs", type=int, default=3, help="runs per direction")
+    bench.add_argument(
+        "--overhead-repeats", type=int, default=3, help="tests per direction in the overhead batch"
+    )
+    bench.add_argument("--duration", type=int, default=20, help="seconds per fidelity run")
+    bench.add_argument(
+        "--adaptive-repeats",
+        type=int,
+        default=2,
+        help="tests per direction in the fixed and adaptive batches (0 = skip that figure)",
+    )
+    bench.add_argument("--fixed-duration", type=int, default=65, help="seconds of the fixed method (-t)")
+    bench.add_argument(
+        "--sensitivity-runs",
+        type=int,
+        default=10,
+        help="clean runs, and runs per planted degradation (0.5, 1, 2, 3 %%), judged (0 = skip)",
+    )
+    bench.add_argument(
+        "--sensitivity-history", type=int, default=10, help="clean runs that make the baseline history"
+    )
+    bench.add_argument("--sensitivity-duration", type=int, default=6, help="seconds per sensitivity run")
+    bench.set_defaults(func=cmd_bench)
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    """Start-up, fidelity, overhead and adaptive-duration figures on a bench lab of its own."""
+    from ..bench.run import format_table, run_bench, to_json
+
+    data = run_bench(
+        args.startups,
+        args.fidelity_runs,
+        args.overhead_repeats,
+        args.duration,
+        args.adaptive_repeats,
+        args.fixed_duration,
+        args.sensitivity_runs,
+        args.sensitivity_history,
+        args.sensitivity_duration,
+    )
+    print(to_json(data))
+    print(format_table(data))
+    return 0 if all(f["met"] is not False for f in data["figures"]) else 1

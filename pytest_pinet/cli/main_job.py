@@ -1,0 +1,89 @@
+"""``pinet run``: the main job. The network suite against the lab, then the report and a summary
+of what passed and what regressed."""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from ..errors import PinetError
+from ..record.results_dir import newest_run
+from ..record.store import ResultsStore, store_exists
+from ..secrets import mask
+from ..secrets import register as register_secret
+from ..suite import SUITE_DIR
+from .lab_options import db_url
+from .report import report_line
+
+
+def register(sub: Any) -> None:
+    """``pinet run [--suite DIR] [--results DIR] [pytest arguments]``."""
+    run = sub.add_parser("run", help="the main job: the network suite, then the report and a summary")
+    run.add_argument(
+        "--suite",
+        default=str(SUITE_DIR),
+        help="suite directory (default: the suite shipped with pytest-pinet)",
+    )
+    run.add_argument("--results", default="results", help="results directory (default results)")
+    run.add_argument("pytest_args", nargs=argparse.REMAINDER, help="further pytest arguments")
+    run.set_defaults(func=cmd_run)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """The main job: the network suite against the lab, then the report and a summary."""
+    suite = Path(args.suite)
+    if not suite.exists():
+        raise PinetError(f"suite {suite} not found: pass --suite with a directory of tests")
+    results = Path(args.results)
+    # The store is named explicitly, so that nothing (a checkout's conftest that keeps its
+    # own tests off the user's history) can point the main job elsewhere.
+    db = db_url()
+    register_secret(urlsplit(db).password)
+    argv = [
+        sys.executable,
+        "-m",
+        "pytest",
+        str(suite),
+        "-p",
+        "no:cacheprovider",
+        "--pinet-results",
+        str(results),
+        "--pinet-db",
+        db,
+        "--alluredir",
+        str(results / "allure-results"),
+        "--clean-alluredir",
+        *args.pytest_args,
+    ]
+    print("+ " + mask(" ".join(argv)), flush=True)
+    code = subprocess.call(argv)
+    _main_job_summary(results, db, code, report_line(results))
+    return code
+
+
+def _main_job_summary(results: Path, db: str, code: int, report: str) -> None:
+    """What passed, what regressed, where the report is."""
+    run_id = newest_run(results)
+    print("\n=== pinet main job summary ===")
+    if run_id is not None:
+        verdicts: dict[str, int] = {}
+        if store_exists(db):
+            store = ResultsStore(db)
+            try:
+                verdicts = store.verdict_counts(run_id)
+            finally:
+                store.close()
+        print(f"run {run_id}: " + ", ".join(f"{n} {v}" for v, n in sorted(verdicts.items())))
+        regressed = sum(n for v, n in verdicts.items() if "regression" in v)
+        below = sum(n for v, n in verdicts.items() if "below-threshold" in v)
+        undecided = sum(n for v, n in verdicts.items() if "undecided" in v)
+        print(
+            f"regressions against baseline: {regressed}; below threshold: {below}; "
+            f"undecided (interval holds the line): {undecided}"
+        )
+    print(f"pytest exit status: {code} ({'no failures' if code == 0 else 'failures, see above'})")
+    print(report)

@@ -1,0 +1,70 @@
+"""``pinet report``: the Allure 3 report with history, and the morning digest of the newest run
+(also built by the main job)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from ..errors import PinetError
+from ..record.data_home import allure_history_file
+from .lab_options import db_url
+
+
+def register(sub: Any) -> None:
+    """``pinet report``."""
+    report = sub.add_parser("report", help="build the Allure 3 report with history and goodput trends")
+    report.add_argument("--results", default="results", help="results directory (default results)")
+    report.add_argument("--root", default=".", help="checkout holding .allure (default .)")
+    report.set_defaults(func=cmd_report)
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """Build the Allure 3 report (history across runs, goodput metrics, trend charts)."""
+    from ..record.report import build_report
+
+    results = Path(args.results)
+    index = build_report(
+        Path(args.root).resolve(),
+        results / "allure-results",
+        results / "report",
+        allure_history_file(),
+        morning=last_night(results, db_url()),
+    )
+    print(f"report: {index} (serve it: python3 -m http.server -d {index.parent} 8080 --bind 127.0.0.1)")
+    return 0
+
+
+def last_night(results: Path, db: str) -> Any:
+    """The morning summary (``record.morning.Morning``) of the newest run under ``results``;
+    None when there is no run or no store to read it from."""
+    from ..record.morning import morning_of
+    from ..record.results_dir import ResultsDir, newest_run
+    from ..record.store import ResultsStore, store_exists
+
+    run_id = newest_run(results)
+    if run_id is None or not store_exists(db):
+        return None
+    store = ResultsStore(db)
+    try:
+        return morning_of(store, run_id, ResultsDir(results, run_id).load_facts())
+    finally:
+        store.close()
+
+
+def report_line(results: Path) -> str:
+    """Build the report after the main job; the line that says where it is, or why it is not."""
+    from ..record.report import build_report
+
+    try:
+        index = build_report(
+            Path(".").resolve(),
+            results / "allure-results",
+            results / "report",
+            allure_history_file(),
+            morning=last_night(results, db_url()),
+        )
+    except PinetError as exc:
+        return f"report not built: {exc}"
+    return f"report: {index}  (python3 -m http.server -d {index.parent} 8080 --bind 127.0.0.1)"
