@@ -14,16 +14,14 @@ import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NoReturn
 
-from ..errors import LabFault, Unsupported
+from ..errors import LabFault
 from ..host.remote import RemoteHost
 from ..judge.linerate import LinkModel, tcp_goodput_limit
 from ..lab.inventory import Inventory
-from ..measure import FactsCache, Site, UdpMeasurer
-from ..model import Measurement
-from ..record.results_dir import ResultsDir
+from ..measure import UdpMeasurer
 from ..traffic.iperf3_runner import Iperf3Options, run_iperf3
+from .recording import bench_site
 
 # Within [-0.5 %, +0.05 %] of the limit: a little slower than physics is timer and ACK cost,
 # faster is a cable that does not exist.
@@ -45,29 +43,6 @@ class Deviation:
     def met(self) -> bool:
         """The median lies in the band."""
         return bool(self.deviations_pct) and LOW_PCT <= statistics.median(self.deviations_pct) <= HIGH_PCT
-
-
-class KeepRecorder:
-    """A bench recorder that keeps every measurement in the batch's results file, unjudged."""
-
-    def __init__(self, results: ResultsDir) -> None:
-        self.results = results
-
-    def record(self, measurement: Measurement) -> Measurement:
-        self.results.record(measurement)
-        return measurement
-
-    def attach_chart(self, png: bytes | None, name: str) -> None:
-        """A bench has no report to attach to."""
-
-    def unsupported(self, exc: Unsupported, name: str, kind: str) -> NoReturn:
-        raise exc
-
-
-def bench_site(inventory: Inventory, hosts: dict[str, RemoteHost], root: Path, name: str) -> Site:
-    """Where a bench batch measures: the lab, and a results file of its own under ``root``."""
-    recorder = KeepRecorder(ResultsDir(root / name, name))
-    return Site(recorder, f"bench::{name}", inventory, FactsCache(inventory, hosts), hosts)
 
 
 def set_timestamps(hosts: list[RemoteHost], on: bool) -> None:

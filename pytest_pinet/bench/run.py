@@ -19,32 +19,21 @@ Medians and ranges, never single runs: the machines are shared and noisy.
 from __future__ import annotations
 
 import json
-import os
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
-import xml.etree.ElementTree as ET
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
-import yaml
-
-from ..errors import LabFault, Unsupported
 from ..host.facts import gather_facts
-from ..judge.thresholds import Thresholds, thresholds_from_data
-from ..judge.verdict import judge_measurement
-from ..lab.inventory import load_inventory
-from ..measure import FactsCache, Site, TcpMeasurer
-from ..model import Measurement
-from ..record.results_dir import ResultsDir
-from ..traffic.adaptive import SettleRule
-from ..traffic.iperf3_runner import Iperf3Options
+from ..lab.inventory import Inventory, load_inventory
 from ..virtlab import lab
 from ..virtlab.topology import LabSpec
+from .batches import Batch, by_direction, measure_batch, overhead_per_test, run_batch
 from .fidelity import HIGH_PCT, LOW_PCT, Deviation, tcp_fidelity, udp_fidelity
+from .progress import say
+from .recording import connected
 from .sensitivity import (
     LEVELS,
     TARGET_DETECTION,
@@ -54,22 +43,6 @@ from .sensitivity import (
     judge_trials,
     measure_trials,
 )
-
-BENCH_SUITE = Path(__file__).parent / "suite" / "bench_tcp.py"
-BENCH_THRESHOLDS = """\
-version: 1
-rules:
-  - id: bench-gbe-half-duplex
-    match: {duplex: half, link_speed_mbps: 1000, mtu: 1500}
-    min_mbps: 940
-    why: the line-rate limit with timestamps is 941.5; the emulated link must reach it
-"""
-BENCH_PROFILES = """\
-version: 1
-profiles:
-  stock:
-    why: the hosts as the lab made them
-"""
 
 
 @dataclass
@@ -86,161 +59,20 @@ class Figure:
     met: bool | None
 
 
-def say(text: str) -> None:
-    """Progress on stderr as the bench goes (a full bench takes about 12 minutes); the figures
-    themselves go to stdout."""
-    print(f"bench: {text}", file=sys.stderr, flush=True)
-
-
 def _figure(name: str, unit: str, samples: list[float], target: str, met: bool | None) -> Figure:
     return Figure(name, unit, statistics.median(samples), min(samples), max(samples), samples, target, met)
 
 
-@dataclass(frozen=True)
-class Batch:
-    """One batch of the bench: its wall time, per-test times (pytest batches) and measurements."""
+@dataclass
+class Bench:
+    """What the figures of one bench share: its own lab (pinet5), its scratch directory, and
+    what it found so far."""
 
-    wall_s: float
-    exit_code: int
-    test_seconds: dict[str, float]
-    rows: list[dict[str, Any]]
-    failed: list[str]
-
-
-def run_batch(env_file: Path, root: Path, name: str, repeats: int, options: list[str]) -> Batch:
-    """Run the bench suite once with pytest (a child process, as a user would) and read back."""
-    results = root / name
-    thresholds = root / "thresholds.yaml"
-    thresholds.write_text(BENCH_THRESHOLDS, encoding="utf-8")
-    profiles = root / "profiles.yaml"
-    profiles.write_text(BENCH_PROFILES, encoding="utf-8")
-    junit = root / f"{name}.xml"
-    argv = [
-        sys.executable,
-        "-m",
-        "pytest",
-        str(BENCH_SUITE),
-        "-q",
-        "-p",
-        "no:cacheprovider",
-        "--rootdir",
-        str(root),
-        "--pinet-lab",
-        str(env_file),
-        "--pinet-results",
-        str(results),
-        "--pinet-thresholds",
-        str(thresholds),
-        "--pinet-profiles",
-        str(profiles),
-        "--pinet-remeasure",
-        "0",
-        "--alluredir",
-        str(root / f"{name}-allure"),
-        "--junitxml",
-        str(junit),
-        *options,
-    ]
-    environment = {**os.environ, "PINET_BENCH_REPEATS": str(repeats)}
-    started = time.monotonic()
-    done = subprocess.run(argv, capture_output=True, text=True, env=environment, cwd=root, check=False)
-    wall = time.monotonic() - started
-    if not junit.exists() or done.returncode not in (0, 1):
-        raise RuntimeError(f"bench batch {name} did not run: {done.stdout[-2000:]}{done.stderr[-2000:]}")
-    tests = {}
-    failed = []
-    for case in ET.parse(junit).getroot().iter("testcase"):  # noqa: S314 - our own file
-        name = f"{case.get('classname')}::{case.get('name')}"
-        tests[name] = float(case.get("time") or 0)
-        for problem in list(case.iter("failure")) + list(case.iter("error")):
-            failed.append(f"{name}: {(problem.get('message') or '')[:200]}")
-    rows = []
-    for path in results.glob("*/measurements.jsonl"):
-        rows += [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    return Batch(wall, done.returncode, tests, rows, failed)
-
-
-BENCH_STREAMS = 10  # the suite's default, as the seeds measured
-BENCH_SETTLE = SettleRule(min_seconds=5, precision_pct=0.5)  # the suite's default adaptive rule
-
-
-class BenchRecorder:
-    """The :class:`~pytest_pinet.measure.Recorder` of a batch measured without pytest: every
-    result goes to the batch's results file at once and is judged against the bench floor."""
-
-    def __init__(self, results: ResultsDir, thresholds: Thresholds) -> None:
-        self.results = results
-        self.thresholds = thresholds
-        self.failed: list[str] = []
-
-    def record(self, measurement: Measurement) -> Measurement:
-        self.results.record(measurement)
-        verdict = judge_measurement(measurement, self.thresholds, [])
-        if verdict.failed:
-            self.failed.append(f"{measurement.test_id} {measurement.context.direction}: {verdict.reason}")
-        return measurement
-
-    def attach_chart(self, png: bytes | None, name: str) -> None:
-        """A bench batch has no report to attach to."""
-
-    def unsupported(self, exc: Unsupported, name: str, kind: str) -> NoReturn:
-        raise exc
-
-
-def measure_batch(
-    env_file: Path, root: Path, name: str, repeats: int, duration: int, adaptive: bool, omit: int = 5
-) -> Batch:
-    """Half duplex both ways, ``repeats`` times, with the measuring core: the fixed method
-    (``-t duration -O omit``) or adaptive duration under the suite's default rule."""
-    inventory = load_inventory(env_file)
-    hosts = {n: e.connect() for n, e in inventory.hosts.items()}
-    results = ResultsDir(root / name, name)
-    recorder = BenchRecorder(results, thresholds_from_data(yaml.safe_load(BENCH_THRESHOLDS), "bench floor"))
-    site = Site(recorder, f"bench::{name}", inventory, FactsCache(inventory, hosts), hosts)
-    options = Iperf3Options(streams=BENCH_STREAMS, duration=duration, omit=omit)
-    measurer = TcpMeasurer(site, inventory.link("eth"), options, "stock", BENCH_SETTLE if adaptive else None)
-    started = time.monotonic()
-    try:
-        for repeat in range(repeats):
-            for direction in ("board->peer", "peer->board"):
-                say(f"{name} batch: {direction}, {repeat + 1} of {repeats} (at most {duration + omit} s)")
-                try:
-                    measured = measurer.half_duplex(direction)
-                    seconds = measured.finished - measured.started
-                    say(f"  {measured.goodput_mbps:.1f} Mbit/s after {seconds:.0f} s")
-                except LabFault as fault:  # kept as the batch's failure, never as a figure
-                    recorder.failed.append(f"{direction}: lab fault: {fault}")
-    finally:
-        for host in hosts.values():
-            host.close()
-    wall = time.monotonic() - started
-    rows = []
-    if results.measurements_file.exists():
-        text = results.measurements_file.read_text(encoding="utf-8")
-        rows = [json.loads(line) for line in text.splitlines() if line.strip()]
-    return Batch(wall, 1 if recorder.failed else 0, {}, rows, recorder.failed)
-
-
-def overhead_per_test(batch: Batch) -> list[float]:
-    """Each test's wall time minus the traffic time of the measurements it took."""
-    traffic: dict[str, float] = {}
-    for row in batch.rows:
-        name = str(row["test_id"]).split("#", 1)[0].rsplit("::", 1)[-1]
-        traffic[name] = traffic.get(name, 0.0) + float(row["finished"]) - float(row["started"])
-    overheads = []
-    for test, seconds in batch.test_seconds.items():
-        name = test.rsplit("::", 1)[-1]
-        if name in traffic:
-            overheads.append(seconds - traffic[name])
-    return overheads
-
-
-def by_direction(rows: list[dict[str, Any]]) -> dict[str, list[float]]:
-    """Goodputs of a batch per direction."""
-    found: dict[str, list[float]] = {}
-    for row in rows:
-        found.setdefault(row["context"]["direction"], []).append(float(row["goodput_mbps"]))
-    return found
+    spec: LabSpec
+    root: Path
+    figures: list[Figure]
+    details: dict[str, Any]
+    not_measured: list[str]
 
 
 def run_bench(
@@ -256,128 +88,148 @@ def run_bench(
 ) -> dict[str, Any]:
     """Measure every figure on a bench lab of its own (pinet5); return them as data."""
     root = Path(tempfile.mkdtemp(prefix="pinet-bench-"))
-    spec = LabSpec(name="pinet5", state_root=root / "state")
-    figures: list[Figure] = []
-    details: dict[str, Any] = {}
-    not_measured: list[str] = []
+    bench = Bench(LabSpec(name="pinet5", state_root=root / "state"), root, [], {}, [])
     try:
-        boot = []
-        for number in range(startups):
-            say(f"start-up {number + 1} of {startups}: lab up, SSH, facts")
-            lab.down(spec)
-            started = time.monotonic()
-            inventory = load_inventory(lab.up(spec))
-            hosts = {n: e.connect() for n, e in inventory.hosts.items()}
-            for host in hosts.values():
-                gather_facts(host, ["eth0"])
-            boot.append(time.monotonic() - started)
-            for host in hosts.values():
-                host.close()
-        figures.append(
-            _figure(
-                "start-up (lab up to first test ready)", "s", boot, "<= 10 s", statistics.median(boot) <= 10
-            )
-        )
-
-        inventory = load_inventory(spec.env_file)
-        hosts = {n: e.connect() for n, e in inventory.hosts.items()}
-        try:
+        startup_figure(bench, startups)
+        inventory = load_inventory(bench.spec.env_file)
+        with connected(inventory) as hosts:
             if fidelity_runs > 0:
-                for found in tcp_fidelity(inventory, hosts, fidelity_runs, duration, say, not_measured):
-                    figures += _fidelity_figure(found)
-                udp, small = udp_fidelity(inventory, hosts, root, fidelity_runs, say, not_measured)
-                if udp is not None:
-                    figures += _fidelity_figure(udp)
-                if small:
-                    details["minimum-size frames"] = small
-                    figures.append(
-                        _figure(
-                            f"UDP 64-byte frames/s vs {small['limit_fps']:,.0f} (CPU-bound: generator "
-                            f"{small['generator_cpu_pct']:.0f} % of a core)",
-                            "",
-                            [small["received_fps"]],
-                            "reported",
-                            None,
-                        )
-                    )
+                fidelity_figures(bench, inventory, hosts, fidelity_runs, duration)
             if sensitivity_runs > 0:
-                counts = [(0.0, sensitivity_history), (0.0, sensitivity_runs)]
-                counts += [(level, sensitivity_runs) for level in LEVELS]
-                trials = measure_trials(
-                    spec, inventory, hosts, root, counts, sensitivity_duration, say, not_measured
+                sensitivity_figures(
+                    bench, inventory, hosts, sensitivity_runs, sensitivity_history, sensitivity_duration
                 )
-                history, judged = trials[:sensitivity_history], trials[sensitivity_history:]
-                if len(history) >= 2 and judged:
-                    table = judge_trials(history, judged)
-                    details["sensitivity"] = table
-                    best = next((p for p in table["policies"] if p["met"]), None)
-                    default = table["policies"][0]
-                    figures.append(
-                        _figure(
-                            f"1 % drop detected (band floor {default['band_floor_pct']:g} %, the default)",
-                            "",
-                            [_rate(default, TARGET_LEVEL)],
-                            ">= 0.95",
-                            _rate(default, TARGET_LEVEL) >= TARGET_DETECTION,
-                        )
-                    )
-                    figures.append(
-                        _figure(
-                            "false alarms on clean runs (same policy)",
-                            "",
-                            [_rate(default, 0.0)],
-                            "<= 0.05",
-                            _rate(default, 0.0) <= TARGET_FALSE_ALARMS,
-                        )
-                    )
-                    if best is not None and best is not default:
-                        say(f"sensitivity: target met with a band floor of {best['band_floor_pct']:g} %")
-                else:
-                    not_measured.append("sensitivity: too few runs measured to judge")
-        finally:
-            for host in hosts.values():
-                host.close()
-
-        say(f"overhead batch: {2 * overhead_repeats} short tests through pytest")
-        short = run_batch(
-            spec.env_file,
-            root,
-            "overhead",
-            overhead_repeats,
-            ["--pinet-adaptive", "off", "--pinet-duration", "2", "--pinet-omit", "0"],
-        )
-        overheads = overhead_per_test(short)
-        details["overhead failed tests"] = short.failed
-        if overheads:
-            figures.append(
-                _figure(
-                    "overhead per test (outside traffic)",
-                    "s",
-                    overheads,
-                    "<= 0.5 s",
-                    statistics.median(overheads) <= 0.5,
-                )
-            )
-        else:
-            not_measured.append(
-                f"overhead: the batch measured nothing (pytest exit {short.exit_code}); see {root}"
-            )
-
+        overhead_figure(bench, overhead_repeats)
         if adaptive_repeats > 0:
-            fixed = measure_batch(spec.env_file, root, "fixed", adaptive_repeats, fixed_duration, False)
-            adaptive = measure_batch(spec.env_file, root, "adaptive", adaptive_repeats, fixed_duration, True)
-            figures += adaptive_figures(fixed, adaptive, details)
-            for batch_name, batch in (("fixed", fixed), ("adaptive", adaptive)):
-                details[f"{batch_name} failed tests"] = batch.failed
+            adaptive_duration_figures(bench, adaptive_repeats, fixed_duration)
     finally:
-        lab.down(spec)
+        lab.down(bench.spec)
     return {
-        "figures": [asdict(f) for f in figures],
-        "details": details,
-        "not_measured": not_measured,
+        "figures": [asdict(f) for f in bench.figures],
+        "details": bench.details,
+        "not_measured": bench.not_measured,
         "duration_s": duration,
         "fixed_duration_s": fixed_duration,
     }
+
+
+def startup_figure(bench: Bench, startups: int) -> None:
+    """`pinet lab up` until the first test could run: every host answers over pinned SSH and
+    its facts are gathered."""
+    boot = []
+    for number in range(startups):
+        say(f"start-up {number + 1} of {startups}: lab up, SSH, facts")
+        lab.down(bench.spec)
+        started = time.monotonic()
+        inventory = load_inventory(lab.up(bench.spec))
+        with connected(inventory) as hosts:
+            for host in hosts.values():
+                gather_facts(host, ["eth0"])
+        boot.append(time.monotonic() - started)
+    bench.figures.append(
+        _figure("start-up (lab up to first test ready)", "s", boot, "<= 10 s", statistics.median(boot) <= 10)
+    )
+
+
+def fidelity_figures(
+    bench: Bench, inventory: Inventory, hosts: dict[str, Any], runs: int, duration: int
+) -> None:
+    """The emulated cable against the line-rate model: TCP both ways (timestamps on and off),
+    UDP full-size frames, and minimum-size frames (reported: the generator's CPU bounds them)."""
+    for found in tcp_fidelity(inventory, hosts, runs, duration, say, bench.not_measured):
+        bench.figures += _fidelity_figure(found)
+    udp, small = udp_fidelity(inventory, hosts, bench.root, runs, say, bench.not_measured)
+    if udp is not None:
+        bench.figures += _fidelity_figure(udp)
+    if small:
+        bench.details["minimum-size frames"] = small
+        bench.figures.append(
+            _figure(
+                f"UDP 64-byte frames/s vs {small['limit_fps']:,.0f} (CPU-bound: generator "
+                f"{small['generator_cpu_pct']:.0f} % of a core)",
+                "",
+                [small["received_fps"]],
+                "reported",
+                None,
+            )
+        )
+
+
+def sensitivity_figures(
+    bench: Bench, inventory: Inventory, hosts: dict[str, Any], runs: int, history_runs: int, duration: int
+) -> None:
+    """Clean runs and planted degradations judged against a clean history: how often the
+    default policy catches a 1 % drop, and how often it cries wolf on a clean run."""
+    counts = [(0.0, history_runs), (0.0, runs)] + [(level, runs) for level in LEVELS]
+    trials = measure_trials(
+        bench.spec, inventory, hosts, bench.root, counts, duration, say, bench.not_measured
+    )
+    history, judged = trials[:history_runs], trials[history_runs:]
+    if len(history) < 2 or not judged:
+        bench.not_measured.append("sensitivity: too few runs measured to judge")
+        return
+    table = judge_trials(history, judged)
+    bench.details["sensitivity"] = table
+    best = next((p for p in table["policies"] if p["met"]), None)
+    default = table["policies"][0]
+    detected, false_alarms = _rate(default, TARGET_LEVEL), _rate(default, 0.0)
+    bench.figures.append(
+        _figure(
+            f"1 % drop detected (band floor {default['band_floor_pct']:g} %, the default)",
+            "",
+            [detected],
+            ">= 0.95",
+            detected >= TARGET_DETECTION,
+        )
+    )
+    bench.figures.append(
+        _figure(
+            "false alarms on clean runs (same policy)",
+            "",
+            [false_alarms],
+            "<= 0.05",
+            false_alarms <= TARGET_FALSE_ALARMS,
+        )
+    )
+    if best is not None and best is not default:
+        say(f"sensitivity: target met with a band floor of {best['band_floor_pct']:g} %")
+
+
+def overhead_figure(bench: Bench, repeats: int) -> None:
+    """Per test, its wall time minus its traffic, from short tests run by pytest through the plugin."""
+    say(f"overhead batch: {2 * repeats} short tests through pytest")
+    short = run_batch(
+        bench.spec.env_file,
+        bench.root,
+        "overhead",
+        repeats,
+        ["--pinet-adaptive", "off", "--pinet-duration", "2", "--pinet-omit", "0"],
+    )
+    overheads = overhead_per_test(short)
+    bench.details["overhead failed tests"] = short.failed
+    if not overheads:
+        bench.not_measured.append(
+            f"overhead: the batch measured nothing (pytest exit {short.exit_code}); see {bench.root}"
+        )
+        return
+    bench.figures.append(
+        _figure(
+            "overhead per test (outside traffic)",
+            "s",
+            overheads,
+            "<= 0.5 s",
+            statistics.median(overheads) <= 0.5,
+        )
+    )
+
+
+def adaptive_duration_figures(bench: Bench, repeats: int, fixed_duration: int) -> None:
+    """The seeds' fixed method against adaptive duration, both with the measuring core."""
+    fixed = measure_batch(bench.spec.env_file, bench.root, "fixed", repeats, fixed_duration, False)
+    adaptive = measure_batch(bench.spec.env_file, bench.root, "adaptive", repeats, fixed_duration, True)
+    bench.figures += adaptive_figures(fixed, adaptive, bench.details)
+    for batch_name, batch in (("fixed", fixed), ("adaptive", adaptive)):
+        bench.details[f"{batch_name} failed tests"] = batch.failed
 
 
 def _fidelity_figure(found: Deviation) -> list[Figure]:

@@ -27,7 +27,7 @@ from ..measure import TcpMeasurer
 from ..traffic.iperf3_runner import Iperf3Options
 from ..virtlab import lab
 from ..virtlab.topology import LabSpec
-from .fidelity import bench_site
+from .recording import bench_site
 
 LEVELS = (0.5, 1.0, 2.0, 3.0)  # percent slower
 # The default policy's floor first (BaselinePolicy, --pinet-baseline-band), then others.
