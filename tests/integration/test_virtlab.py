@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -141,6 +142,14 @@ def test_down_cleans_after_a_killed_up(fresh_lab):
     subprocess.run(["ip", "link", "add", spec.bridge, "type", "bridge"], check=True)
     sleeper = subprocess.Popen(["ip", "netns", "exec", spec.netns("pi"), "sleep", "300"])
     spec.state_dir.mkdir(parents=True)
+    # `ip netns exec` enters the namespace before it execs sleep; on a busy machine that takes
+    # a moment, and a down() that looks earlier finds no process to stop.
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        pids = subprocess.run(["ip", "netns", "pids", spec.netns("pi")], capture_output=True, text=True)
+        if pids.stdout.split():
+            break
+        time.sleep(0.05)
     try:
         report = lab.down(spec)
     finally:
