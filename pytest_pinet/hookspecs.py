@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
+    from .judge.standing import Standing
     from .judge.thresholds import Thresholds
     from .judge.verdict import JudgePolicy, Verdict
     from .lab.places import Place
@@ -24,12 +25,18 @@ hookspec = pluggy.HookspecMarker("pytest")
 
 @hookspec(firstresult=True)
 def pytest_pinet_judge_measurement(
-    measurement: Measurement, thresholds: Thresholds, history: Sequence[float], policy: JudgePolicy
+    measurement: Measurement,
+    thresholds: Thresholds,
+    history: Sequence[float],
+    policy: JudgePolicy,
+    standing: Standing,
 ) -> Verdict | None:
     """Judge one measurement; return a Verdict, or None to leave it to the next implementation.
 
-    ``history`` holds the earlier goodputs of the same context (oldest first) that may serve
-    as a baseline.  The default is :func:`pytest_pinet.judge.verdict.judge_measurement`.
+    ``history`` holds the earlier accepted goodputs of the same context, one per night (oldest
+    first), that may serve as a baseline; ``standing`` is the same context's accepted nights
+    and pending regression (:mod:`pytest_pinet.judge.standing`).  The default is
+    :func:`pytest_pinet.judge.verdict.judge_measurement`.
     """
 
 

@@ -18,6 +18,7 @@ import pytest
 from . import __version__, hookspecs
 from .errors import LabFault, PinetError
 from .fixtures.state import MEASURED, PINET_RUN, RUN_ID, UNDECIDED_PREFIX, pinet_run
+from .judge.standing import Standing
 from .judge.thresholds import Thresholds
 from .judge.verdict import JudgePolicy, Verdict, judge_measurement
 from .model import Measurement
@@ -83,10 +84,14 @@ def _options_given(config: pytest.Config) -> bool:
 
 @pytest.hookimpl(trylast=True)
 def pytest_pinet_judge_measurement(
-    measurement: Measurement, thresholds: Thresholds, history: Sequence[float], policy: JudgePolicy
+    measurement: Measurement,
+    thresholds: Thresholds,
+    history: Sequence[float],
+    policy: JudgePolicy,
+    standing: Standing,
 ) -> Verdict:
-    """The default verdict: thresholds, baseline and thermal guard of :mod:`pytest_pinet.judge`."""
-    return judge_measurement(measurement, thresholds, history, policy)
+    """The default verdict: thresholds, accepted baseline and thermal guard of :mod:`pytest_pinet.judge`."""
+    return judge_measurement(measurement, thresholds, history, policy, standing)
 
 
 def pytest_configure(config: pytest.Config) -> None:

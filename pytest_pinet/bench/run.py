@@ -302,7 +302,7 @@ def format_table(data: dict[str, Any]) -> str:
     if "sensitivity" in data.get("details", {}):
         lines += format_sensitivity(data["details"]["sensitivity"])
     for direction, detail in sorted(data.get("details", {}).items()):
-        if direction in ("sensitivity", "minimum-size frames"):
+        if direction in ("sensitivity", "minimum-size frames", "noise"):
             continue
         if isinstance(detail, list):
             lines += [f"{direction}: {item}" for item in detail]

@@ -4,7 +4,10 @@ bench lab of its own."""
 from __future__ import annotations
 
 import argparse
+import json
 from typing import Any
+
+from ..errors import PinetError
 
 
 def register(sub: Any) -> None:
@@ -36,13 +39,30 @@ def register(sub: Any) -> None:
         "--sensitivity-history", type=int, default=10, help="clean runs that make the baseline history"
     )
     bench.add_argument("--sensitivity-duration", type=int, default=6, help="seconds per sensitivity run")
+    bench.add_argument(
+        "--noise-trials",
+        type=int,
+        default=200,
+        help="simulated trials per setting of the sensitivity under noise (0 = skip; no lab needed)",
+    )
+    bench.add_argument(
+        "--noise-only", action="store_true", help="only the sensitivity under noise (no lab, about a minute)"
+    )
     bench.set_defaults(func=cmd_bench)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
     """Start-up, fidelity, overhead and adaptive-duration figures on a bench lab of its own."""
+    from ..bench.noise import format_noise, noise_sensitivity
     from ..bench.run import format_table, run_bench, to_json
 
+    noise = noise_sensitivity(args.noise_trials, say=print) if args.noise_trials > 0 else None
+    if args.noise_only:
+        if noise is None:
+            raise PinetError("--noise-only needs --noise-trials above 0")
+        print(json.dumps({"noise": noise}, indent=2))
+        print("\n".join(format_noise(noise)))
+        return 0
     data = run_bench(
         args.startups,
         args.fidelity_runs,
@@ -54,6 +74,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
         args.sensitivity_history,
         args.sensitivity_duration,
     )
+    if noise is not None:
+        data["details"]["noise"] = noise
     print(to_json(data))
     print(format_table(data))
+    if noise is not None:
+        print("\n".join(format_noise(noise)))
     return 0 if all(f["met"] is not False for f in data["figures"]) else 1

@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 
 from ..errors import PinetError
 from ..secrets import register as register_secret
+from .accept import since_change_references
 from .lab_options import db_url
 
 
@@ -35,6 +36,12 @@ def register(sub: Any) -> None:
         default=1.0,
         help="smallest change in percent called a regression (default 1)",
     )
+    bis.add_argument(
+        "--since-change",
+        metavar="CONTEXT",
+        help="a context in a persisting regression (see `pinet regressions`): its accepted level and its "
+        "regressed level from the store are the good and bad ends, which are then not measured again",
+    )
     bis.add_argument("--results", default="results", help="results directory (default results)")
     bis.add_argument("pytest_args", nargs=argparse.REMAINDER, help="the selection and lab options, after --")
     bis.set_defaults(func=cmd_bisect)
@@ -57,7 +64,13 @@ def cmd_bisect(args: argparse.Namespace) -> int:
     selection = args.pytest_args[1:] if args.pytest_args[:1] == ["--"] else args.pytest_args
     said = " ".join(selection) or "(all)"
     print(f"bisect: {len(images)} images, {args.repeat} repetitions each, selection {said}")
-    result = bisect(images, pytest_probe(selection, args.repeat, results, db), min_band_percent=args.min_band)
+    references = since_change_references(args.since_change, db) if args.since_change else None
+    result = bisect(
+        images,
+        pytest_probe(selection, args.repeat, results, db),
+        min_band_percent=args.min_band,
+        references=references,
+    )
     saved = save(result, results / "bisect.json")
     print(f"bisect: {result.message}")
     print(f"bisect: {len(result.probes)} provisionings; evidence: {saved} and the store's runs above")

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from ..judge.baseline import T_995, T_995_LARGE
+from ..judge.standing import Night
 from ..record.compare import NOT_MEASUREMENTS, label_of
 from ..record.image_table import IMAGE_FIELDS
 from ..record.store import context_key
@@ -118,13 +119,37 @@ def judge_probe(good: Probe, probe: Probe, min_band_percent: float = 1.0) -> tup
     return "bad", worst[1]
 
 
+def bisect_key(stored_key: str) -> str:
+    """A store's context key as bisect keys its probes: without image, kernel and OS."""
+    context = dict(part.split("=", 1) for part in stored_key.split("|") if "=" in part)
+    return context_key({**context, **{name: "" for name in IMAGE_FIELDS}})
+
+
+def references_of(
+    stored_key: str, accepted: Sequence[Night], regressed: Sequence[Night]
+) -> tuple[Probe, Probe]:
+    """The good and bad ends of ``pinet bisect --since-change``, from the store: the context's
+    accepted nights and the nights of its persisting regression (one figure per night), so the
+    ends are not measured again."""
+    key = bisect_key(stored_key)
+    good = Probe(
+        "accepted level", accepted[-1].run_id, {key: [n.value for n in accepted]}, verdict="reference"
+    )
+    bad = Probe("regressed level", regressed[0].run_id, {key: [n.value for n in regressed]})
+    return good, bad
+
+
 def bisect(
     images: Sequence[str],
     measure: Callable[[str], Probe],
     say: Callable[[str], None] = print,
     min_band_percent: float = 1.0,
+    references: tuple[Probe, Probe] | None = None,
 ) -> Bisection:
-    """Find the first bad image of ``images`` (good first, bad last) with ``measure``."""
+    """Find the first bad image of ``images`` (good first, bad last) with ``measure``.
+
+    ``references``: the good and bad ends' figures already known (``references_of``): the
+    ends are then not measured, and each probe is judged against the good reference."""
     result = Bisection(list(images))
     if len(images) < 2:
         raise ValueError("bisect needs at least two images: a known good one first, a known bad one last")
@@ -138,12 +163,13 @@ def bisect(
         return taken
 
     try:
-        good = probe(0)
+        good = references[0] if references else probe(0)
         good.verdict = "reference"
         if len(good.values[next(iter(good.values))]) < 2:
             raise ProbeFailed("the good end has fewer than 2 repetitions per context: use --repeat 2 or more")
         say(_line(good, good))
-        bad = probe(len(images) - 1)
+        bad = references[1] if references else probe(len(images) - 1)
+        result.probes.extend(references or ())
         bad.verdict, bad.worst = judge_probe(good, bad, min_band_percent)
         say(_line(good, bad))
         if bad.verdict != "bad":
@@ -164,7 +190,7 @@ def bisect(
                 low = middle
         result.first_bad = images[high]
         result.outcome = "found"
-        worst = next(p.worst for p in result.probes if p.image == images[high])
+        worst = next((p.worst for p in result.probes if p.image == images[high]), bad.worst)
         result.message = f"first bad image: {images[high]} (last good: {images[low]}); {worst}"
     except ProbeFailed as exc:
         result.outcome = "lab-error"

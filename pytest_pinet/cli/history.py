@@ -10,10 +10,13 @@ import argparse
 import json
 import os
 import time
+from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
 from ..errors import PinetError
+from ..judge.changepoints import ChangePoint, ChangePolicy, detect_change_points
+from ..judge.standing import Acceptance
 from ..record.data_home import default_store_url
 from ..record.store import ResultsStore, store_exists
 from ..secrets import mask
@@ -31,7 +34,6 @@ def open_store(db: str | None) -> ResultsStore:
 
 def cmd_trends(args: argparse.Namespace) -> int:
     """Change points over every context's history in the results store."""
-    from ..judge.changepoints import ChangePolicy, detect_change_points
     from ..record.context_trend import run_series
 
     store = open_store(args.db)
@@ -39,6 +41,7 @@ def cmd_trends(args: argparse.Namespace) -> int:
     found = 0
     report: list[dict[str, Any]] = []
     try:
+        acceptances = store.acceptances()
         for key in store.context_keys():
             series = run_series(store.history(key))
             changes = detect_change_points(series, policy)
@@ -54,7 +57,14 @@ def cmd_trends(args: argparse.Namespace) -> int:
                     "context": key,
                     "label": label,
                     "runs": len(series),
-                    "change_points": [{**asdict(change), "explain": change.explain()} for change in changes],
+                    "change_points": [
+                        {
+                            **asdict(change),
+                            "explain": change.explain(),
+                            "accepted": _accepted(key, change, acceptances),
+                        }
+                        for change in changes
+                    ],
                 }
             )
             if args.json:
@@ -63,6 +73,8 @@ def cmd_trends(args: argparse.Namespace) -> int:
                 print(f"{label}  ({len(series)} runs)")
             for change in changes:
                 print(f"  change point: {change.explain()}")
+                for line in _accepted(key, change, acceptances):
+                    print(f"    {line}")
     finally:
         store.close()
     if args.json:
@@ -70,6 +82,11 @@ def cmd_trends(args: argparse.Namespace) -> int:
     else:
         print(f"{found} change point(s)" if found else "no change points")
     return 1 if found else 0
+
+
+def _accepted(key: str, change: ChangePoint, acceptances: Sequence[Acceptance]) -> list[str]:
+    """The acceptances that made ``change`` the new level of context ``key``, one line each."""
+    return [a.explain() for a in acceptances if a.covers(key, change.run_id)]
 
 
 def cmd_compare(args: argparse.Namespace) -> int:

@@ -83,7 +83,17 @@ def register(lab_sub: Any) -> None:
     )
     add_lab_option(degrade)
     degrade.add_argument("--percent", type=float, default=3.0, help="how much slower (default 3)")
-    degrade.add_argument("--reset", action="store_true", help="back to the calibrated rate")
+    degrade.add_argument(
+        "--jitter",
+        type=float,
+        default=0.0,
+        metavar="PERCENT",
+        help="noise model: the rate varies by this spread run to run and second to second (default 0)",
+    )
+    degrade.add_argument(
+        "--hold", type=float, default=10.0, help="seconds one run-to-run level holds (default 10)"
+    )
+    degrade.add_argument("--reset", action="store_true", help="back to the calibrated rate, no jitter")
     degrade.set_defaults(func=cmd_lab_degrade)
 
 
@@ -229,6 +239,8 @@ def cmd_lab_vhost_power(args: argparse.Namespace) -> int:
 def cmd_lab_degrade(args: argparse.Namespace) -> int:
     """Slow the virtual lab's cables by a percentage (0 = back to calibrated)."""
     percent = 0.0 if args.reset else args.percent
-    for line in lab.degrade(spec_of(args), percent):
-        print(f"{line}" + (f" (degraded {percent:g} %)" if percent else " (calibrated)"))
+    jitter = 0.0 if args.reset else args.jitter
+    for line in lab.degrade(spec_of(args), percent, jitter, args.hold):
+        steady = f" (degraded {percent:g} %)" if percent else " (calibrated)"
+        print(line if line.startswith("jitter") else line + steady)
     return 0

@@ -12,7 +12,17 @@ from collections.abc import Sequence
 
 from .. import __version__
 from ..errors import PinetError
-from . import bench_command, bisect_command, history, lab_build, lab_check, lab_power, main_job, report
+from . import (
+    accept,
+    bench_command,
+    bisect_command,
+    history,
+    lab_build,
+    lab_check,
+    lab_power,
+    main_job,
+    report,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -23,7 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     lab_sub = lab_parser.add_subparsers(dest="lab_command", required=True)
     for lab_command in (lab_build, lab_power, lab_check):
         lab_command.register(lab_sub)
-    for command in (history, report, bench_command, main_job, bisect_command):
+    for command in (history, accept, report, bench_command, main_job, bisect_command):
         command.register(sub)
     return parser
 

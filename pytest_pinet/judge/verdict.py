@@ -17,6 +17,7 @@ from ..model import Measurement
 from .baseline import BaselinePolicy, judge_baseline
 from .fairness import jain_fairness
 from .precision import goodput_interval
+from .standing import Night, NightVerdict, Standing, judge_night
 from .thermal import DEFAULT_MAX_TEMPERATURE_C, thermal_evidence
 from .thresholds import Thresholds
 
@@ -89,9 +90,14 @@ def judge_measurement(
     thresholds: Thresholds,
     history: Sequence[float],
     policy: JudgePolicy | None = None,
+    standing: Standing | None = None,
 ) -> Verdict:
     """Judge ``measurement`` against its threshold rule and ``history`` (earlier goodputs of the
-    same context, oldest first, already stripped of results that are no baseline samples)."""
+    same context, oldest first, already stripped of results that are no baseline samples).
+
+    With ``standing`` (the context's accepted nights and pending regression, see
+    :mod:`.standing`) the baseline is the accepted nights', a change point in them counts, and
+    a regression that persists says since when; ``history`` is then not used."""
     policy = policy or JudgePolicy()
     context = measurement.context
     direction = context.direction
@@ -103,7 +109,8 @@ def judge_measurement(
     check = thresholds.judge(
         match, measurement.goodput_mbps, measurement.limit_mbps, jain_fairness(measurement.per_stream_mbps)
     )
-    baseline = judge_baseline(measurement.goodput_mbps, history, policy.baseline)
+    night = _night_verdict(measurement, standing, policy.baseline)
+    baseline = night.baseline if night else judge_baseline(measurement.goodput_mbps, history, policy.baseline)
     interval = goodput_interval(measurement)
     undecided: list[str] = []
     # Where the interval holds the floor or the baseline's lower edge, that comparison is
@@ -131,13 +138,15 @@ def judge_measurement(
     elif not check.passed:
         failures.append(f"below threshold: {direction} goodput {check.explain()}{tail}")
         kinds.append(VerdictKind.BELOW_THRESHOLD)
-    if baseline.regression and not edge_undecided:
-        failures.append(f"regression against baseline: {direction} {baseline.explain()}{tail}")
+    regressed = night.regression if night else baseline.regression
+    if regressed and not edge_undecided:
+        failures.append(f"{_regression_head(night)}: {direction} {baseline.explain()}{_since(night)}{tail}")
         kinds.insert(0, VerdictKind.REGRESSION)
     if undecided:
         kinds.append(VerdictKind.UNDECIDED)
     rule = check.explain() if check else "no threshold rule"
-    reason = f"{rule}; baseline: {baseline.explain()}" + "".join(f"; {line}" for line in undecided)
+    reason = f"{rule}; baseline: {baseline.explain()}{_since(night)}"
+    reason += "".join(f"; {line}" for line in undecided)
     return Verdict(
         measurement.id,
         tuple(kinds) or (VerdictKind.PASS,),
@@ -147,3 +156,31 @@ def judge_measurement(
         remeasure=bool(failures) and VerdictKind.NO_RULE not in kinds,
         undecided=tuple(undecided),
     )
+
+
+def _night_verdict(
+    measurement: Measurement, standing: Standing | None, policy: BaselinePolicy
+) -> NightVerdict | None:
+    """Tonight's figure against the context's standing, when the caller knows it."""
+    if standing is None:
+        return None
+    tonight = Night(measurement.id, measurement.started, measurement.goodput_mbps, measurement.interval_mbps)
+    return judge_night(standing, tonight, (), policy)
+
+
+def _regression_head(night: NightVerdict | None) -> str:
+    """How a regression's failure line starts: the words the report's categories match."""
+    if night is None:
+        return "regression against baseline"
+    return f"regression against baseline ({'persisting' if night.status == 'persisting' else 'new tonight'})"
+
+
+def _since(night: NightVerdict | None) -> str:
+    """ "; regression since run R (N nights, first seen DATE)" or a new step's change point."""
+    if night is None or not night.regression:
+        return ""
+    if night.status == "persisting":
+        return f"; {night.since_text()}"
+    change = night.change
+    slide = change is not None and change.run_id != night.after.regressed[-1].run_id
+    return f"; a slide since {change.explain()}" if change is not None and slide else ""

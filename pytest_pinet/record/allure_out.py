@@ -24,7 +24,19 @@ from ..secrets import mask, mask_data
 from .metric_sets import context_label, perf_entry, samples, system_of
 
 CATEGORIES = [
+    # New and persisting regressions apart (judge/verdict.py words them so): what broke
+    # tonight first, then what is still red from earlier nights until someone accepts it.
     {
+        "name": "Regression against baseline, new tonight",
+        "matchedStatuses": ["failed"],
+        "messageRegex": "(?s).*regression against baseline \\(new tonight\\).*",
+    },
+    {
+        "name": "Regression against baseline, persisting (not accepted)",
+        "matchedStatuses": ["failed"],
+        "messageRegex": "(?s).*regression against baseline \\(persisting\\).*",
+    },
+    {  # a lab's own verdict hook may word a regression without saying which
         "name": "Regression against baseline",
         "matchedStatuses": ["failed"],
         "messageRegex": "(?s).*regression against baseline.*",

@@ -1,7 +1,10 @@
 """What got worse last night, first: the report's opening lines for a lab engineer.
 
-Counts of regressions, floors missed, undecided verdicts and lab faults, and the largest
-drops against each context's own history, taken from the store and the run's facts.  They
+The regressions new tonight, those that persist (since which run, how many nights, the
+change) and the changes accepted in the last week; counts of regressions, floors missed,
+undecided verdicts and lab faults; and the largest drops against each context's *accepted*
+baseline (judge/standing.py: a regressed night never becomes the baseline by itself), taken
+from the store and the run's facts.  They
 become the Allure report's "Variables" block (the first thing on its results page) and a
 "morning" page among its global attachments, so the report reads as a checklist before
 anyone opens a test.
@@ -10,9 +13,12 @@ anyone opens a test.
 from __future__ import annotations
 
 import statistics
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..judge.standing import EVERY_CONTEXT
+from .nightly import nights_of, standing_before
 from .store import ResultsStore
 
 LABEL_KEYS = (
@@ -25,7 +31,8 @@ LABEL_KEYS = (
     "filesystem",
     "block_bytes",
 )
-BASELINE_RUNS = 10  # the baseline of a drop: the median of the context's last results before the run
+WEEK_S = 7 * 86400.0
+SHOWN = 3  # regressions of each kind in the Variables block (the morning page has them all)
 
 
 @dataclass(frozen=True)
@@ -40,6 +47,27 @@ class Drop:
 
 
 @dataclass(frozen=True)
+class Regressed:
+    """A context in regression tonight: new, or persisting since an earlier run."""
+
+    context: str
+    accepted: float  # the accepted level
+    tonight: float
+    change_pct: float
+    since_run: str = ""  # a persisting one: the run it was first seen in
+    first_seen: str = ""  # ... its date
+    nights: int = 1
+
+    def line(self) -> str:
+        """One line for the Variables block and the morning page."""
+        figures = f"{self.accepted:.1f} -> {self.tonight:.1f} Mbit/s ({self.change_pct:+.1f} %)"
+        if not self.since_run:
+            return f"{self.context}: {figures}"
+        since = f"since run {self.since_run} ({self.nights} nights, first seen {self.first_seen})"
+        return f"{self.context}: {since}, {figures}"
+
+
+@dataclass(frozen=True)
 class Morning:
     """The night in a few numbers."""
 
@@ -50,11 +78,26 @@ class Morning:
     undecided: int
     lab_faults: int
     drops: list[Drop] = field(default_factory=list)
+    new: list[Regressed] = field(default_factory=list)
+    persisting: list[Regressed] = field(default_factory=list)
+    accepted: list[str] = field(default_factory=list)  # acceptances of the last week, one line each
 
     def variables(self) -> dict[str, str]:
-        """The Allure "Variables" block, in reading order."""
-        found: dict[str, str] = {
-            "Regressions": str(self.regressions),
+        """The Allure "Variables" block, in reading order.
+
+        Allure shows the first eight entries of a long block before "Show more": the
+        regressions (new, then persisting, then the week's acceptances) come first, a few of
+        each; the morning page lists them all."""
+        split = f"{len(self.new)} new tonight, {len(self.persisting)} persisting"
+        found: dict[str, str] = {"Regressions": f"{self.regressions} ({split})"}
+        for n, regressed in enumerate(self.new[:SHOWN], 1):
+            found[f"New regression {n}"] = regressed.line()
+        for n, regressed in enumerate(self.persisting[:SHOWN], 1):
+            found[f"Persisting regression {n}"] = regressed.line()
+        found["Accepted this week"] = str(len(self.accepted))
+        for n, line in enumerate(self.accepted[:SHOWN], 1):
+            found[f"Accepted {n}"] = line
+        found |= {
             "Below threshold": str(self.below_threshold),
             "Undecided": str(self.undecided),
             "Lab faults": str(self.lab_faults),
@@ -79,10 +122,24 @@ class Morning:
             f"- **{self.lab_faults}** lab faults (the lab's, never counted as the boards')",
             f"- {self.measured} measurements in all",
             "",
+            f"## New regressions tonight: {len(self.new)}",
+            "",
+            *(f"- {r.line()}" for r in self.new),
+            "",
+            f"## Persisting regressions: {len(self.persisting)} (red until accepted: `pinet accept`)",
+            "",
+            *(f"- {r.line()}" for r in self.persisting),
+            "",
+            f"## Accepted in the last week: {len(self.accepted)}",
+            "",
+            *(f"- {line}" for line in self.accepted),
+            "",
+            "## Largest drops against the accepted baseline",
+            "",
         ]
         if self.drops:
             lines += [
-                "| change | context | baseline Mbit/s | tonight Mbit/s | verdict |",
+                "| change | context | accepted baseline Mbit/s | tonight Mbit/s | verdict |",
                 "|---:|---|---:|---:|---|",
             ]
             lines += [
@@ -103,28 +160,48 @@ def context_text(key: str) -> str:
     return " / ".join(v for v in [*head, *(parts.get(k, "") for k in LABEL_KEYS)] if v)
 
 
+def scope_text(key: str) -> str:
+    """What an acceptance covers, in words: one context, or every context of its run."""
+    return "every context of the run" if key == EVERY_CONTEXT else context_text(key)
+
+
 def morning_of(store: ResultsStore, run_id: str, facts: list[dict[str, Any]], top: int = 5) -> Morning:
-    """The night of ``run_id``: its verdict counts, its lab faults and its ``top`` largest drops."""
+    """The night of ``run_id``: its verdict counts, its new and persisting regressions, the last
+    week's acceptances, its lab faults and its ``top`` largest drops against the accepted
+    baselines."""
     rows = store.of_run(run_id)
     latest = {row.context_key: row for row in rows}  # a re-measured context: its last attempt
-    drops = []
+    drops: list[Drop] = []
+    new: list[Regressed] = []
+    persisting: list[Regressed] = []
     for key, row in latest.items():
-        earlier = [r.goodput_mbps for r in store.history(key, before_run=run_id) if r.started < row.started]
-        earlier = earlier[-BASELINE_RUNS:]
-        if not earlier:
+        tonight = nights_of([r for r in rows if r.context_key == key])
+        standing = standing_before(store, key, run_id)
+        if not tonight or not standing.accepted:
             continue
-        baseline = statistics.median(earlier)
+        baseline = statistics.median(standing.history)
         if baseline <= 0:
             continue
-        change = 100.0 * (row.goodput_mbps - baseline) / baseline
+        change = 100.0 * (tonight[0].value - baseline) / baseline
         if change < 0:
-            drops.append(Drop(context_text(key), row.goodput_mbps, baseline, change, row.verdict))
+            drops.append(Drop(context_text(key), tonight[0].value, baseline, change, row.verdict))
+        # Tonight's verdict says whether it regressed; the standing says since when.
+        if "regression" in row.verdict and standing.since is None:
+            new.append(Regressed(context_text(key), baseline, tonight[0].value, change))
+        elif "regression" in row.verdict and standing.since is not None:
+            first = standing.since
+            day = time.strftime("%Y-%m-%d", time.gmtime(first.started))
+            nights = len(standing.regressed) + 1
+            persisting.append(
+                Regressed(context_text(key), baseline, tonight[0].value, change, first.run_id, day, nights)
+            )
     # What failed first (a regression, a floor missed), then the rest, each by its drop: a
     # noisy context that moved a lot but passed must not hide a GbE link that regressed.
     drops.sort(
         key=lambda d: ("regression" not in d.verdict and "below-threshold" not in d.verdict, d.change_pct)
     )
     verdicts = [row.verdict for row in latest.values()]
+    week = store.acceptances(since=time.time() - WEEK_S)
     return Morning(
         run_id=run_id,
         measured=len(rows),
@@ -133,4 +210,7 @@ def morning_of(store: ResultsStore, run_id: str, facts: list[dict[str, Any]], to
         undecided=sum("undecided" in v for v in verdicts),
         lab_faults=sum(1 for fact in facts if fact.get("kind") == "lab-fault"),
         drops=drops[:top],
+        new=sorted(new, key=lambda r: r.change_pct),
+        persisting=sorted(persisting, key=lambda r: r.change_pct),
+        accepted=[f"{a.explain()} [{scope_text(a.context_key)}]" for a in week],
     )

@@ -20,6 +20,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..judge.fairness import jain_fairness
+from ..judge.standing import EVERY_CONTEXT, Acceptance
 from ..model import Measurement
 
 SCHEMA_VERSION = 1
@@ -80,6 +81,18 @@ SCHEMA = [
         run_id TEXT PRIMARY KEY,
         why TEXT NOT NULL,
         at DOUBLE PRECISION NOT NULL
+    )""",
+    # A person's word that a changed level is the new normal (judge/standing.py): the run it
+    # starts at, one context or '*' for every context, who, when and why; undoing keeps the row.
+    """CREATE TABLE IF NOT EXISTS acceptances (
+        id {serial},
+        run_id TEXT NOT NULL,
+        context_key TEXT NOT NULL,
+        why TEXT NOT NULL,
+        who TEXT NOT NULL,
+        at DOUBLE PRECISION NOT NULL,
+        undone_at DOUBLE PRECISION,
+        undone_by TEXT NOT NULL DEFAULT ''
     )""",
 ]
 
@@ -334,6 +347,55 @@ class ResultsStore:
         with self._tx() as cur:
             cur.execute(self._sql("DELETE FROM run_exclusions WHERE run_id = ?"), (run_id,))
             return bool(cur.rowcount)
+
+    def accept(self, run_id: str, context: str, why: str, who: str) -> Acceptance:
+        """Record that the level from run ``run_id`` on is accepted in ``context`` (or
+        ``EVERY_CONTEXT``); ``why`` and ``who`` are required, as they are shown with it."""
+        if not why.strip():
+            raise ConfigError("--why", "say why the change is accepted: it is shown wherever the change is")
+        if not who.strip():
+            raise ConfigError("--who", "name who accepts the change")
+        if run_id not in {run["run_id"] for run in self.runs()}:
+            raise ConfigError(run_id, f"no such run in {_mask(self.url)}", "see `pinet runs list`")
+        if context != EVERY_CONTEXT and context not in self.context_keys():
+            raise ConfigError(context, f"no such context in {_mask(self.url)}", "see `pinet regressions`")
+        at = time.time()
+        row = (run_id, context, why.strip(), who.strip(), at)
+        statement = "INSERT INTO acceptances (run_id, context_key, why, who, at) VALUES (?, ?, ?, ?, ?)"
+        with self._tx() as cur:
+            if self._param == "%s":
+                cur.execute(self._sql(statement + " RETURNING id"), row)
+                row_id = int(cur.fetchone()[0])
+            else:
+                cur.execute(statement, row)
+                row_id = int(cur.lastrowid)
+        return Acceptance(row_id, run_id, context, why.strip(), who.strip(), at)
+
+    def undo_acceptance(self, acceptance_id: int, who: str) -> Acceptance:
+        """Take an acceptance back (its row stays, marked undone by ``who``); the regression it
+        ended is a regression again."""
+        found = [a for a in self.acceptances() if a.id == acceptance_id]
+        if not found:
+            raise ConfigError(
+                f"accept #{acceptance_id}", "no such standing acceptance", "see `pinet accept --list`"
+            )
+        with self._tx() as cur:
+            cur.execute(
+                self._sql("UPDATE acceptances SET undone_at = ?, undone_by = ? WHERE id = ?"),
+                (time.time(), who, acceptance_id),
+            )
+        return found[0]
+
+    def acceptances(self, *, since: float | None = None) -> list[Acceptance]:
+        """Standing acceptances (not undone), oldest first; ``since``: made at or after it."""
+        query = "SELECT id, run_id, context_key, why, who, at FROM acceptances WHERE undone_at IS NULL"
+        args: tuple[Any, ...] = ()
+        if since is not None:
+            query += " AND at >= ?"
+            args = (since,)
+        with self._tx() as cur:
+            cur.execute(self._sql(query + " ORDER BY at, id"), args)
+            return [Acceptance(int(r[0]), r[1], r[2], r[3], r[4], float(r[5])) for r in cur.fetchall()]
 
     def context_keys(self) -> list[str]:
         """Every context with at least one measurement."""

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import PinetError
-from . import envfile, qemu_board, qemu_image, shaping, sshd, system
+from . import envfile, jitter, qemu_board, qemu_image, shaping, sshd, system
 from .topology import DiskSpec, LabSpec, LinkSpec
 
 REQUIRED_TOOLS = ("ip", "tc", "ethtool", "sshd", "ssh-keygen", "iperf3")
@@ -94,6 +94,8 @@ def down(spec: LabSpec) -> DownReport:
     """Remove every namespace, process, link and file of the lab.  Safe to repeat."""
     system.require_root("pinet lab down")
     report = DownReport()
+    if spec.state_dir.exists():
+        jitter.stop(spec.state_dir)  # it runs outside the namespaces, so it is stopped by its pid
     for netns in namespaces(spec.netns_prefix):
         report.processes += kill_netns_processes(netns)
         _ip("netns", "delete", netns, check=False)
@@ -494,17 +496,23 @@ def status(spec: LabSpec) -> dict[str, object]:
     }
 
 
-def degrade(spec: LabSpec, percent: float) -> list[str]:
+def degrade(spec: LabSpec, percent: float, jitter_pct: float = 0.0, hold_s: float = 10.0) -> list[str]:
     """Slow every emulated cable of the lab by ``percent`` (0 restores the calibrated rate).
 
     This is the knob that lets a test (or a person) produce a known regression: three runs,
-    the third on a link a few percent slower, must show up as a drop in the trends.
+    the third on a link a few percent slower, must show up as a drop in the trends.  With
+    ``jitter_pct`` the rate also varies by that spread, run to run (a level held ``hold_s``
+    seconds) and second to second (:mod:`.jitter`); 0 stops the variation.
     """
     system.require_root("pinet lab degrade")
     if not 0 <= percent < 100:
         raise PinetError(f"degrade percent must be 0..99, got {percent}")
+    if not 0 <= jitter_pct <= 20:
+        raise PinetError(f"jitter percent must be 0..20, got {jitter_pct}")
     if not is_up(spec):
         raise PinetError(f"virtual lab {spec.name} is not up: run `pinet lab up` first")
+    jitter.stop(spec.state_dir)
+    cables: list[jitter.CableEnd] = []
     changed = []
     for link in spec.links:
         ends = [(link.board, link.board_interface), (link.peer, link.peer_interface)]
@@ -519,5 +527,12 @@ def degrade(spec: LabSpec, percent: float) -> list[str]:
                 netns=spec.netns(host),
             )
             changed.append(f"{host}:{device} {shaper.rate_kbit} kbit/s")
-    (spec.state_dir / "degrade.json").write_text(json.dumps({"percent": percent}), encoding="utf-8")
+            cables.append(jitter.CableEnd(spec.netns(host), device, link.speed_mbps, link.mtu))
+    if jitter_pct > 0:
+        pid = jitter.start(spec.state_dir, cables, percent, jitter_pct, hold_s)
+        changed.append(
+            f"jitter {jitter_pct:g} % run to run ({hold_s:g} s levels) and second to second, pid {pid}"
+        )
+    state = {"percent": percent, "jitter_pct": jitter_pct, "hold_s": hold_s}
+    (spec.state_dir / "degrade.json").write_text(json.dumps(state), encoding="utf-8")
     return changed

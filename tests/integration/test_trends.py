@@ -135,7 +135,7 @@ def test_clean_runs_then_a_degraded_one(lab8, tmp_path):
             page = shoot(
                 base + "#" + failed, tmp_path / "test.png", height=1400, expect="trend across nights"
             )
-        assert "Variables" in overview and "Regressions 1 " in overview
+        assert "Variables" in overview and "Regressions 1 (1 new tonight, 0 persisting)" in overview
         drop = r"Largest drop 1 -[1-5]\.\d % pi / \S+ / ethernet / board->peer / half"
         assert re.search(drop, overview), overview[:2000]
         assert "regression against baseline" in page

@@ -92,3 +92,30 @@ def test_images_side_by_side_with_change_and_noise():
     assert "change against deb12" in lines[0]
     assert any("-10.0%!" in line for line in lines) and any("+5.6%?" in line for line in lines)
     assert image_table(rows[:1]) == []  # one image: nothing to put side by side
+
+
+def test_since_change_takes_its_ends_from_the_store_and_measures_only_the_middle():
+    from pytest_pinet.cli.bisect_images import bisect_key, references_of
+    from pytest_pinet.judge.standing import Night
+
+    stored = "lab=l|board=qpi|peer=|link=eth|adapter=|scenario=ethernet|direction=board->peer|image=img7"
+    accepted = [Night(f"n{n}", float(n), v) for n, v in enumerate((501.0, 499.0, 500.5), 1)]
+    regressed = [Night(f"n{n}", float(n), v) for n, v in enumerate((350.5, 349.0), 4)]
+    good, bad = references_of(stored, accepted, regressed)
+    assert list(good.values) == [bisect_key(stored)] and "image=" not in bisect_key(stored).split("|")[-1]
+    images = [f"img{n}" for n in range(8)]
+    measure, calls = _measure_with(5, images)
+
+    def same_context(image: str) -> Probe:
+        probe = measure(image)
+        return Probe(image, probe.run_id, {bisect_key(stored): next(iter(probe.values.values()))})
+
+    result = bisect(images, same_context, say=lambda _: None, references=(good, bad))
+    assert result.outcome == "found" and result.first_bad == "img5", result.message
+    assert images[0] not in calls and images[-1] not in calls  # the ends were not measured again
+    assert len(calls) <= math.ceil(math.log2(len(images) - 1))
+    steady = [Night("n9", 9.0, 500.2), Night("n10", 10.0, 499.8)]
+    nothing = bisect(
+        images, same_context, say=lambda _: None, references=references_of(stored, accepted, steady)
+    )
+    assert nothing.outcome == "no-difference"

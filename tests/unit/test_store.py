@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_pinet.errors import ConfigError
 from pytest_pinet.judge.fairness import jain_fairness
 from pytest_pinet.model import HostFacts, InterfaceFacts, Measurement, TcpDetail, TrafficContext
 from pytest_pinet.record.store import ResultsStore, context_key
@@ -96,6 +97,24 @@ def _exercise(store: ResultsStore) -> None:
     assert history[0].intervals == (942.0, 942.0)
     assert [h.run_id for h in store.history(key, before_run="r2")] == ["r1"]
     assert len(store.context_keys()) == 2
+    # Acceptances: who, when, why; undone ones stay in the table but no longer stand.
+    accepted = store.accept("r2", key, "new driver, slower by design", "alice")
+    every = store.accept("r2", "*", "lab moved", "bob")
+    assert [(a.id, a.run_id, a.context_key, a.who) for a in store.acceptances()] == [
+        (accepted.id, "r2", key, "alice"),
+        (every.id, "r2", "*", "bob"),
+    ]
+    assert store.undo_acceptance(accepted.id, "carol").why == "new driver, slower by design"
+    assert [a.id for a in store.acceptances()] == [every.id]
+    assert store.acceptances(since=every.at + 1) == []
+    with pytest.raises(ConfigError, match="say why"):
+        store.accept("r2", key, " ", "alice")
+    with pytest.raises(ConfigError, match="no such run"):
+        store.accept("r9", key, "why", "alice")
+    with pytest.raises(ConfigError, match="no such context"):
+        store.accept("r2", "board=nope", "why", "alice")
+    with pytest.raises(ConfigError, match="no such standing acceptance"):
+        store.undo_acceptance(accepted.id, "carol")
 
 
 def test_sqlite_store_in_wal_mode(tmp_path):
@@ -185,8 +204,6 @@ def test_postgresql_store_same_schema(postgres):
 
 
 def test_unreachable_postgresql_is_a_clear_error_with_the_password_masked():
-    from pytest_pinet.errors import ConfigError
-
     with pytest.raises(ConfigError) as info:
         ResultsStore(f"postgresql://lab:hunter2@127.0.0.1:{_free_port()}/results")
     assert "hunter2" not in str(info.value)

@@ -1,0 +1,167 @@
+"""Sensitivity under noise: what the nightly verdict catches on a lab whose runs differ.
+
+The lab bench's sensitivity (``bench_sensitivity``) is measured on the namespace cable, which
+is nearly noiseless; a real Pi, and the QEMU board (10-15 % between runs), are not.  Here
+nights are drawn from the virtual lab's noise model (:class:`~pytest_pinet.virtlab.jitter.
+NoiseModel`: a run-to-run level and a per-second jitter, both of the stated spread) and judged
+by the nightly verdict's own rules (:func:`~pytest_pinet.judge.standing.judge_night`: the
+accepted baseline, the prediction band and the change-point test), so the table says, per
+spread, how often a 1 % and a 3 % drop is caught and how often a clean night is called a
+regression, for a history of H nights, runs of L seconds, and within k nights of the drop
+(a regression stays red once caught, so "within k nights" is what a lab sees).
+
+The cheapest setting that catches a drop in >= 95 % of trials with <= 5 % false alarms is
+named per spread and drop, or the table says none of the grid does.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from ..judge.standing import Night, Standing, judge_night, standing_of
+from ..virtlab.jitter import NoiseModel
+
+SPREADS = (0.3, 1.0, 3.0)  # percent, run to run and second to second
+DROPS = (1.0, 3.0)  # percent slower
+HISTORIES = (3, 5, 10, 20)  # clean nights before the drop
+RUN_SECONDS = (3, 10, 30)
+NIGHTS_AFTER = 5  # detection within 1..5 nights of the drop
+TARGET_DETECTION, TARGET_FALSE_ALARMS = 0.95, 0.05
+RATE = 941.4  # Mbit/s, the namespace cable's clean figure
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One setting's rates over its trials."""
+
+    spread_pct: float
+    history: int
+    seconds: int
+    trials: int
+    false_alarms: float  # share of clean nights judged a regression
+    detected: dict[str, list[float]]  # drop percent -> share caught within 1..NIGHTS_AFTER nights
+
+
+def _night(model: NoiseModel, n: int, level: float, seconds: int, rng: random.Random) -> Night:
+    samples = tuple(model.run(level, seconds, rng))
+    return Night(f"n{n}", float(n), sorted(samples)[len(samples) // 2], samples)
+
+
+def _caught_within(standing: Standing, nights: Sequence[Night]) -> int | None:
+    """The 1-based night on which the first regression is called, or None."""
+    for n, night in enumerate(nights, 1):
+        verdict = judge_night(standing, night)
+        if verdict.regression:
+            return n
+        standing = verdict.after
+    return None
+
+
+def simulate(spread_pct: float, history: int, seconds: int, trials: int, seed: int = 1) -> Cell:
+    """``trials`` histories of ``history`` clean nights, each followed by a clean night (false
+    alarm?) and by ``NIGHTS_AFTER`` nights at each drop of :data:`DROPS` (caught when?)."""
+    model = NoiseModel(spread_pct)
+    rng = random.Random(seed)  # noqa: S311 - simulated noise
+    alarms = 0
+    caught: dict[float, list[int]] = {drop: [0] * NIGHTS_AFTER for drop in DROPS}
+    for _ in range(trials):
+        clean = [_night(model, n, RATE, seconds, rng) for n in range(history)]
+        standing = standing_of("simulated", clean)
+        alarms += _caught_within(standing, [_night(model, history, RATE, seconds, rng)]) is not None
+        for drop in DROPS:
+            after = [
+                _night(model, history + k, RATE * (1 - drop / 100), seconds, rng) for k in range(NIGHTS_AFTER)
+            ]
+            night = _caught_within(standing, after)
+            for k in range(NIGHTS_AFTER):
+                caught[drop][k] += night is not None and night <= k + 1
+    return Cell(
+        spread_pct,
+        history,
+        seconds,
+        trials,
+        alarms / trials,
+        {f"{drop:g}": [c / trials for c in counts] for drop, counts in caught.items()},
+    )
+
+
+def noise_sensitivity(trials: int, say: Callable[[str], None] = print) -> dict[str, Any]:
+    """Every cell of the grid, and per spread and drop the cheapest setting meeting the target."""
+    cells = []
+    for spread in SPREADS:
+        for history in HISTORIES:
+            for seconds in RUN_SECONDS:
+                say(f"noise: spread {spread:g} %, {history} nights of history, {seconds} s runs")
+                cells.append(simulate(spread, history, seconds, trials))
+    needs = {
+        f"{spread:g}": {f"{drop:g}": cheapest(cells, spread, drop) for drop in DROPS} for spread in SPREADS
+    }
+    return {"trials": trials, "cells": [asdict(c) for c in cells], "needs": needs}
+
+
+def cheapest(cells: Sequence[Cell], spread: float, drop: float) -> dict[str, Any] | None:
+    """The setting that meets the target soonest (fewest nights after the drop), then with the
+    least history and the shortest runs; None when no setting of the grid does."""
+    options = []
+    for cell in cells:
+        if cell.spread_pct != spread or cell.false_alarms > TARGET_FALSE_ALARMS:
+            continue
+        for k, rate in enumerate(cell.detected[f"{drop:g}"], 1):
+            if rate >= TARGET_DETECTION:
+                options.append((k, cell.history, cell.seconds, rate, cell.false_alarms))
+                break
+    if not options:
+        return None
+    k, history, seconds, rate, alarms = min(options)
+    return {
+        "nights_after": k,
+        "history": history,
+        "seconds": seconds,
+        "detected": rate,
+        "false_alarms": alarms,
+    }
+
+
+def nights_estimate(spread_pct: float, drop_pct: float, seconds: int = max(RUN_SECONDS)) -> int:
+    """Nights at the lower level a median comparison needs to see ``drop_pct`` under the
+    model's noise at 99.5 % (one-sided) with 95 % power, when history is long: ((z + z_power) x
+    night's sd / drop)^2, times pi/2 for medians.  The night's sd: the run's level plus the
+    median of ``seconds`` per-second draws."""
+    night_sd = spread_pct * math.sqrt(1 + (math.pi / 2) / seconds)
+    return math.ceil(((2.576 + 1.645) * night_sd / drop_pct) ** 2 * math.pi / 2)
+
+
+def format_noise(table: dict[str, Any]) -> list[str]:
+    """The grid and the needs, for people."""
+    lines = [
+        f"sensitivity under noise ({table['trials']} simulated trials per setting; the lab's noise model, "
+        "the nightly verdict's rules): detected within 1/2/3/4/5 nights, false alarms per clean night"
+    ]
+    for cell in table["cells"]:
+        drops = "  ".join(
+            f"{drop} %: " + "/".join(f"{100 * r:3.0f}" for r in rates)
+            for drop, rates in cell["detected"].items()
+        )
+        lines.append(
+            f"  spread {cell['spread_pct']:3g} %, history {cell['history']:2d}, {cell['seconds']:2d} s runs: "
+            f"false alarms {100 * cell['false_alarms']:4.1f} %; detected {drops}"
+        )
+    for spread, by_drop in table["needs"].items():
+        for drop, need in by_drop.items():
+            if need is None:
+                lines.append(
+                    f"  spread {spread} %: a {drop} % drop is not caught at 95 % within the grid "
+                    f"(by the normal approximation, about {nights_estimate(float(spread), float(drop))} "
+                    f"nights at the lower level with a longer history: an estimate, not simulated)"
+                )
+            else:
+                lines.append(
+                    f"  spread {spread} %: a {drop} % drop needs {need['history']} nights of history and "
+                    f"{need['seconds']} s runs, caught within {need['nights_after']} night(s) "
+                    f"({100 * need['detected']:.0f} %, false alarms {100 * need['false_alarms']:.1f} %)"
+                )
+    return lines

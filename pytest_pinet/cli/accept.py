@@ -1,0 +1,158 @@
+"""`pinet accept` and `pinet regressions`: a regression stays red until a person accepts it.
+
+``pinet regressions`` lists every context whose latest night is in an unaccepted regression
+(since which run, how many nights, the level before and after).  ``pinet accept`` makes a
+changed level the new normal: of a run (every context that regressed in it), of one context
+(its pending regression, from its first night) or of a change point (a run and a context),
+always with ``--why``, recorded with who and when, and undone with ``--undo ID``.  Both read
+the store through its methods only (``record.store``, ``record.nightly``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import json
+import time
+from typing import Any
+
+from ..errors import PinetError
+from ..judge.standing import EVERY_CONTEXT
+from ..record.morning import context_text, scope_text
+from ..record.nightly import Persisting, persisting_regressions
+from ..record.store import ResultsStore
+from ..secrets import mask
+from .bisect_images import Probe, references_of
+from .history import STORE_HELP, open_store
+
+WEEK_S = 7 * 86400.0
+
+
+def _who(args: argparse.Namespace) -> str:
+    return str(args.who or getpass.getuser())
+
+
+def _one_context(store: ResultsStore, wanted: str, pending: list[Persisting]) -> str:
+    """The stored context key ``wanted`` names: a whole key, or a part of one key (or of its
+    words) that only one context holds, preferring contexts in regression."""
+    keys = store.context_keys()
+    if wanted in keys:
+        return wanted
+    for pool in ([p.key for p in pending], keys):
+        hits = [k for k in pool if wanted in k or wanted in context_text(k)]
+        if len(hits) == 1:
+            return hits[0]
+        if len(hits) > 1:
+            listed = "; ".join(context_text(k) for k in hits[:6])
+            raise PinetError(f"--context {wanted!r} names {len(hits)} contexts ({listed}): say more")
+    raise PinetError(f"--context {wanted!r} names no context in {mask(store.url)}: see `pinet regressions`")
+
+
+def since_change_references(wanted: str, db: str) -> tuple[Probe, Probe]:
+    """``pinet bisect --since-change CONTEXT``: the accepted and the regressed level of the
+    one context in a persisting regression that ``wanted`` names, as bisect's two ends."""
+    store = open_store(db or None)
+    try:
+        pending = persisting_regressions(store)
+        key = _one_context(store, wanted, pending)
+    finally:
+        store.close()
+    regression = next((p for p in pending if p.key == key), None)
+    if regression is None or len(regression.standing.accepted) < 2:
+        raise PinetError(
+            f"--since-change: {context_text(key)} is in no regression with an accepted level of 2 or more "
+            "nights: see `pinet regressions`"
+        )
+    print(f"bisect: since {regression.explain()}")
+    return references_of(key, regression.standing.accepted, regression.standing.regressed)
+
+
+def cmd_accept(args: argparse.Namespace) -> int:
+    """Accept a run's, a context's or a change point's level; list or undo acceptances."""
+    store = open_store(args.db)
+    try:
+        if args.undo is not None:
+            undone = store.undo_acceptance(args.undo, _who(args))
+            print(f"undone by {_who(args)}: {undone.explain()}")
+            return 0
+        if args.list:
+            for accepted in store.acceptances():
+                print(f"{accepted.explain()}  [{scope_text(accepted.context_key)}]")
+            return 0
+        if not args.run and not args.context:
+            raise PinetError("name what to accept: a RUN, --context CONTEXT, or both (a change point)")
+        pending = persisting_regressions(store)
+        key = _one_context(store, args.context, pending) if args.context else EVERY_CONTEXT
+        run = args.run
+        if run is None:
+            regression = next((p for p in pending if p.key == key), None)
+            if regression is None:
+                raise PinetError(f"{context_text(key)} is in no regression: nothing to accept")
+            run = regression.first.run_id
+        accepted = store.accept(run, key, args.why or "", _who(args))
+    finally:
+        store.close()
+    print(f"accepted: {accepted.explain()}  [{scope_text(key)}]")
+    print(f"undo with: pinet accept --undo {accepted.id}")
+    return 0
+
+
+def cmd_regressions(args: argparse.Namespace) -> int:
+    """Contexts in a persisting regression, and the acceptances of the last week."""
+    store = open_store(args.db)
+    try:
+        pending = persisting_regressions(store)
+        recent = store.acceptances(since=time.time() - WEEK_S)
+    finally:
+        store.close()
+    if args.json:
+        data: dict[str, Any] = {
+            "regressions": [
+                {
+                    "context": p.key,
+                    "label": context_text(p.key),
+                    "since_run": p.first.run_id,
+                    "first_seen": p.first.started,
+                    "nights": len(p.standing.regressed),
+                    "accepted_mbps": p.before,
+                    "regressed_mbps": p.now,
+                    "change_pct": p.change_pct,
+                }
+                for p in pending
+            ],
+            "accepted_last_week": [{**vars(a), "label": scope_text(a.context_key)} for a in recent],
+        }
+        print(json.dumps(data, indent=2))
+        return 1 if pending else 0
+    for p in pending:
+        print(f"{context_text(p.key)}\n  {p.explain()}")
+    print(f"{len(pending)} context(s) in regression" if pending else "no context in regression")
+    for accepted in recent:
+        print(f"accepted this week: {accepted.explain()}  [{scope_text(accepted.context_key)}]")
+    return 1 if pending else 0
+
+
+def register(sub: Any) -> None:
+    """Register ``accept`` and ``regressions`` on the ``pinet`` command's subparsers."""
+    accept = sub.add_parser(
+        "accept",
+        help="accept a changed level (a run, a context or a change point) as the new baseline",
+        description="A regression stays red until accepted. RUN alone: every context that regressed "
+        "in that run; --context alone: that context's pending regression; both: the change point at "
+        "RUN in that context.",
+    )
+    accept.add_argument("run", nargs="?", help="the run the accepted level starts at")
+    accept.add_argument("--context", help="a context key, or a part of one only one context holds")
+    accept.add_argument("--why", help="why the level is accepted (required; shown with the change)")
+    accept.add_argument("--who", help="who accepts (default: the login name)")
+    accept.add_argument("--undo", type=int, metavar="ID", help="take acceptance ID back")
+    accept.add_argument("--list", action="store_true", help="the standing acceptances")
+    accept.add_argument("--db", default=None, help=STORE_HELP)
+    accept.set_defaults(func=cmd_accept)
+
+    regressions = sub.add_parser(
+        "regressions", help="contexts in a regression nobody accepted yet: since when, how many nights"
+    )
+    regressions.add_argument("--db", default=None, help=STORE_HELP)
+    regressions.add_argument("--json", action="store_true", help="the regressions as JSON")
+    regressions.set_defaults(func=cmd_regressions)

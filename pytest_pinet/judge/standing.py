@@ -1,0 +1,217 @@
+"""A context's standing across nights: the accepted level, and a regression that stays red.
+
+A nightly verdict that lets a regressed night into the baseline turns green by itself: two
+nights at the degraded level outvote the clean ones and the drop is forgotten.  Here history
+is read night by night, oldest first, and only *accepted* nights form the baseline:
+
+- a night judged a regression (below the band of the accepted nights, or after a downward
+  change point in them) starts a *pending* regression; it and every later regressed night
+  stay out of the baseline, and each is reported as "regression since run R";
+- the pending regression ends when a person accepts it (:class:`Acceptance` of its run, of
+  its context or of its change point: the history then restarts at the accepted night), or
+  when the level comes back (a night within or above the accepted band);
+- a step *up* (an improvement change point) moves the baseline without an accept: the
+  history restarts at the step.
+
+The same function walks the stored nights and judges tonight, so a verdict is always the one
+the store's history and acceptances give: undo an accept and the next look at the context
+calls the regression again.  Nothing here reads a store or knows pytest.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+from .baseline import BaselinePolicy, BaselineVerdict, judge_baseline, spread_band
+from .changepoints import ChangePoint, ChangePolicy, RunSeries, detect_change_points
+
+EVERY_CONTEXT = "*"  # an acceptance of a run in every context it regressed in
+# A step is counted over two nights or more: one night alone is the band's to judge, and
+# steps of one night of noise were most of the false alarms under the noise model.
+MIN_NIGHTS_AFTER_STEP = 2
+
+
+@dataclass(frozen=True)
+class Night:
+    """One context's one figure of one run (see ``record.nightly``), with its seconds."""
+
+    run_id: str
+    started: float
+    value: float
+    samples: tuple[float, ...] = ()
+    meta: Mapping[str, str] = field(default_factory=dict)
+
+    def series(self) -> RunSeries:
+        """The night as the change-point test reads it."""
+        return RunSeries(self.run_id, self.started, self.samples or (self.value,), self.meta)
+
+
+@dataclass(frozen=True)
+class Acceptance:
+    """A person's word that a changed level is the new normal: who, when, why, for what."""
+
+    id: int
+    run_id: str  # the first night at the accepted level
+    context_key: str  # EVERY_CONTEXT: each context that regressed in that run
+    why: str
+    who: str
+    at: float
+
+    def covers(self, key: str, run_id: str) -> bool:
+        """True when this acceptance is about run ``run_id`` of context ``key``."""
+        return self.run_id == run_id and self.context_key in (EVERY_CONTEXT, key)
+
+    def explain(self) -> str:
+        """One line: id, run, who, when, why."""
+        when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(self.at))
+        scope = "every context" if self.context_key == EVERY_CONTEXT else "one context"
+        return f"accept #{self.id}: run {self.run_id} ({scope}) by {self.who} at {when}: {self.why}"
+
+
+@dataclass(frozen=True)
+class Standing:
+    """Where a context stands before a night: its accepted nights and a pending regression."""
+
+    key: str = ""
+    accepted: tuple[Night, ...] = ()  # the baseline's nights, oldest first
+    regressed: tuple[Night, ...] = ()  # an unaccepted regression's nights, oldest first
+    change: ChangePoint | None = None  # the downward step that started it, when one did
+    accepted_by: Acceptance | None = None  # the acceptance that set the current level
+
+    @property
+    def history(self) -> list[float]:
+        """The accepted figures, oldest first: what the baseline is made of."""
+        return [night.value for night in self.accepted]
+
+    @property
+    def since(self) -> Night | None:
+        """The first night of the pending regression, if any."""
+        return self.regressed[0] if self.regressed else None
+
+
+@dataclass(frozen=True)
+class NightVerdict:
+    """One night against its context's standing, and the standing after it."""
+
+    status: str  # "no-baseline", "within", "improvement", "new-regression", "persisting"
+    baseline: BaselineVerdict
+    after: Standing
+    change: ChangePoint | None = None  # the step found in the accepted nights and this one
+
+    @property
+    def regression(self) -> bool:
+        """True for a new or a persisting regression."""
+        return self.status in ("new-regression", "persisting")
+
+    def since_text(self) -> str:
+        """``regression since run R (N nights, first seen DATE)``; empty when none persists."""
+        first = self.after.since
+        if first is None or self.status != "persisting":
+            return ""
+        day = time.strftime("%Y-%m-%d", time.gmtime(first.started))
+        return f"regression since run {first.run_id} ({len(self.after.regressed)} nights, first seen {day})"
+
+
+def judge_night(
+    standing: Standing,
+    night: Night,
+    acceptances: Sequence[Acceptance] = (),
+    policy: BaselinePolicy | None = None,
+    change_policy: ChangePolicy | None = None,
+) -> NightVerdict:
+    """Judge ``night`` against the accepted nights of ``standing``; return it with the new standing."""
+    policy = policy or BaselinePolicy()
+    base = list(standing.accepted)
+    verdict = judge_baseline(night.value, [n.value for n in base], policy)
+    if verdict.status == "no-baseline":
+        return NightVerdict("no-baseline", verdict, replace(standing, accepted=(*base, night)))
+    step = _last_step(base[-policy.window :], night, policy, change_policy)
+    regressed = list(standing.regressed)
+    change = standing.change
+    down = step is not None and step.change_percent < 0
+    if verdict.status == "regression" or (down and not regressed):
+        if down and not regressed and step is not None and step.run_id != night.run_id:
+            # A slow slide: each night inside the band, the step seen over several of them.
+            cut = [n.run_id for n in base].index(step.run_id)
+            base, regressed = base[:cut], base[cut:]
+            verdict = judge_baseline(night.value, [n.value for n in base], policy)
+        status = "persisting" if standing.regressed else "new-regression"
+        change = change if standing.regressed else (step if down else None)
+        regressed.append(night)
+        after = Standing(standing.key, tuple(base), tuple(regressed), change, standing.accepted_by)
+        return _accepted(NightVerdict(status, verdict, after, step), acceptances)
+    if step is not None and step.change_percent > 0:
+        # A step up moves the baseline: the history restarts at the step, no accept needed.
+        ids = [n.run_id for n in base]
+        base = base[ids.index(step.run_id) :] if step.run_id in ids else []
+    # Within or above the accepted band: a pending regression is over (the level came back).
+    after = Standing(standing.key, (*base, night), (), None, standing.accepted_by)
+    return NightVerdict(verdict.status, verdict, after, step)
+
+
+def _accepted(verdict: NightVerdict, acceptances: Sequence[Acceptance]) -> NightVerdict:
+    """A regression whose nights hold an accepted run becomes the accepted level from that run."""
+    standing = verdict.after
+    for n, night in enumerate(standing.regressed):
+        accept = next((a for a in acceptances if a.covers(standing.key, night.run_id)), None)
+        if accept is not None:
+            after = Standing(standing.key, standing.regressed[n:], (), None, accept)
+            return replace(verdict, after=after)
+    return verdict
+
+
+def _last_step(
+    base: Sequence[Night], night: Night, policy: BaselinePolicy, change_policy: ChangePolicy | None
+) -> ChangePoint | None:
+    """The latest change point over the accepted nights and this one that clears their
+    night-to-night noise, if any.
+
+    The change-point test reads seconds, and seconds of one run share that run's luck: on a
+    board whose runs differ by several percent, two runs always differ "significantly".  A
+    step therefore also has to exceed the prediction band of the nights before it, narrowed
+    by the square root of the nights after it (their median is steadier than one night).
+    """
+    if not base:
+        return None
+    nights = [*base, night]
+    ids = [n.run_id for n in nights]
+    found = detect_change_points([n.series() for n in nights], change_policy or verdict_change_policy(policy))
+    if not found:
+        return None
+    step = found[-1]
+    before = [n.value for n in nights[: ids.index(step.run_id)]]
+    after = [n.value for n in nights[ids.index(step.run_id) :]]
+    if len(after) < MIN_NIGHTS_AFTER_STEP:
+        return None  # one night alone is the band's to judge
+    level = statistics.median(before)
+    spread = statistics.stdev(before) if len(before) > 1 else 0.0
+    noise = spread_band(spread, len(before), policy.spread_factor) / math.sqrt(len(after))
+    return (
+        step
+        if abs(statistics.median(after) - level) > max(noise, policy.min_band_percent / 100.0 * level)
+        else None
+    )
+
+
+def verdict_change_policy(policy: BaselinePolicy) -> ChangePolicy:
+    """The change-point test of ``pinet trends``, counting steps down to the band floor (the
+    night-to-night gate of :func:`_last_step` keeps noise out, not the step's size)."""
+    return ChangePolicy(min_change_percent=policy.min_band_percent)
+
+
+def standing_of(
+    key: str,
+    nights: Sequence[Night],
+    acceptances: Sequence[Acceptance] = (),
+    policy: BaselinePolicy | None = None,
+    change_policy: ChangePolicy | None = None,
+) -> Standing:
+    """The standing of context ``key`` after ``nights`` (oldest first), each judged in turn."""
+    standing = Standing(key)
+    for night in sorted(nights, key=lambda n: n.started):
+        standing = judge_night(standing, night, acceptances, policy, change_policy).after
+    return standing

@@ -1,0 +1,54 @@
+"""Sensitivity under noise: nights from the lab's noise model judged by the nightly rules."""
+
+from __future__ import annotations
+
+import random
+import statistics
+
+from pytest_pinet.bench.noise import Cell, cheapest, format_noise, simulate
+from pytest_pinet.virtlab.jitter import CableEnd, NoiseModel
+
+
+def test_the_noise_model_varies_runs_and_seconds_by_the_stated_spread():
+    rng = random.Random(3)
+    model = NoiseModel(1.0)
+    runs = [model.run(1000.0, 30, rng) for _ in range(300)]
+    levels = [statistics.median(run) for run in runs]
+    # Run to run: the level's 1 % plus the median of 30 seconds' 1 % (about 0.23 %).
+    assert 0.9 < statistics.stdev(levels) / 10.0 < 1.2
+    within = statistics.median(statistics.stdev(run) for run in runs)
+    assert 0.85 < within / 10.0 < 1.15  # second to second: 1 % of the run's level
+    assert CableEnd.parse(CableEnd("pinet3-pi", "eth0", 1000, 1500).arg()) == CableEnd(
+        "pinet3-pi", "eth0", 1000, 1500
+    )
+
+
+def test_a_quiet_lab_catches_a_3_percent_drop_and_a_noisy_one_does_not_on_the_first_night():
+    quiet = simulate(0.3, 10, 10, trials=60, seed=5)
+    noisy = simulate(3.0, 10, 10, trials=60, seed=5)
+    assert quiet.detected["3"][0] >= 0.9 and quiet.false_alarms <= 0.1
+    assert noisy.detected["3"][0] <= 0.5  # a 3 % drop inside 3 % of noise: one night cannot tell
+    assert quiet.detected["3"] == sorted(quiet.detected["3"])  # once red, red: never fewer later
+
+
+def test_the_cheapest_setting_is_the_one_that_meets_the_target_soonest():
+    cells = [
+        Cell(1.0, 10, 10, 100, 0.02, {"1": [0.5, 0.96, 1.0, 1.0, 1.0], "3": [1.0] * 5}),
+        Cell(1.0, 20, 3, 100, 0.03, {"1": [0.5, 0.8, 0.97, 1.0, 1.0], "3": [1.0] * 5}),
+        Cell(1.0, 5, 3, 100, 0.08, {"1": [1.0] * 5, "3": [1.0] * 5}),  # too many false alarms
+    ]
+    assert cheapest(cells, 1.0, 1.0) == {
+        "nights_after": 2,
+        "history": 10,
+        "seconds": 10,
+        "detected": 0.96,
+        "false_alarms": 0.02,
+    }
+    assert cheapest(cells, 3.0, 1.0) is None
+    table = {"trials": 100, "cells": [], "needs": {"1": {"1": cheapest(cells, 1.0, 1.0), "3": None}}}
+    lines = format_noise(table)
+    assert (
+        "spread 1 %: a 1 % drop needs 10 nights of history and 10 s runs, caught within 2 night(s)"
+        in lines[1]
+    )
+    assert "spread 1 %: a 3 % drop is not caught at 95 % within the grid" in lines[2]

@@ -1,0 +1,102 @@
+"""A regression stays red until accepted: the walk over nights in judge/standing.py."""
+
+from __future__ import annotations
+
+import random
+
+from pytest_pinet.judge.standing import EVERY_CONTEXT, Acceptance, Night, judge_night, standing_of
+
+DAY = 86400.0
+KEY = "board=pi|direction=board->peer"
+
+
+def night(n: int, level: float, noise: float = 0.05, seed: int = 0) -> Night:
+    """Night ``n`` at ``level`` Mbit/s: five seconds spread by ``noise``, its median the figure."""
+    rng = random.Random(seed * 1000 + n)
+    samples = tuple(level + rng.uniform(-noise, noise) for _ in range(5))
+    return Night(f"run{n}", 1_700_000_000 + n * DAY, sorted(samples)[2], samples)
+
+
+def accept(run: str, key: str = KEY, ident: int = 1) -> Acceptance:
+    return Acceptance(ident, run, key, "new kernel is slower, known", "lab", 1_700_900_000.0)
+
+
+CLEAN, DEGRADED = 941.4, 913.2
+
+
+def test_a_regression_persists_until_accepted_and_returns_when_the_accept_is_undone():
+    nights = [night(1, CLEAN), night(2, CLEAN), night(3, DEGRADED), night(4, DEGRADED)]
+    before_3 = standing_of(KEY, nights[:2])
+    third = judge_night(before_3, nights[2])
+    assert third.status == "new-regression" and third.since_text() == ""
+    fourth = judge_night(standing_of(KEY, nights[:3]), nights[3])
+    assert fourth.status == "persisting"
+    assert fourth.baseline.baseline is not None and abs(fourth.baseline.baseline - CLEAN) < 0.1
+    assert fourth.since_text().startswith("regression since run run3 (2 nights, first seen 2023-")
+    fifth = night(5, DEGRADED)
+    accepted = standing_of(KEY, nights, [accept("run3")])
+    assert accepted.accepted_by is not None and [n.run_id for n in accepted.accepted] == ["run3", "run4"]
+    assert judge_night(accepted, fifth).status == "within"
+    undone = standing_of(KEY, nights, [])
+    again = judge_night(undone, fifth)
+    assert again.status == "persisting" and "(3 nights" in again.since_text()
+
+
+def test_an_acceptance_of_a_run_covers_every_context_that_regressed_in_it():
+    nights = [night(1, CLEAN), night(2, CLEAN), night(3, DEGRADED), night(4, DEGRADED)]
+    other_context = Acceptance(2, "run3", "board=pi|direction=peer->board", "x", "lab", 0.0)
+    assert standing_of(KEY, nights, [other_context]).since is not None
+    assert standing_of(KEY, nights, [accept("run3", EVERY_CONTEXT)]).since is None
+
+
+def test_a_regressed_night_stays_out_of_the_baseline_and_one_figure_counts_per_night():
+    nights = [night(1, CLEAN), night(2, CLEAN), night(3, DEGRADED), night(4, DEGRADED), night(5, DEGRADED)]
+    standing = standing_of(KEY, nights)
+    assert [n.run_id for n in standing.accepted] == ["run1", "run2"]
+    assert [n.run_id for n in standing.regressed] == ["run3", "run4", "run5"]
+
+
+def test_the_level_coming_back_ends_the_regression():
+    nights = [night(1, CLEAN), night(2, CLEAN), night(3, DEGRADED), night(4, CLEAN)]
+    standing = standing_of(KEY, nights)
+    assert standing.since is None and [n.run_id for n in standing.accepted] == ["run1", "run2", "run4"]
+
+
+def test_a_slow_slide_inside_the_band_is_a_regression_first_seen_at_its_change_point():
+    # Each night 0.4 % below the one before: inside the band of its predecessors (which widens
+    # as they spread), yet the last nights sit more than 1 % below the first four.
+    levels = [CLEAN] * 4 + [CLEAN * (1 - 0.004 * k) for k in range(1, 6)]
+    nights = [night(n, level, noise=0.02) for n, level in enumerate(levels, 1)]
+    verdicts = []
+    standing = standing_of(KEY, [])
+    for each in nights:
+        verdict = judge_night(standing, each)
+        verdicts.append(verdict.status)
+        standing = verdict.after
+    # Nights 5 and 6 each sit inside the band (0.4 % and 0.8 % down); on night 7 the step
+    # over nights 5-7 is called, first seen at night 5, judged against nights 1-4.
+    assert verdicts[:6] == ["no-baseline"] * 2 + ["within"] * 4, verdicts
+    assert verdicts[6:] == ["new-regression", "persisting", "persisting"], verdicts
+    assert standing.since is not None and standing.since.run_id == "run5"
+    assert [n.run_id for n in standing.accepted] == ["run1", "run2", "run3", "run4"]
+
+
+def test_a_step_up_moves_the_baseline_without_an_accept():
+    nights = [night(n, CLEAN) for n in range(1, 5)] + [night(5, 960.0), night(6, 960.0)]
+    standing = standing_of(KEY, nights)
+    assert standing.since is None and standing.accepted[0].run_id == "run5"
+    assert judge_night(standing, night(7, CLEAN)).status == "new-regression"
+
+
+def test_noisy_nights_are_no_change_points():
+    # A board whose runs differ by 2 % night to night, seconds steady within a run: the
+    # change-point test alone would call most pairs of nights a step.
+    rng = random.Random(7)
+    nights = [night(n, CLEAN * (1 + rng.gauss(0, 0.02)), noise=0.2) for n in range(1, 13)]
+    statuses = []
+    standing = standing_of(KEY, [])
+    for each in nights:
+        verdict = judge_night(standing, each)
+        statuses.append(verdict.status)
+        standing = verdict.after
+    assert statuses.count("new-regression") + statuses.count("persisting") <= 1, statuses
