@@ -177,7 +177,7 @@ def _last_step(
     """
     if not base:
         return None
-    nights = [*base, night]
+    nights = sorted([*base, night], key=lambda n: n.started)  # as the change-point test orders them
     ids = [n.run_id for n in nights]
     found = detect_change_points([n.series() for n in nights], change_policy or verdict_change_policy(policy))
     if not found:

@@ -147,6 +147,8 @@ def judge_measurement(
     rule = check.explain() if check else "no threshold rule"
     reason = f"{rule}; baseline: {baseline.explain()}{_since(night)}"
     reason += "".join(f"; {line}" for line in undecided)
+    if standing is not None and standing.accepted_by is not None:
+        reason += f"; baseline level from {standing.accepted_by.explain()}"
     return Verdict(
         measurement.id,
         tuple(kinds) or (VerdictKind.PASS,),

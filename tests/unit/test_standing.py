@@ -100,3 +100,29 @@ def test_noisy_nights_are_no_change_points():
         statuses.append(verdict.status)
         standing = verdict.after
     assert statuses.count("new-regression") + statuses.count("persisting") <= 1, statuses
+
+
+def test_the_verdict_names_a_persisting_regression_and_the_acceptance_behind_its_baseline():
+    import dataclasses
+
+    from pytest_pinet.judge.thresholds import thresholds_from_data
+    from pytest_pinet.judge.verdict import VerdictKind, judge_measurement
+
+    from .test_store import _measurement
+
+    rules = thresholds_from_data({"rules": [{"id": "floor", "match": {}, "min_mbps": 500}]}, "t.yaml")
+    nights = [night(1, CLEAN), night(2, CLEAN), night(3, DEGRADED)]
+    tonight = dataclasses.replace(
+        _measurement(DEGRADED, started=1_700_000_000 + 9 * DAY), interval_mbps=(DEGRADED,) * 5
+    )
+    persisting = judge_measurement(tonight, rules, [], standing=standing_of(KEY, nights))
+    assert persisting.kind is VerdictKind.REGRESSION
+    (line,) = persisting.failures
+    assert line.startswith(
+        "regression against baseline (persisting): board->peer 913.2 Mbit/s vs baseline 941.4"
+    )
+    assert "; regression since run run3 (2 nights, first seen 2023-11-17)" in line
+    accepted = standing_of(KEY, [*nights, night(4, DEGRADED)], [accept("run3")])
+    passed = judge_measurement(tonight, rules, [], standing=accepted)
+    assert passed.kind is VerdictKind.PASS
+    assert "baseline level from accept #1: run run3 (one context) by lab at " in passed.reason
