@@ -19,13 +19,9 @@ from ..model.lab import LinkEntry
 from .cpu_tunables import FixedClock, Governor, IrqAffinity, QueueMask
 from .net_tunables import Mtu, Offloads, Qdisc, Sysctl
 from .remote import RemoteHost
-from .shell import INTERFACE_NAME
 from .tunables import Tunable, apply_checked
 
 ROLES = ("board", "peer")
-TUNABLE_KEYS = frozenset(
-    {"irq_affinity", "rps", "xps", "governor", "cpu_mhz", "qdisc", "ip_forward", "mtu", "offloads", "sysctl"}
-)
 LINK = "link"
 
 
@@ -143,32 +139,23 @@ def load_profiles(path: str | Path) -> dict[str, Profile]:
 
 
 def profiles_from_data(data: Any, source: str) -> dict[str, Profile]:
-    """Validate decoded profiles data."""
-    if not isinstance(data, Mapping) or not isinstance(data.get("profiles"), Mapping):
-        raise ConfigError(source, "expected a mapping with a 'profiles' mapping")
-    unknown = set(data) - {"version", "profiles"}
-    if unknown:
-        raise ConfigError(
-            source, f"unknown top-level keys {sorted(unknown, key=str)}", "allowed: version, profiles"
-        )
+    """Validate decoded profiles data against the declared schema, then by the tunables themselves."""
+    # Imported here, when a file is read: the schema library must not cost a pytest run that
+    # never loads a profiles file anything at plugin import (issue 27).
+    from ..schema.convert import ABSENT
+    from .profiles_schema import read_profiles_file
+
     profiles = {}
-    for name, raw in data["profiles"].items():
+    for name, parsed in read_profiles_file(data, source).profiles.items():
         where = f"profiles.{name}"
-        if not isinstance(name, str) or not name.replace("-", "").replace("_", "").isalnum():
-            raise ConfigError(source, f"{where}: profile names are letters, digits, - and _")
-        raw = raw or {}
-        if not isinstance(raw, Mapping):
-            raise ConfigError(source, f"{where} must be a mapping")
-        extra = set(raw) - {"why", *ROLES}
-        if extra:
-            raise ConfigError(
-                source, f"{where}: unknown keys {sorted(extra, key=str)}", "allowed: why, board, peer"
-            )
-        settings = {}
-        for role in ROLES:
-            if role in raw:
-                settings[role] = _role_settings(raw[role] or {}, f"{where}.{role}", source)
-        profile = Profile(name, str(raw.get("why", "")), settings)
+        settings: dict[str, Mapping[str, Any]] = {}
+        for role in ROLES if parsed is not None else ():
+            tunables = getattr(parsed, role)
+            if tunables is not ABSENT:
+                # In the file's order: tunables are applied in it (and restored in reverse).
+                written = data["profiles"][name][role] or {}
+                settings[role] = {key: getattr(tunables, key) for key in written}
+        profile = Profile(name, parsed.why if parsed is not None else "", settings)
         # Build once with a dummy link so every value is checked by the tunables themselves.
         dummy = LinkEntry("check", "b", "eth0", "10.0.0.1", "p", "eth0", "10.0.0.2", "x", 1000, 1500)
         for role in settings:
@@ -178,61 +165,3 @@ def profiles_from_data(data: Any, source: str) -> dict[str, Profile]:
                 raise ConfigError(source, f"{where}.{role}: {exc}") from None
         profiles[name] = profile
     return profiles
-
-
-def _role_settings(raw: Any, where: str, source: str) -> dict[str, Any]:
-    if not isinstance(raw, Mapping):
-        raise ConfigError(source, f"{where} must be a mapping of tunables")
-    unknown = set(raw) - TUNABLE_KEYS
-    if unknown:
-        raise ConfigError(
-            source, f"{where}: unknown tunables {sorted(unknown, key=str)}", f"known: {sorted(TUNABLE_KEYS)}"
-        )
-    for key, value in raw.items():
-        _check_value(key, value, f"{where}.{key}", source)
-    return dict(raw)
-
-
-def _check_value(key: str, value: Any, where: str, source: str) -> None:
-    per_interface = {"irq_affinity", "rps", "xps", "qdisc", "mtu", "offloads"}
-    if key in per_interface:
-        if not isinstance(value, Mapping) or not value:
-            raise ConfigError(source, f"{where} must map interface names (or 'link') to values")
-        for name, item in value.items():
-            if not isinstance(name, str) or not (name == LINK or INTERFACE_NAME.match(name)):
-                raise ConfigError(source, f"{where}: {name!r} is not an interface name")
-            if key in ("irq_affinity", "rps", "xps") and item != "all":
-                if key == "irq_affinity" and item == "all":
-                    continue
-                if (
-                    not isinstance(item, list)
-                    or not item
-                    or not all(isinstance(c, int) and not isinstance(c, bool) and 0 <= c < 1024 for c in item)
-                ):
-                    raise ConfigError(
-                        source,
-                        f"{where}.{name} must be a list of CPU numbers"
-                        + ("" if key == "irq_affinity" else " or 'all'"),
-                    )
-            if key == "mtu" and (
-                isinstance(item, bool) or not isinstance(item, int) or not 68 <= item <= 65535
-            ):
-                raise ConfigError(source, f"{where}.{name} must be an MTU 68..65535")
-            if key == "offloads" and (
-                not isinstance(item, Mapping) or not all(isinstance(v, bool) for v in item.values())
-            ):
-                raise ConfigError(source, f"{where}.{name} must map offload names to true/false")
-            if key == "qdisc" and not isinstance(item, str):
-                raise ConfigError(source, f"{where}.{name} must be a qdisc spec like 'sfq quantum 1500'")
-    elif key == "governor" and not isinstance(value, str):
-        raise ConfigError(source, f"{where} must be a governor name")
-    elif key == "cpu_mhz" and (
-        isinstance(value, bool) or not isinstance(value, int) or not 100 <= value <= 10000
-    ):
-        raise ConfigError(source, f"{where} must be MHz 100..10000")
-    elif key == "ip_forward" and not isinstance(value, bool):
-        raise ConfigError(source, f"{where} must be true or false")
-    elif key == "sysctl" and (
-        not isinstance(value, Mapping) or not all(isinstance(v, str | int) for v in value.values())
-    ):
-        raise ConfigError(source, f"{where} must map sysctl keys to values")

@@ -18,32 +18,6 @@ import yaml
 
 from ..errors import ConfigError
 
-MATCH_KEYS = frozenset(
-    {
-        "board",
-        "peer",
-        "adapter",
-        "driver",
-        "direction",
-        "duplex",
-        "scenario",
-        "profile",
-        "qdisc",
-        "protocol",
-        "link_speed_mbps",
-        "mtu",
-        "kernel",
-        "image",
-        "os",
-        "lab",
-        "rate_target_mbps",
-        "filesystem",
-        "block_bytes",
-        "streams",
-    }
-)
-RULE_KEYS = frozenset({"id", "match", "min_mbps", "min_fraction_of_limit", "min_jain", "known_slow", "why"})
-
 Scalar = str | int | float
 
 
@@ -189,68 +163,27 @@ def load_thresholds(path: str | Path) -> Thresholds:
 
 
 def thresholds_from_data(data: Any, source: str) -> Thresholds:
-    """Validate already-decoded thresholds data."""
-    if not isinstance(data, Mapping) or not isinstance(data.get("rules"), list):
-        raise ConfigError(source, "expected a mapping with a 'rules' list")
-    unknown = set(data) - {"version", "rules"}
-    if unknown:
-        raise ConfigError(
-            source, f"unknown top-level keys {sorted(unknown, key=str)}", "allowed: version, rules"
-        )
-    rules = []
-    seen: set[str] = set()
-    for index, raw in enumerate(data["rules"]):
-        rule = _rule(raw, f"{source}: rules[{index}]")
-        if rule.rule_id in seen:
-            raise ConfigError(source, f"rule id {rule.rule_id!r} appears twice", "ids must be unique")
-        seen.add(rule.rule_id)
-        rules.append(rule)
-    return Thresholds(source, tuple(rules))
+    """Validate already-decoded thresholds data against the declared schema, then across rules."""
+    # Imported here, when a file is read: the schema library must not cost a pytest run that
+    # never loads a thresholds file anything at plugin import (issue 27).
+    from .thresholds_schema import read_thresholds_file
 
-
-def _rule(raw: Any, where: str) -> Rule:
-    if not isinstance(raw, Mapping):
-        raise ConfigError(where, "a rule must be a mapping")
-    unknown = set(raw) - RULE_KEYS
-    if unknown:
-        raise ConfigError(where, f"unknown keys {sorted(unknown, key=str)}", f"allowed: {sorted(RULE_KEYS)}")
-    rule_id = raw.get("id")
-    if not isinstance(rule_id, str) or not rule_id:
-        raise ConfigError(where, "'id' must be a non-empty string")
-    match_raw = raw.get("match", {})
-    if not isinstance(match_raw, Mapping):
-        raise ConfigError(f"{where} ({rule_id})", "'match' must be a mapping")
-    match: dict[str, tuple[Scalar, ...]] = {}
-    for key, value in match_raw.items():
-        if key not in MATCH_KEYS:
-            raise ConfigError(
-                f"{where} ({rule_id})", f"unknown match key {key!r}", f"allowed: {sorted(MATCH_KEYS)}"
+    rules: list[Rule] = []
+    for index, raw in enumerate(read_thresholds_file(data, source).rules):
+        where = f"{source}: rules[{index}] ({raw.id})"
+        if raw.min_mbps is None and raw.min_fraction_of_limit is None:
+            raise ConfigError(where, "a rule needs min_mbps or min_fraction_of_limit")
+        if any(rule.rule_id == raw.id for rule in rules):
+            raise ConfigError(source, f"rule id {raw.id!r} appears twice", "ids must be unique")
+        rules.append(
+            Rule(
+                raw.id,
+                dict(raw.match),
+                raw.min_mbps,
+                raw.min_fraction_of_limit,
+                raw.why,
+                raw.min_jain,
+                raw.known_slow,
             )
-        values = value if isinstance(value, list) else [value]
-        if not values or not all(
-            isinstance(v, str | int | float) and not isinstance(v, bool) for v in values
-        ):
-            raise ConfigError(f"{where} ({rule_id})", f"match.{key} must be a scalar or a list of scalars")
-        match[key] = tuple(values)
-    min_mbps = _positive(raw.get("min_mbps"), f"{where} ({rule_id}) min_mbps")
-    fraction = _positive(raw.get("min_fraction_of_limit"), f"{where} ({rule_id}) min_fraction_of_limit")
-    if fraction is not None and fraction > 1:
-        raise ConfigError(f"{where} ({rule_id})", "min_fraction_of_limit must be at most 1")
-    if min_mbps is None and fraction is None:
-        raise ConfigError(f"{where} ({rule_id})", "a rule needs min_mbps or min_fraction_of_limit")
-    min_jain = _positive(raw.get("min_jain"), f"{where} ({rule_id}) min_jain")
-    if min_jain is not None and min_jain > 1:
-        raise ConfigError(f"{where} ({rule_id})", "min_jain is Jain's index: at most 1")
-    known_slow = raw.get("known_slow")
-    if known_slow is not None and (not isinstance(known_slow, str) or not known_slow.strip()):
-        raise ConfigError(f"{where} ({rule_id})", "known_slow must be the reason, as text")
-    why = raw.get("why", "")
-    return Rule(rule_id, match, min_mbps, fraction, str(why), min_jain, known_slow)
-
-
-def _positive(value: Any, where: str) -> float | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-        raise ConfigError(where, f"must be a positive number, got {value!r}")
-    return float(value)
+        )
+    return Thresholds(source, tuple(rules))
