@@ -84,7 +84,9 @@ def _is_int(value: Any) -> bool:
 class Integer(Check):
     """An integer in ``low..high`` (a YAML boolean or a quoted number is not one)."""
 
-    def __init__(self, low: int, high: int, message: str = "must be an integer {low}..{high}, got {value!r}"):
+    def __init__(
+        self, low: int, high: int, message: str = "must be an integer {low}..{high}, got {value!r}"
+    ) -> None:
         self.low, self.high, self.message = low, high, message
 
     def __call__(self, value: Any) -> int:
@@ -96,7 +98,7 @@ class Integer(Check):
 class Positive(Check):
     """A finite number above zero, at most ``at_most`` when given (NaN would make every floor fail)."""
 
-    def __init__(self, at_most: float | None = None, too_big: str = "must be at most {at_most:g}"):
+    def __init__(self, at_most: float | None = None, too_big: str = "must be at most {at_most:g}") -> None:
         self.at_most, self.too_big = at_most, too_big
 
     def __call__(self, value: Any) -> float:
