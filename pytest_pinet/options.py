@@ -22,6 +22,7 @@ from typing import Any, Literal
 import pytest
 
 from .errors import ConfigError
+from .model.lab import IMAGE_NAME
 from .settings import VIRTUAL, PinetSettings
 from .virtlab.qemu_image import DEFAULT_IMAGE, RECIPES
 from .virtlab.topology import ACCELERATORS, BOARD_KINDS, LAB_NAME
@@ -143,11 +144,9 @@ def host_names(value: str, source: str) -> tuple[str, ...]:
 
 def image_names(value: str, source: str) -> tuple[str, ...]:
     """``a,b`` -> ("a", "b"): catalogue image names, in the order the run flashes them."""
-    from .lab.image_catalogue import NAME
-
     names = tuple(part.strip() for part in value.split(",") if part.strip())
     for name in names:
-        if not NAME.match(name):
+        if not IMAGE_NAME.fullmatch(name):
             raise ConfigError(source, f"{name!r} is not an image name of a catalogue")
     if len(set(names)) != len(names):
         raise ConfigError(source, f"names an image twice: {value!r}")

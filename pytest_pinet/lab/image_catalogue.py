@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
-import re
 import shutil
 import tempfile
 import urllib.parse
@@ -26,17 +25,13 @@ import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, LabFault
 
-DELIVERIES = ("sd-card", "netboot")
-IMAGE_KEYS = frozenset(
-    {"name", "os", "kernel", "path", "url", "sha256", "bmap", "delivery", "arch", "netboot", "write"}
-)
-NETBOOT_KEYS = frozenset({"kernel", "dtb", "initrd", "config"})
-NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$")
-SHA256 = re.compile(r"^[0-9a-f]{64}$")
+if TYPE_CHECKING:  # the schema is imported when a file is read, not with this module
+    from .image_catalogue_schema import ImageSchema, NetbootSchema
+
 # labgrid driver names that switch a card between lab host and board, and that write it.
 SD_MUX_DRIVERS = ("USBSDMuxDriver", "USBSDWireDriver", "PinetSDMuxDriver")
 SD_WRITER_DRIVERS = ("USBStorageDriver", "PinetSDCardDriver")
@@ -140,110 +135,70 @@ def catalogue_from_data(raw: Any, targets: Mapping[str, Any], boards: list[str],
     deliveries = {board: deliveries_of(targets.get(board)) for board in boards}
     if raw is None:
         return Catalogue((), deliveries)
-    if not isinstance(raw, list):
-        raise ConfigError(
-            where, "pinet.images must be a list", "one mapping per image; see docs/images-and-kernels.md"
-        )
-    images = tuple(_image(entry, f"pinet.images[{n}]", source) for n, entry in enumerate(raw))
+    # Imported here, when a file is read: the schema library must not cost a pytest run that
+    # never loads a lab anything at plugin import (issue 27).
+    from .image_catalogue_schema import read_images
+
+    entries = read_images(raw, where)
+    images = tuple(
+        _image(entry, f"pinet.images[{n}] ({entry.name})", source) for n, entry in enumerate(entries)
+    )
     names = [i.name for i in images]
     if len(set(names)) != len(names):
         raise ConfigError(where, "pinet.images: image names must be unique")
     return Catalogue(images, deliveries)
 
 
-def _image(raw: Any, key: str, source: Path) -> CatalogueImage:
+def _image(entry: ImageSchema, key: str, source: Path) -> CatalogueImage:
+    """One checked entry as a catalogue image, once its keys agree with each other."""
     where = str(source)
-    if not isinstance(raw, Mapping):
-        raise ConfigError(where, f"{key} must be a mapping", f"keys: {sorted(IMAGE_KEYS)}")
-    unknown = set(raw) - IMAGE_KEYS
-    missing = sorted({"name", "os", "kernel", "delivery"} - set(raw))
-    if unknown or missing:
+    if entry.url is not None and entry.path is not None:
+        raise ConfigError(where, f"{key}: both a url and a path", "give one of them")
+    if entry.url is not None and entry.sha256 is None:
         raise ConfigError(
-            where,
-            f"{key}: unknown keys {sorted(unknown, key=str)}, missing {missing}",
-            f"keys: {sorted(IMAGE_KEYS)}",
+            where, f"{key}.url needs a sha256", "a downloaded image is only trusted by its hash"
         )
-    name = raw["name"]
-    if not isinstance(name, str) or not NAME.match(name):
-        raise ConfigError(where, f"{key}.name {name!r} is not a name", "letters, digits, . _ + -")
-    key = f"pinet.images[{name}]"
-    os_raw = raw["os"]
-    if not isinstance(os_raw, Mapping) or not {"id", "version"} <= set(os_raw):
-        raise ConfigError(
-            where, f"{key}.os must be {{id: ..., version: ...}}", "as ID and VERSION_ID in /etc/os-release"
-        )
-    kernel = raw["kernel"]
-    if not isinstance(kernel, str) or not kernel.strip():
-        raise ConfigError(
-            where, f"{key}.kernel must be the release uname -r shows, or a pattern", "e.g. 6.6.*-v8+"
-        )
-    delivery = raw["delivery"]
-    if delivery not in DELIVERIES:
-        raise ConfigError(where, f"{key}.delivery is {delivery!r}", f"use one of {list(DELIVERIES)}")
-    sha = raw.get("sha256")
-    if sha is not None and (not isinstance(sha, str) or not SHA256.match(sha.lower())):
-        raise ConfigError(where, f"{key}.sha256 is not 64 hex digits")
-    url = raw.get("url")
-    path = _file(raw.get("path"), source, f"{key}.path")
-    if url is not None:
-        parsed = urllib.parse.urlparse(str(url))
-        if parsed.scheme not in ("http", "https", "file") or path is not None:
-            raise ConfigError(where, f"{key}.url {url!r}", "an http(s) or file URL, and no path beside it")
-        if sha is None:
-            raise ConfigError(
-                where, f"{key}.url needs a sha256", "a downloaded image is only trusted by its hash"
-            )
-    netboot = _netboot(raw.get("netboot"), source, key) if delivery == "netboot" else None
-    if delivery == "sd-card" and path is None and url is None:
+    if entry.delivery == "sd-card" and entry.path is None and entry.url is None:
         raise ConfigError(where, f"{key}: an sd-card image needs a path or a url")
-    if delivery == "netboot" and netboot is None:
+    if entry.delivery == "netboot" and entry.netboot is None:
         raise ConfigError(
             where, f"{key}: a netboot image needs netboot: {{kernel: ..., dtb: ..., initrd: ...}}"
         )
-    write = raw.get("write", "auto")
-    if write not in ("auto", "dd", "bmaptool"):
-        raise ConfigError(where, f"{key}.write is {write!r}", "use auto, dd or bmaptool")
+    # An sd-card image's netboot files are checked like any key but never staged.
+    netboot = entry.netboot if entry.delivery == "netboot" else None
     return CatalogueImage(
-        name=name,
-        os_id=str(os_raw["id"]),
-        os_version=str(os_raw["version"]),
-        kernel=kernel.strip(),
-        delivery=delivery,
-        path=path,
-        url=str(url) if url is not None else None,
-        sha256=sha.lower() if isinstance(sha, str) else None,
-        bmap=_file(raw.get("bmap"), source, f"{key}.bmap"),
-        arch=str(raw["arch"]) if raw.get("arch") else None,
-        netboot=netboot,
-        write=write,
+        name=entry.name,
+        os_id=entry.os.id,
+        os_version=entry.os.version,
+        kernel=entry.kernel,
+        delivery=entry.delivery,
+        path=_file(entry.path, source),
+        url=entry.url,
+        sha256=entry.sha256,
+        bmap=_file(entry.bmap, source),
+        arch=entry.arch or None,
+        netboot=_netboot(netboot, source) if netboot is not None else None,
+        write=entry.write,
     )
 
 
-def _file(value: Any, source: Path, key: str) -> Path | None:
-    if value is None:
-        return None
-    if not isinstance(value, str) or not value:
-        raise ConfigError(str(source), f"{key} must be a path")
+def _netboot(netboot: NetbootSchema, source: Path) -> Netboot:
+    return Netboot(
+        _resolve(netboot.kernel, source),
+        _file(netboot.dtb, source),
+        _file(netboot.initrd, source),
+        netboot.config or None,
+    )
+
+
+def _file(value: str | None, source: Path) -> Path | None:
+    return None if value is None else _resolve(value, source)
+
+
+def _resolve(value: str, source: Path) -> Path:
+    """A file the env file names, relative to the env file."""
     path = Path(value)
     return path if path.is_absolute() else (source.parent / path)
-
-
-def _netboot(raw: Any, source: Path, key: str) -> Netboot | None:
-    if raw is None:
-        return None
-    if not isinstance(raw, Mapping) or "kernel" not in raw or set(raw) - NETBOOT_KEYS:
-        raise ConfigError(
-            str(source), f"{key}.netboot must be a mapping with kernel", f"keys: {sorted(NETBOOT_KEYS)}"
-        )
-    kernel = _file(raw["kernel"], source, f"{key}.netboot.kernel")
-    if kernel is None:
-        raise ConfigError(str(source), f"{key}.netboot.kernel is empty", "name the kernel file to stage")
-    return Netboot(
-        kernel,
-        _file(raw.get("dtb"), source, f"{key}.netboot.dtb"),
-        _file(raw.get("initrd"), source, f"{key}.netboot.initrd"),
-        str(raw["config"]) if raw.get("config") else None,
-    )
 
 
 def problems(image: CatalogueImage) -> list[str]:

@@ -8,40 +8,24 @@ file describes a lab completely.  See docs/inventory.md for the format.
 
 from __future__ import annotations
 
-import ipaddress
 import os
-import re
 import string
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from .. import secrets
 from ..errors import ConfigError, LabFault
-from ..host.platform import PLATFORMS, platform_named
+from ..host.platform import platform_named
 from ..host.remote import RemoteHost, SshEndpoint
-from ..host.shell import INTERFACE_NAME
 from ..model.lab import DiskEntry, LinkEntry, RouteEntry
 from .image_catalogue import Catalogue, catalogue_from_data
 
-ROLES = ("board", "peer")
-PINET_KEYS = frozenset({"lab", "kind", "ssh", "hosts", "links", "routes", "disks", "images"})
-DISK_KEYS = frozenset({"name", "host", "device", "scratch", "bus"})
-DEVICE = re.compile(r"^/dev/[A-Za-z0-9/_.:-]{1,128}$")  # by-id names hold colons
-ROUTE_KEYS = frozenset({"name", "board", "lan", "wan"})
-LINK_REQUIRED = (
-    "name",
-    "board",
-    "board_interface",
-    "board_address",
-    "peer",
-    "peer_interface",
-    "peer_address",
-)
-LINK_KEYS = frozenset({*LINK_REQUIRED, "adapter", "speed_mbps", "mtu"})
+if TYPE_CHECKING:  # the schema is imported when a file is read, not with this module
+    from .inventory_schema import DiskSchema, HostSchema, LinkSchema, RouteSchema
 
 
 @dataclass(frozen=True)
@@ -153,103 +137,34 @@ def _template(loader: yaml.SafeLoader, node: yaml.Node) -> str:
 _EnvLoader.add_constructor("!template", _template)
 
 
-def inventory_from_data(data: Any, source: Path) -> Inventory:  # noqa: C901 - until its schema lands
-    """Validate decoded env data and build the inventory."""
+def inventory_from_data(data: Any, source: Path) -> Inventory:
+    """Validate decoded env data (its shape against the declared schema, then what ties its parts
+    together) and build the inventory."""
+    # Imported here, when a file is read: the schema library must not cost a pytest run that
+    # never loads a lab anything at plugin import (issue 27).
+    from .inventory_schema import read_env_file
+
     where = str(source)
-    if not isinstance(data, Mapping):
-        raise ConfigError(where, "expected a mapping with 'targets' and 'pinet'")
-    targets = data.get("targets")
-    if not isinstance(targets, Mapping) or not targets:
-        raise ConfigError(where, "'targets' is missing or empty", "declare one labgrid target per host")
-    pinet = data.get("pinet")
-    if not isinstance(pinet, Mapping):
-        raise ConfigError(
-            where, "'pinet' section is missing", "add pinet: {hosts: ..., links: ...}; see docs/inventory.md"
-        )
-    unknown = set(pinet) - PINET_KEYS
-    if unknown:
-        raise ConfigError(
-            where, f"unknown keys in pinet: {sorted(unknown, key=str)}", f"allowed: {sorted(PINET_KEYS)}"
-        )
-
-    ssh = pinet.get("ssh", {})
-    if not isinstance(ssh, Mapping):
-        raise ConfigError(where, "pinet.ssh must be a mapping")
-    known_hosts = _path(ssh.get("known_hosts"), source, "pinet.ssh.known_hosts", required=True)
-    identity = _path(ssh.get("identity"), source, "pinet.ssh.identity", required=False)
-    assert known_hosts is not None
-
-    roles = pinet.get("hosts")
-    if not isinstance(roles, Mapping) or not roles:
-        raise ConfigError(where, "pinet.hosts is missing", "map each target name to {role: board|peer}")
-    hosts: dict[str, HostEntry] = {}
-    for name, entry in roles.items():
-        key = f"pinet.hosts.{name}"
-        if name not in targets:
-            raise ConfigError(
-                where, f"{key}: no labgrid target named {name!r}", f"targets: {sorted(targets, key=str)}"
-            )
-        role = entry.get("role") if isinstance(entry, Mapping) else None
-        if role not in ROLES:
-            raise ConfigError(where, f"{key}.role is {role!r}", f"use one of {list(ROLES)}")
-        assert isinstance(entry, Mapping)
-        unknown_host_keys = set(entry) - {"role", "tcp_congestion", "power_on_at_start", "os", "become"}
-        if unknown_host_keys:
-            raise ConfigError(
-                where,
-                f"{key}: unknown keys {sorted(unknown_host_keys, key=str)}",
-                "allowed: role, tcp_congestion, power_on_at_start, os, become",
-            )
-        become = entry.get("become")
-        if become not in (None, "sudo"):
-            raise ConfigError(
-                where, f"{key}.become is {become!r}", "use sudo, or leave it out to run as the login user"
-            )
-        host_os = entry.get("os")
-        if host_os is not None and host_os not in PLATFORMS:
-            raise ConfigError(where, f"{key}.os is {host_os!r}", f"use one of {sorted(PLATFORMS)}")
-        power_on_at_start = entry.get("power_on_at_start", False)
-        if not isinstance(power_on_at_start, bool):
-            raise ConfigError(
-                where, f"{key}.power_on_at_start must be true or false, got {power_on_at_start!r}"
-            )
-        congestion = entry.get("tcp_congestion")
-        if congestion is not None and not (
-            isinstance(congestion, str) and re.fullmatch(r"[a-z0-9_]{1,16}", congestion)
-        ):
-            raise ConfigError(where, f"{key}.tcp_congestion {congestion!r} is not a congestion control name")
-        remote_place = _remote_place(name, targets[name], where)
-        if remote_place is not None:
-            # Reached through the coordinator's place: the exporter's NetworkService named
-            # after the host gives the address once the place is acquired.
-            endpoint = SshEndpoint(name, "", "root", 22, identity, known_hosts)
-        else:
-            endpoint = _endpoint(name, targets[name], where, identity, known_hosts)
-        hosts[name] = HostEntry(
-            name, role, endpoint, congestion, power_on_at_start, remote_place, host_os, become
-        )
-
-    links_raw = pinet.get("links", [])
-    if not isinstance(links_raw, list):
-        raise ConfigError(where, "pinet.links must be a list")
-    links = tuple(_link(raw, f"pinet.links[{n}]", where, hosts) for n, raw in enumerate(links_raw))
+    env = read_env_file(data, where)
+    pinet = env.pinet
+    known_hosts = _path(pinet.ssh.known_hosts, source, "pinet.ssh.known_hosts")
+    identity = _path(pinet.ssh.identity, source, "pinet.ssh.identity") if pinet.ssh.identity else None
+    hosts = {
+        name: _host(name, entry, env.targets, where, identity, known_hosts)
+        for name, entry in pinet.hosts.items()
+    }
+    links = tuple(_link(raw, f"pinet.links[{n}]", where, hosts) for n, raw in enumerate(pinet.links))
     names = [link.name for link in links]
     if len(set(names)) != len(names):
         raise ConfigError(where, "pinet.links: link names must be unique")
-    routes_raw = pinet.get("routes", [])
-    if not isinstance(routes_raw, list):
-        raise ConfigError(where, "pinet.routes must be a list")
-    routes = tuple(_route(raw, f"pinet.routes[{n}]", where, links) for n, raw in enumerate(routes_raw))
-    disks_raw = pinet.get("disks", [])
-    if not isinstance(disks_raw, list):
-        raise ConfigError(where, "pinet.disks must be a list")
-    disks = tuple(_disk(raw, f"pinet.disks[{n}]", where, hosts) for n, raw in enumerate(disks_raw))
+    routes = tuple(_route(raw, f"pinet.routes[{n}]", where, links) for n, raw in enumerate(pinet.routes))
+    disks = tuple(_disk(raw, f"pinet.disks[{n}]", where, hosts) for n, raw in enumerate(pinet.disks))
     boards = [name for name, host in hosts.items() if host.role == "board"]
-    catalogue = catalogue_from_data(pinet.get("images"), targets, boards, source)
+    catalogue = catalogue_from_data(pinet.images, env.targets, boards, source)
     return Inventory(
         source,
-        str(pinet.get("lab", source.stem)),
-        str(pinet.get("kind", "hardware")),
+        pinet.lab if pinet.lab is not None else source.stem,
+        pinet.kind if pinet.kind is not None else "hardware",
         hosts,
         links,
         routes,
@@ -258,56 +173,62 @@ def inventory_from_data(data: Any, source: Path) -> Inventory:  # noqa: C901 - u
     )
 
 
-def _disk(raw: Any, key: str, where: str, hosts: Mapping[str, HostEntry]) -> DiskEntry:
-    if not isinstance(raw, Mapping):
-        raise ConfigError(where, f"{key} must be a mapping", f"keys: {sorted(DISK_KEYS)}")
-    unknown = set(raw) - DISK_KEYS
-    missing = sorted({"name", "host", "device"} - set(raw))
-    if unknown or missing:
+def _host(
+    name: str,
+    entry: HostSchema,
+    targets: Mapping[Any, Any],
+    where: str,
+    identity: Path | None,
+    known_hosts: Path,
+) -> HostEntry:
+    """A host of ``pinet.hosts`` joined with its labgrid target, which says how it is reached."""
+    if name not in targets:
         raise ConfigError(
             where,
-            f"{key}: unknown keys {sorted(unknown, key=str)}, missing {missing}",
-            f"keys: {sorted(DISK_KEYS)}",
+            f"pinet.hosts.{name}: no labgrid target named {name!r}",
+            f"targets: {sorted(targets, key=str)}",
         )
-    if not isinstance(raw["host"], str) or raw["host"] not in hosts:
-        raise ConfigError(where, f"{key}.host: {raw['host']!r} is not in pinet.hosts")
-    device = raw["device"]
-    if not isinstance(device, str) or not DEVICE.match(device) or ".." in device:
-        raise ConfigError(where, f"{key}.device {device!r} is not a /dev path", "e.g. /dev/sda")
-    scratch = raw.get("scratch", False)
-    if not isinstance(scratch, bool):
-        raise ConfigError(where, f"{key}.scratch must be true or false, got {scratch!r}")
-    return DiskEntry(str(raw["name"]), str(raw["host"]), device, scratch, str(raw.get("bus", "usb")))
+    remote_place = _remote_place(name, targets[name], where)
+    if remote_place is not None:
+        # Reached through the coordinator's place: the exporter's NetworkService named
+        # after the host gives the address once the place is acquired.
+        endpoint = SshEndpoint(name, "", "root", 22, identity, known_hosts)
+    else:
+        endpoint = _endpoint(name, targets[name], where, identity, known_hosts)
+    return HostEntry(
+        name,
+        entry.role,
+        endpoint,
+        entry.tcp_congestion,
+        entry.power_on_at_start,
+        remote_place,
+        entry.os,
+        entry.become,
+    )
 
 
-def _route(raw: Any, key: str, where: str, links: tuple[LinkEntry, ...]) -> RouteEntry:
-    if not isinstance(raw, Mapping):
-        raise ConfigError(where, f"{key} must be a mapping", "name, board, lan (link name), wan (link name)")
-    unknown = set(raw) - ROUTE_KEYS
-    missing = sorted(ROUTE_KEYS - set(raw))
-    if unknown or missing:
-        raise ConfigError(
-            where,
-            f"{key}: unknown keys {sorted(unknown, key=str)}, missing {missing}",
-            f"keys: {sorted(ROUTE_KEYS)}",
-        )
+def _disk(raw: DiskSchema, key: str, where: str, hosts: Mapping[str, HostEntry]) -> DiskEntry:
+    if raw.host not in hosts:
+        raise ConfigError(where, f"{key}.host: {raw.host!r} is not in pinet.hosts")
+    return DiskEntry(raw.name, raw.host, raw.device, raw.scratch, raw.bus)
+
+
+def _route(raw: RouteSchema, key: str, where: str, links: tuple[LinkEntry, ...]) -> RouteEntry:
     by_name = {link.name: link for link in links}
     ends = []
     for side in ("lan", "wan"):
-        link = by_name.get(str(raw[side]))
+        link = by_name.get(getattr(raw, side))
         if link is None:
             raise ConfigError(
-                where, f"{key}.{side}: no link named {raw[side]!r}", f"links: {sorted(by_name)}"
+                where, f"{key}.{side}: no link named {getattr(raw, side)!r}", f"links: {sorted(by_name)}"
             )
-        if link.board != raw["board"]:
-            raise ConfigError(
-                where, f"{key}.{side}: link {link.name!r} is not a link of board {raw['board']!r}"
-            )
+        if link.board != raw.board:
+            raise ConfigError(where, f"{key}.{side}: link {link.name!r} is not a link of board {raw.board!r}")
         ends.append(link)
     lan, wan = ends
     if lan.name == wan.name or lan.peer == wan.peer:
         raise ConfigError(where, f"{key}: lan and wan must be two links to two different peers")
-    return RouteEntry(str(raw["name"]), str(raw["board"]), lan, wan)
+    return RouteEntry(raw.name, raw.board, lan, wan)
 
 
 def _resources(target: Any) -> dict[str, Any]:
@@ -325,14 +246,13 @@ def _resources(target: Any) -> dict[str, Any]:
 
 def _remote_place(name: str, target: Any, where: str) -> str | None:
     """The place name of a target backed by a coordinator's RemotePlace, else None."""
+    from .inventory_schema import read_remote_place  # the schema library, only when a file is read
+
     resources = _resources(target)
     if "RemotePlace" not in resources or "NetworkService" in resources:
         return None
-    remote = resources["RemotePlace"]
-    place = remote.get("name") if isinstance(remote, Mapping) else None
-    if not isinstance(place, str) or not re.fullmatch(r"[A-Za-z0-9_.$+-]{1,64}", place):
-        raise ConfigError(where, f"targets.{name}.resources.RemotePlace.name {place!r} is not a place name")
-    return place
+    key = f"targets.{name}.resources.RemotePlace"
+    return read_remote_place(resources["RemotePlace"], where, key).name
 
 
 def resolve_remote(inventory: Inventory, environment: Callable[[], Any] | None = None) -> Inventory:
@@ -378,89 +298,39 @@ def resolve_remote(inventory: Inventory, environment: Callable[[], Any] | None =
 
 
 def _endpoint(name: str, target: Any, where: str, identity: Path | None, known_hosts: Path) -> SshEndpoint:
+    from .inventory_schema import read_network_service  # the schema library, only when a file is read
+
     key = f"targets.{name}.resources.NetworkService"
     service = _resources(target).get("NetworkService")
-    if not isinstance(service, Mapping):
+    if service is None:
         raise ConfigError(where, f"{key} is missing", "pinet reaches hosts over SSH: add a NetworkService")
-    address = service.get("address")
-    if not isinstance(address, str) or not address:
-        raise ConfigError(where, f"{key}.address is missing")
-    try:
-        ipaddress.ip_address(address)
-    except ValueError:
-        if not re.fullmatch(r"[A-Za-z0-9.-]{1,253}", address):
-            raise ConfigError(
-                where, f"{key}.address {address!r} is neither an IP address nor a host name"
-            ) from None
-    username = service.get("username")
-    if not isinstance(username, str) or not re.fullmatch(r"[a-z_][a-z0-9_.-]{0,31}", username):
-        raise ConfigError(where, f"{key}.username {username!r} is not a valid user name")
-    port = service.get("port", 22)
-    if isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536:
-        raise ConfigError(where, f"{key}.port must be 1..65535, got {port!r}")
-    password = service.get("password") or None
-    secrets.register(str(password) if password else None)
-    return SshEndpoint(
-        name, address, username, port, identity, known_hosts, str(password) if password else None
-    )
+    checked = read_network_service(service, where, key)
+    password = checked.password or None
+    secrets.register(password)
+    return SshEndpoint(name, checked.address, checked.username, checked.port, identity, known_hosts, password)
 
 
-def _link(raw: Any, key: str, where: str, hosts: Mapping[str, HostEntry]) -> LinkEntry:
-    if not isinstance(raw, Mapping):
-        raise ConfigError(where, f"{key} must be a mapping")
-    unknown = set(raw) - LINK_KEYS
-    if unknown:
-        raise ConfigError(
-            where, f"{key}: unknown keys {sorted(unknown, key=str)}", f"allowed: {sorted(LINK_KEYS)}"
-        )
-    missing = [k for k in LINK_REQUIRED if k not in raw]
-    if missing:
-        raise ConfigError(where, f"{key}: missing {missing}")
-    for side, role in (("board", "board"), ("peer", "peer")):
-        host = raw[side]
-        if not isinstance(host, str) or host not in hosts or hosts[host].role != role:
-            raise ConfigError(where, f"{key}.{side}: {host!r} is not a {role} in pinet.hosts")
-        interface = raw[f"{side}_interface"]
-        if not isinstance(interface, str) or not INTERFACE_NAME.match(interface):
-            raise ConfigError(
-                where,
-                f"{key}.{side}_interface {interface!r} is not a valid interface name",
-                "1-15 characters of letters, digits and _.:@-",
-            )
-        try:
-            ipaddress.ip_address(str(raw[f"{side}_address"]))
-        except ValueError:
-            raise ConfigError(
-                where, f"{key}.{side}_address {raw[f'{side}_address']!r} is not an IP address"
-            ) from None
-    speed = raw.get("speed_mbps", 1000)
-    mtu = raw.get("mtu", 1500)
-    for field_name, value, low, high in (("speed_mbps", speed, 1, 400_000), ("mtu", mtu, 68, 65535)):
-        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise ConfigError(where, f"{key}.{field_name} must be an integer {low}..{high}, got {value!r}")
+def _link(raw: LinkSchema, key: str, where: str, hosts: Mapping[str, HostEntry]) -> LinkEntry:
+    for side in ("board", "peer"):
+        host = getattr(raw, side)
+        if host not in hosts or hosts[host].role != side:
+            raise ConfigError(where, f"{key}.{side}: {host!r} is not a {side} in pinet.hosts")
     return LinkEntry(
-        name=str(raw["name"]),
-        board=str(raw["board"]),
-        board_interface=str(raw["board_interface"]),
-        board_address=str(raw["board_address"]),
-        peer=str(raw["peer"]),
-        peer_interface=str(raw["peer_interface"]),
-        peer_address=str(raw["peer_address"]),
-        adapter=str(raw.get("adapter", "unknown")),
-        speed_mbps=speed,
-        mtu=mtu,
+        name=raw.name,
+        board=raw.board,
+        board_interface=raw.board_interface,
+        board_address=raw.board_address,
+        peer=raw.peer,
+        peer_interface=raw.peer_interface,
+        peer_address=raw.peer_address,
+        adapter=raw.adapter,
+        speed_mbps=raw.speed_mbps,
+        mtu=raw.mtu,
     )
 
 
-def _path(value: Any, source: Path, key: str, *, required: bool) -> Path | None:
-    if value is None:
-        if required:
-            raise ConfigError(
-                str(source), f"{key} is missing", "pinet pins host keys: give a known_hosts file"
-            )
-        return None
-    if not isinstance(value, str) or not value:
-        raise ConfigError(str(source), f"{key} must be a path")
+def _path(value: str, source: Path, key: str) -> Path:
+    """A file the env file names, relative to the env file; it must exist (host keys are pinned)."""
     path = Path(value)
     if not path.is_absolute():
         path = source.parent / path

@@ -4,7 +4,12 @@ builds them from the env file; ``host`` and ``measure`` use them without knowing
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+
+# How a catalogue image may be named, in the env file and in --pinet-image: plain enough for a
+# results path and a test id.
+IMAGE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$")
 
 
 @dataclass(frozen=True)

@@ -28,9 +28,9 @@ def _one(**fields):
 @pytest.mark.parametrize(
     ("entry", "message"),
     [
-        ({"name": "a"}, r"pinet.images\[0\]: unknown keys \[\], missing \['delivery', 'kernel', 'os'\]"),
-        (_one(delivery="floppy"), r"pinet.images\[a\].delivery is 'floppy'"),
-        (_one(os="debian"), r"pinet.images\[a\].os must be"),
+        ({"name": "a"}, r"pinet.images\[0\] \(a\): missing \['delivery', 'kernel', 'os'\]"),
+        (_one(delivery="floppy"), r"pinet.images\[0\] \(a\).delivery is 'floppy'"),
+        (_one(os="debian"), r"pinet.images\[0\] \(a\).os must be a mapping"),
         (_one(), r"an sd-card image needs a path or a url"),
         (_one(url="https://images.invalid/x.img"), r"url needs a sha256"),
         (_one(path="x.img", sha256="beef"), r"sha256 is not 64 hex digits"),

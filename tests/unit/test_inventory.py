@@ -60,8 +60,8 @@ def test_valid_env_loads(tmp_path):
 
 
 BREAKAGES = [
-    (lambda d: d.pop("pinet"), "'pinet' section is missing"),
-    (lambda d: d["pinet"].update(colour="red"), "unknown keys in pinet"),
+    (lambda d: d.pop("pinet"), "missing ['pinet'] (add pinet: {hosts: ..., links: ...}"),
+    (lambda d: d["pinet"].update(colour="red"), "pinet: unknown keys ['colour']"),
     (lambda d: d["pinet"]["hosts"].update(pi={"role": "dut"}), "pinet.hosts.pi.role"),
     (lambda d: d["pinet"]["hosts"].update(ghost={"role": "peer"}), "no labgrid target named 'ghost'"),
     (lambda d: d["targets"]["pi"].pop("resources"), "NetworkService is missing"),

@@ -1,0 +1,193 @@
+"""The lab env file's shape, declared once: the ``pinet:`` section and the labgrid resources pinet reads.
+
+What one value may hold is here (a role is ``board`` or ``peer``, an interface name is 1-15 plain
+characters, a speed a positive integer); what ties values together (a link's board is a host
+with the board role, a route's links exist, a known_hosts file exists) is checked where the
+inventory is built, in ``inventory.py``.  A new key (a board's ``model:``, a link's expected
+adapter identity) is one line here with its check.  Imported only when an env file is read
+(attrs and cattrs are not free to import).
+"""
+
+import ipaddress
+import re
+from collections.abc import Mapping
+from typing import Annotated, Any, ClassVar
+
+import attrs
+
+from ..host.platform import PLATFORMS
+from ..host.shell import INTERFACE_NAME
+from ..schema.checks import Check, Flag, Integer, Invalid, IpAddress, NonEmpty, OneOf, PathText, Pattern, Text
+from ..schema.convert import hint, structure
+
+ROLES = ("board", "peer")
+DEVICE = re.compile(r"/dev/[A-Za-z0-9/_.:-]{1,128}")  # by-id names hold colons
+HOST_NAME = re.compile(r"[A-Za-z0-9.-]{1,253}")
+
+
+class DevicePath(Check):
+    """A block device under /dev, with nothing a shell or a ``..`` could turn into another file."""
+
+    def __call__(self, value: Any) -> str:
+        if not isinstance(value, str) or not DEVICE.fullmatch(value) or ".." in value:
+            raise Invalid(f"{value!r} is not a /dev path", "e.g. /dev/sda")
+        return value
+
+
+class HostAddress(Check):
+    """Where a host's sshd listens: an IP address or a host name."""
+
+    def __call__(self, value: Any) -> str:
+        if not isinstance(value, str) or not value:
+            raise Invalid("is missing")
+        try:
+            ipaddress.ip_address(value)
+        except ValueError:
+            if not HOST_NAME.fullmatch(value):
+                raise Invalid(f"{value!r} is neither an IP address nor a host name") from None
+        return value
+
+
+Interface = Annotated[
+    str,
+    Pattern(
+        INTERFACE_NAME,
+        "{value!r} is not a valid interface name",
+        "1-15 characters of letters, digits and _.:@-",
+    ),
+]
+Name = Annotated[str, Text()]
+
+
+@attrs.frozen
+class NetworkService:
+    """labgrid's NetworkService resource of a target: how pinet reaches the host over SSH.
+
+    Open: the keys beyond these are labgrid's to check.
+    """
+
+    schema_open: ClassVar[bool] = True
+
+    address: Annotated[str, HostAddress()]
+    username: Annotated[str, Pattern(r"[a-z_][a-z0-9_.-]{0,31}", "{value!r} is not a valid user name")]
+    port: Annotated[int, Integer(1, 65535, "must be 1..65535, got {value!r}")] = 22
+    password: Annotated[str, Text()] | None = None
+
+
+@attrs.frozen
+class RemotePlace:
+    """labgrid's RemotePlace resource: the coordinator place a host's NetworkService comes from."""
+
+    schema_open: ClassVar[bool] = True
+
+    name: Annotated[str, Pattern(r"[A-Za-z0-9_.$+-]{1,64}", "{value!r} is not a place name")]
+
+
+@attrs.frozen
+class SshSection:
+    """How every host's key is pinned and which private key logs in."""
+
+    known_hosts: Annotated[str, PathText()] = attrs.field(
+        metadata=hint("pinet pins host keys: give a known_hosts file")
+    )
+    identity: Annotated[str, PathText()] | None = None
+
+
+@attrs.frozen
+class HostSchema:
+    """A labgrid target's part in the lab, and how pinet logs in and powers it."""
+
+    role: Annotated[str, OneOf(ROLES)] = attrs.field(metadata=hint("give role: board or peer"))
+    tcp_congestion: (
+        Annotated[str, Pattern(r"[a-z0-9_]{1,16}", "{value!r} is not a congestion control name")] | None
+    ) = None
+    power_on_at_start: Annotated[bool, Flag()] = False
+    os: Annotated[str, OneOf(sorted(PLATFORMS))] | None = None
+    become: Annotated[str, OneOf(("sudo",), "use sudo, or leave it out to run as the login user")] | None = (
+        None
+    )
+
+
+@attrs.frozen
+class LinkSchema:
+    """A cable between a board interface and a peer interface, with its test-network addresses."""
+
+    name: Name
+    board: Name
+    board_interface: Interface
+    board_address: Annotated[str, IpAddress()]
+    peer: Name
+    peer_interface: Interface
+    peer_address: Annotated[str, IpAddress()]
+    adapter: Name = "unknown"
+    speed_mbps: Annotated[int, Integer(1, 400_000)] = 1000
+    mtu: Annotated[int, Integer(68, 65535)] = 1500
+
+
+@attrs.frozen
+class RouteSchema:
+    """A board routing between two of its links (link names)."""
+
+    name: Name
+    board: Name
+    lan: Name
+    wan: Name
+
+
+@attrs.frozen
+class DiskSchema:
+    """A block device of a host for the storage suite."""
+
+    name: Name
+    host: Name
+    device: Annotated[str, DevicePath()]
+    scratch: Annotated[bool, Flag()] = False
+    bus: Name = "usb"
+
+
+HostName = Annotated[str, Text("{value!r} is not a host name", numbers=False)]
+
+
+@attrs.frozen
+class PinetSection:
+    """The env file's ``pinet:`` section: what labgrid has no words for."""
+
+    ssh: SshSection = attrs.field(metadata=hint("pinet pins host keys: give ssh: {known_hosts: FILE}"))
+    hosts: Annotated[
+        Mapping[HostName, HostSchema], NonEmpty(fix="map each target name to {role: board|peer}")
+    ] = attrs.field(metadata=hint("map each target name to {role: board|peer}"))
+    links: tuple[LinkSchema, ...] = ()
+    routes: tuple[RouteSchema, ...] = ()
+    disks: tuple[DiskSchema, ...] = ()
+    lab: Name | None = None
+    kind: Name | None = None
+    images: Any = None  # the image catalogue: read by its own schema (image_catalogue_schema)
+
+
+@attrs.frozen
+class EnvFile:
+    """A labgrid env file as pinet reads it; its other keys (options, imports, tools) are labgrid's."""
+
+    schema_open: ClassVar[bool] = True
+
+    targets: Annotated[Mapping[Any, Any], NonEmpty(fix="declare one labgrid target per host")] = attrs.field(
+        metadata=hint("declare one labgrid target per host")
+    )
+    pinet: PinetSection = attrs.field(
+        metadata=hint("add pinet: {hosts: ..., links: ...}; see docs/inventory.md")
+    )
+
+
+def read_env_file(data: Any, source: str) -> EnvFile:
+    """Decoded YAML as an env file, or a ConfigError naming the file, the key path and the fix."""
+    return structure(data, EnvFile, source)
+
+
+def read_network_service(service: Any, source: str, key: str) -> NetworkService:
+    """A target's NetworkService (from the file, or from an acquired place) as checked values."""
+    return structure(service, NetworkService, source, key)
+
+
+def read_remote_place(remote: Any, source: str, key: str) -> RemotePlace:
+    """A target's RemotePlace resource as checked values."""
+    return structure(remote, RemotePlace, source, key)
