@@ -33,12 +33,12 @@ class Cpus(Check):
     def __init__(self, *, all_allowed: bool) -> None:
         self.all_allowed = all_allowed
 
-    def __call__(self, value: Any) -> str | tuple[int, ...]:
+    def __call__(self, value: Any) -> str | list[int]:
         if self.all_allowed and value == "all":
             return "all"
         if not isinstance(value, list) or not value or not all(_cpu(c) for c in value):
             raise Invalid("must be a list of CPU numbers" + (" or 'all'" if self.all_allowed else ""))
-        return tuple(value)
+        return list(value)
 
 
 def _cpu(value: Any) -> bool:
