@@ -210,15 +210,11 @@ class NonEmpty(Check):
 class ValuesAre(Check):
     """A mapping whose values are all of ``kinds`` (offload names to true/false, sysctl keys to values)."""
 
-    def __init__(self, kinds: tuple[type, ...], message: str, *, empty: bool = True) -> None:
-        self.kinds, self.message, self.empty = kinds, message, empty
+    def __init__(self, kinds: tuple[type, ...], message: str) -> None:
+        self.kinds, self.message = kinds, message
 
     def __call__(self, value: Any) -> dict[Any, Any]:
-        if (
-            not isinstance(value, Mapping)
-            or (not value and not self.empty)
-            or not all(isinstance(v, self.kinds) for v in value.values())
-        ):
+        if not isinstance(value, Mapping) or not all(isinstance(v, self.kinds) for v in value.values()):
             raise Invalid(self.message)
         return dict(value)
 

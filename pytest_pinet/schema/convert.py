@@ -7,6 +7,13 @@ section's keys once for every schema (unknown keys, missing keys: the checks 32 
 loops used to repeat), run the checks a field declares, and render the first error as
 ``file: pinet.links[0].mtu must be an integer 68..65535, got 20``.
 
+A schema is an ``attrs.frozen`` class; besides its fields it may say, as class variables:
+``schema_open = True`` (keys beyond its fields are someone else's, as labgrid's in a
+``NetworkService``), ``schema_label = "name"`` (an item of a list shows that key beside its
+index in errors: ``rules[3] (gbe)``), ``schema_noun = "tunables"`` (what its keys are called in
+"unknown ..." errors).  A required field's ``metadata=hint("...")`` is the fix shown when it is
+missing; ``ABSENT`` as a default tells a key left out from one written as ``null``.
+
 Imported only when a file is read (cattrs and attrs cost tens of milliseconds; a pytest run
 that never loads a lab must not pay for them, issue 27).
 """
