@@ -120,7 +120,7 @@ def _record_hook(cls: type) -> Hook:
         unknown = sorted((k for k in value if k not in names), key=str) if closed else []
         missing = sorted(n for n in required if n not in value)
         if unknown or missing:
-            fix = next((hints[n] for n in missing if n in hints), None)
+            fix = hints.get(missing[0]) if missing else None  # a key's own hint, else the key list
             known = "known" if noun != "keys" else "allowed" if unknown else "keys"
             raise BadKeys(unknown, missing, noun, fix or f"{known}: {sorted(names)}")
         return structure_fields(value, cls)
