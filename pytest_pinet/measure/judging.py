@@ -1,0 +1,106 @@
+"""Judging a test's measurements, without pytest: the re-measure loop and what the verdicts
+mean for the test.
+
+A verdict (:func:`pytest_pinet.judge.verdict.judge_measurement`, or a lab's own) says what one
+measurement is.  A test takes one or more (both directions of a full-duplex run); what the
+test's outcome is follows from all of them together, in one order of precedence: any failure
+fails the test (every direction judged first, so a full-duplex failure reports both); a
+board too hot to trust makes the measurement a lab fault; a known-slow combination is an
+expected failure; an interval that still holds the line is *undecided*; otherwise it passed.
+A result that measuring again could change (below its floor, a regression) is measured again
+first, because on a shared host noise comes before a verdict.
+
+The pytest layer maps :class:`Outcome` onto ``pytest.fail`` / ``xfail`` / ``skip``; ``pinet
+bench`` and any later command can use the same policy.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from ..errors import LabFault
+from ..judge.verdict import Verdict, VerdictKind
+from ..model import Measurement
+
+
+class OutcomeKind(enum.Enum):
+    """What a test's verdicts amount to, most severe first."""
+
+    FAILED = "failed"
+    KNOWN_SLOW = "known-slow"
+    UNDECIDED = "undecided"
+    PASSED = "passed"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The test's outcome, the line it shows, and the measurements of its final attempt."""
+
+    kind: OutcomeKind
+    message: str
+    measurements: tuple[Measurement, ...]
+
+
+@dataclass
+class GoodputJudge:
+    """Judge the measurements of one test, measuring again while that could change the verdict.
+
+    ``verdict_of`` judges one measurement (and records the verdict where the caller keeps
+    them); ``remeasure`` is how many more attempts a result may get; ``on_remeasure`` hears
+    why each one is taken (the results directory keeps it as a fact).
+    """
+
+    verdict_of: Callable[[Measurement], Verdict]
+    remeasure: int = 0
+    on_remeasure: Callable[[list[str]], None] = lambda failures: None
+    earlier: list[str] = field(default_factory=list)
+
+    def judge(
+        self, measurements: Sequence[Measurement], measure: Callable[[], Sequence[Measurement]] | None = None
+    ) -> Outcome:
+        """The outcome of ``measurements``; with ``measure``, a result worth measuring again
+        is measured again (``remeasure`` times at most) and the last attempt decides."""
+        taken = list(measurements)
+        verdicts = [self.verdict_of(m) for m in taken]
+        attempts = self.remeasure if measure is not None else 0
+        while measure is not None and attempts > 0 and worth_remeasuring(verdicts):
+            attempts -= 1
+            failures = [line for v in verdicts for line in v.failures]
+            self.earlier.append("; ".join(failures))
+            self.on_remeasure(failures)
+            taken = list(measure())
+            verdicts = [self.verdict_of(m) for m in taken]
+        return outcome_of(verdicts, tuple(taken), self.earlier)
+
+
+def worth_remeasuring(verdicts: Sequence[Verdict]) -> bool:
+    """True when something failed and every failure is one a new measurement could change."""
+    failed = [v for v in verdicts if v.failed]
+    return bool(failed) and all(v.remeasure for v in failed)
+
+
+def outcome_of(
+    verdicts: Sequence[Verdict], measurements: tuple[Measurement, ...], earlier: Sequence[str]
+) -> Outcome:
+    """What the final attempt's verdicts mean for the test (see the module's docstring).
+
+    A board too hot or throttled raises :class:`LabFault`: the measurement says nothing about
+    the board's network, and the lab is at fault, never the board.
+    """
+    failures = [line for v in verdicts for line in v.failures]
+    if failures:
+        history = "".join(f"\n(earlier attempt: {e})" for e in earlier)
+        return Outcome(OutcomeKind.FAILED, "\n".join(failures) + history, measurements)
+    invalid = [v.note for v in verdicts if v.kind is VerdictKind.INVALID_THERMAL]
+    if invalid:
+        raise LabFault("thermal", "measurement invalid, board too hot or throttled: " + "; ".join(invalid))
+    known = [v.note for v in verdicts if v.kind is VerdictKind.KNOWN_SLOW]
+    if known:
+        return Outcome(OutcomeKind.KNOWN_SLOW, "known slow: " + "; ".join(known), measurements)
+    undecided = [line for v in verdicts for line in v.undecided]
+    if undecided:
+        # Neither passed nor failed: the run's interval holds the line (see judge.precision).
+        return Outcome(OutcomeKind.UNDECIDED, "; ".join(undecided), measurements)
+    return Outcome(OutcomeKind.PASSED, "", measurements)

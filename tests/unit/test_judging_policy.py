@@ -1,0 +1,77 @@
+"""The judging policy without pytest: what a test's verdicts amount to, and when it measures again."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_pinet.errors import LabFault
+from pytest_pinet.judge.verdict import Verdict, VerdictKind
+from pytest_pinet.measure.judging import GoodputJudge, OutcomeKind
+
+PASS = Verdict("m", (VerdictKind.PASS,), "pass")
+NOISE = Verdict(
+    "m", (VerdictKind.REGRESSION,), "regression", failures=("912.0 vs baseline 941.4",), remeasure=True
+)
+NO_RULE = Verdict(
+    "m", (VerdictKind.NO_RULE,), "no rule", failures=("no threshold rule matches",), remeasure=False
+)
+HOT = Verdict("m", (VerdictKind.INVALID_THERMAL,), "hot", note="pi at 86.0 C")
+SLOW = Verdict("m", (VerdictKind.KNOWN_SLOW,), "known slow", note="NetBSD raw frames with 2 threads")
+OPEN = Verdict("m", (VerdictKind.UNDECIDED,), "undecided", undecided=("940 inside 939.1..941.2",))
+
+
+class Taken:
+    """Measurements are opaque to the policy: tokens stand for them, a script gives their verdicts."""
+
+    def __init__(self, *attempts: list[Verdict]) -> None:
+        self.attempts = list(attempts)
+        self.verdicts: dict[int, Verdict] = {}
+        self.measured = 0
+
+    def measure(self) -> list[object]:
+        verdicts = self.attempts[self.measured]
+        self.measured += 1
+        tokens = [object() for _ in verdicts]
+        self.verdicts.update({id(t): v for t, v in zip(tokens, verdicts, strict=True)})
+        return tokens
+
+    def verdict_of(self, token: object) -> Verdict:
+        return self.verdicts[id(token)]
+
+
+def judge(taken: Taken, remeasure: int, reasons: list[list[str]] | None = None):
+    policy = GoodputJudge(taken.verdict_of, remeasure, (reasons if reasons is not None else []).append)
+    return policy.judge(taken.measure(), taken.measure)  # type: ignore[arg-type]
+
+
+def test_noise_is_measured_again_and_the_last_attempt_decides():
+    taken = Taken([PASS, NOISE], [PASS, PASS])
+    reasons: list[list[str]] = []
+    outcome = judge(taken, remeasure=2, reasons=reasons)
+    assert outcome.kind is OutcomeKind.PASSED and taken.measured == 2
+    assert reasons == [["912.0 vs baseline 941.4"]]
+
+
+def test_a_failure_that_persists_fails_with_every_attempt_quoted():
+    taken = Taken([NOISE], [NOISE])
+    outcome = judge(taken, remeasure=1)
+    assert outcome.kind is OutcomeKind.FAILED and taken.measured == 2
+    assert outcome.message == "912.0 vs baseline 941.4\n(earlier attempt: 912.0 vs baseline 941.4)"
+
+
+def test_a_failure_measuring_cannot_change_is_not_measured_again():
+    taken = Taken([NOISE, NO_RULE], [PASS, PASS])
+    outcome = judge(taken, remeasure=3)
+    assert outcome.kind is OutcomeKind.FAILED and taken.measured == 1
+    assert "no threshold rule matches" in outcome.message and "912.0" in outcome.message
+
+
+def test_precedence_failure_then_thermal_then_known_slow_then_undecided():
+    assert judge(Taken([SLOW, NO_RULE, OPEN]), remeasure=0).kind is OutcomeKind.FAILED
+    with pytest.raises(LabFault, match=r"too hot or throttled: pi at 86\.0 C") as fault:
+        judge(Taken([SLOW, HOT, OPEN]), remeasure=0)
+    assert fault.value.category == "thermal"
+    assert judge(Taken([OPEN, SLOW]), remeasure=0).kind is OutcomeKind.KNOWN_SLOW
+    undecided = judge(Taken([PASS, OPEN]), remeasure=0)
+    assert undecided.kind is OutcomeKind.UNDECIDED and undecided.message == "940 inside 939.1..941.2"
+    assert judge(Taken([PASS, PASS]), remeasure=0).kind is OutcomeKind.PASSED
