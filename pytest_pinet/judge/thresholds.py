@@ -17,10 +17,16 @@ from typing import Any
 import yaml
 
 from ..errors import ConfigError
+from ..model.board_models import board_model
+
+# The rules that ship in the package; a lab file says whether it adds to them.
+SHIPPED = Path(__file__).resolve().parent.parent / "data" / "thresholds.yaml"
+TOP_KEYS = frozenset({"version", "rules", "extends", "replace"})
 
 MATCH_KEYS = frozenset(
     {
         "board",
+        "model",
         "peer",
         "adapter",
         "driver",
@@ -134,6 +140,9 @@ class Thresholds:
 
     source: str
     rules: tuple[Rule, ...]
+    # How this file relates to the shipped rules: "shipped" (it is them), "extends" (its
+    # rules first, then the shipped ones it did not override by id), "replace" (its own only).
+    mode: str = "replace"
 
     def rule_for(self, context: Mapping[str, Any]) -> Rule | None:
         """The most specific matching rule; among equals the first in the file."""
@@ -171,7 +180,36 @@ class Thresholds:
 
 
 def load_thresholds(path: str | Path) -> Thresholds:
-    """Read and validate a thresholds file; every error names the file and the rule."""
+    """Read and validate a thresholds file; every error names the file and the rule.
+
+    A lab's file with ``extends: shipped`` adds to the shipped rules: a rule with the id of a
+    shipped one overrides it, the others come first, so among equally specific rules the
+    lab's wins.  Without it (or with ``replace: true``) the file's rules are all there is.
+    """
+    thresholds = _read(path)
+    if thresholds.mode != "extends":
+        return thresholds
+    shipped = _read(SHIPPED)
+    own = {rule.rule_id for rule in thresholds.rules}
+    kept = tuple(rule for rule in shipped.rules if rule.rule_id not in own)
+    return Thresholds(thresholds.source, thresholds.rules + kept, "extends")
+
+
+def describe_mode(path: Path) -> str:
+    """How ``path`` relates to the shipped rules, for the run header ("" when unreadable:
+    loading it reports why)."""
+    try:
+        mode = _read(path).mode
+    except ConfigError:
+        return ""
+    return {
+        "shipped": "the shipped rules",
+        "extends": "adds to the shipped rules (extends: shipped)",
+        "replace": "its own rules only, the shipped ones unused (write extends: shipped to add to them)",
+    }[mode]
+
+
+def _read(path: str | Path) -> Thresholds:
     source = str(path)
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -192,11 +230,14 @@ def thresholds_from_data(data: Any, source: str) -> Thresholds:
     """Validate already-decoded thresholds data."""
     if not isinstance(data, Mapping) or not isinstance(data.get("rules"), list):
         raise ConfigError(source, "expected a mapping with a 'rules' list")
-    unknown = set(data) - {"version", "rules"}
+    unknown = set(data) - TOP_KEYS
     if unknown:
         raise ConfigError(
-            source, f"unknown top-level keys {sorted(unknown, key=str)}", "allowed: version, rules"
+            source,
+            f"unknown top-level keys {sorted(unknown, key=str)}",
+            f"allowed: {', '.join(sorted(TOP_KEYS))}",
         )
+    mode = _mode(data, source)
     rules = []
     seen: set[str] = set()
     for index, raw in enumerate(data["rules"]):
@@ -205,7 +246,23 @@ def thresholds_from_data(data: Any, source: str) -> Thresholds:
             raise ConfigError(source, f"rule id {rule.rule_id!r} appears twice", "ids must be unique")
         seen.add(rule.rule_id)
         rules.append(rule)
-    return Thresholds(source, tuple(rules))
+    return Thresholds(source, tuple(rules), mode)
+
+
+def _mode(data: Mapping[str, Any], source: str) -> str:
+    """``extends: shipped`` or ``replace: true`` (the default for any file but the shipped one)."""
+    extends, replace = data.get("extends"), data.get("replace", False)
+    if extends is not None and extends != "shipped":
+        raise ConfigError(source, f"extends is {extends!r}", "extends: shipped is the one file a lab extends")
+    if not isinstance(replace, bool):
+        raise ConfigError(source, f"replace must be true or false, got {replace!r}")
+    if extends is not None and replace:
+        raise ConfigError(source, "extends: shipped and replace: true contradict each other", "keep one")
+    if extends is not None:
+        if Path(source).resolve() == SHIPPED:
+            raise ConfigError(source, "the shipped thresholds cannot extend themselves")
+        return "extends"
+    return "shipped" if Path(source).resolve() == SHIPPED else "replace"
 
 
 def _rule(raw: Any, where: str) -> Rule:
@@ -231,6 +288,10 @@ def _rule(raw: Any, where: str) -> Rule:
             isinstance(v, str | int | float) and not isinstance(v, bool) for v in values
         ):
             raise ConfigError(f"{where} ({rule_id})", f"match.{key} must be a scalar or a list of scalars")
+        if key == "model":  # a typo would be a rule that never matches: name the known models
+            for value in values:
+                if not (isinstance(value, str) and "*" in value):
+                    board_model(value, f"{where} ({rule_id})", "match.model")
         match[key] = tuple(values)
     min_mbps = _positive(raw.get("min_mbps"), f"{where} ({rule_id}) min_mbps")
     fraction = _positive(raw.get("min_fraction_of_limit"), f"{where} ({rule_id}) min_fraction_of_limit")

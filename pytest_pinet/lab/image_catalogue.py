@@ -24,11 +24,12 @@ import tempfile
 import urllib.parse
 import urllib.request
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError, LabFault
+from ..model.board_models import board_model
 
 DELIVERIES = ("sd-card", "netboot")
 IMAGE_KEYS = frozenset(
@@ -71,10 +72,30 @@ class CatalogueImage:
     arch: str | None = None  # `uname -m` must show it, when given
     netboot: Netboot | None = None
     write: str = "auto"  # sd-card: "dd", "bmaptool", or "auto" (bmaptool when a bmap exists)
+    # ``kernel: {"Pi 4B": ..., "Pi 5": ...}``: one image whose bootloader starts another kernel
+    # per board model (Raspberry Pi OS: -rpi-v8, -rpi-2712); empty when one kernel fits all.
+    kernel_by_model: tuple[tuple[str, str], ...] = ()
 
     def kernel_matches(self, release: str) -> bool:
-        """True when ``release`` is the kernel this image promises."""
-        return release == self.kernel or fnmatch.fnmatchcase(release, self.kernel)
+        """True when ``release`` is the kernel this image promises (any model's, before
+        :meth:`for_model` picked the board's)."""
+        patterns = [kernel for _, kernel in self.kernel_by_model] or [self.kernel]
+        return any(release == p or fnmatch.fnmatchcase(release, p) for p in patterns)
+
+    def for_model(self, model: str, board: str, where: str) -> CatalogueImage:
+        """This image as a board of ``model`` boots it: with that model's kernel (``where``:
+        the env file, for the error)."""
+        if not self.kernel_by_model:
+            return self
+        kernels = dict(self.kernel_by_model)
+        if model not in kernels:
+            raise ConfigError(
+                where,
+                f"pinet.images[{self.name}].kernel names a kernel for {sorted(kernels)}, and board {board} "
+                f"is {model or 'of no model'}",
+                f"give {board} a model: in pinet.hosts, or the image a kernel for it",
+            )
+        return replace(self, kernel=kernels[model], kernel_by_model=())
 
     @property
     def identity(self) -> str:
@@ -172,11 +193,7 @@ def _image(raw: Any, key: str, source: Path) -> CatalogueImage:
         raise ConfigError(
             where, f"{key}.os must be {{id: ..., version: ...}}", "as ID and VERSION_ID in /etc/os-release"
         )
-    kernel = raw["kernel"]
-    if not isinstance(kernel, str) or not kernel.strip():
-        raise ConfigError(
-            where, f"{key}.kernel must be the release uname -r shows, or a pattern", "e.g. 6.6.*-v8+"
-        )
+    kernel, by_model = _kernel(raw["kernel"], where, key)
     delivery = raw["delivery"]
     if delivery not in DELIVERIES:
         raise ConfigError(where, f"{key}.delivery is {delivery!r}", f"use one of {list(DELIVERIES)}")
@@ -207,7 +224,7 @@ def _image(raw: Any, key: str, source: Path) -> CatalogueImage:
         name=name,
         os_id=str(os_raw["id"]),
         os_version=str(os_raw["version"]),
-        kernel=kernel.strip(),
+        kernel=kernel,
         delivery=delivery,
         path=path,
         url=str(url) if url is not None else None,
@@ -216,7 +233,29 @@ def _image(raw: Any, key: str, source: Path) -> CatalogueImage:
         arch=str(raw["arch"]) if raw.get("arch") else None,
         netboot=netboot,
         write=write,
+        kernel_by_model=by_model,
     )
+
+
+def _kernel(raw: Any, where: str, key: str) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """``kernel:`` as one pattern, or as a pattern per board model (``{"Pi 5": ...}``)."""
+    if isinstance(raw, Mapping) and raw:
+        by_model = []
+        for model, pattern in raw.items():
+            board_model(model, where, f"{key}.kernel key")
+            if not isinstance(pattern, str) or not pattern.strip():
+                raise ConfigError(
+                    where, f"{key}.kernel[{model}] must be the release uname -r shows, or a pattern"
+                )
+            by_model.append((str(model), pattern.strip()))
+        return ", ".join(f"{model}: {pattern}" for model, pattern in by_model), tuple(by_model)
+    if not isinstance(raw, str) or not raw.strip():
+        raise ConfigError(
+            where,
+            f"{key}.kernel must be the release uname -r shows, a pattern, or one per model",
+            'e.g. 6.6.*-v8+ or {"Pi 4B": "6.12.*+rpt-rpi-v8", "Pi 5": "6.12.*+rpt-rpi-2712"}',
+        )
+    return raw.strip(), ()
 
 
 def _file(value: Any, source: Path, key: str) -> Path | None:

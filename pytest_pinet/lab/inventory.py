@@ -24,10 +24,16 @@ from ..errors import ConfigError, LabFault
 from ..host.platform import PLATFORMS, platform_named
 from ..host.remote import RemoteHost, SshEndpoint
 from ..host.shell import INTERFACE_NAME
+from ..host.ssh_route import read_config, resolve
+from ..model.board_models import BOARD_MODELS, board_model
 from ..model.lab import DiskEntry, LinkEntry, RouteEntry
-from .image_catalogue import Catalogue, catalogue_from_data
+from .image_catalogue import Catalogue, CatalogueImage, catalogue_from_data
 
 ROLES = ("board", "peer")
+HOST_KEYS = frozenset({"role", "tcp_congestion", "power_on_at_start", "os", "become", "model"})
+SSH_KEYS = frozenset({"known_hosts", "identity", "config"})
+# Read when the env does not name an ssh_config, as OpenSSH (and so labgrid) reads it.
+USER_SSH_CONFIG = Path("~/.ssh/config")
 PINET_KEYS = frozenset({"lab", "kind", "ssh", "hosts", "links", "routes", "disks", "images"})
 DISK_KEYS = frozenset({"name", "host", "device", "scratch", "bus"})
 DEVICE = re.compile(r"^/dev/[A-Za-z0-9/_.:-]{1,128}$")  # by-id names hold colons
@@ -62,6 +68,9 @@ class HostEntry:
     os: str | None = None
     # "sudo": log in as an ordinary user, run what needs root through ``sudo -n``.
     become: str | None = None
+    # The hardware model ("Pi 5", see board_models): what threshold rules and per-model
+    # image kernels match; "" when the env does not say.
+    model: str = ""
 
     def connect(self, connect_timeout: float = 10.0) -> RemoteHost:
         """A RemoteHost for this host, speaking its operating system's commands."""
@@ -95,6 +104,16 @@ class Inventory:
     def peers(self) -> list[HostEntry]:
         """Hosts the boards talk to."""
         return [h for h in self.hosts.values() if h.role == "peer"]
+
+    def model_of(self, host: str) -> str:
+        """The model the env gives ``host`` ("" when it names none)."""
+        entry = self.hosts.get(host)
+        return entry.model if entry is not None else ""
+
+    def image_for(self, name: str, board: str) -> CatalogueImage:
+        """Catalogue image ``name`` as ``board`` must boot it: with the kernel its model starts."""
+        image = self.catalogue.get(name, str(self.source))
+        return image.for_model(self.model_of(board), board, str(self.source))
 
     def link(self, name: str) -> LinkEntry:
         """The link called ``name``."""
@@ -175,9 +194,7 @@ def inventory_from_data(data: Any, source: Path) -> Inventory:  # noqa: C901 - u
     ssh = pinet.get("ssh", {})
     if not isinstance(ssh, Mapping):
         raise ConfigError(where, "pinet.ssh must be a mapping")
-    known_hosts = _path(ssh.get("known_hosts"), source, "pinet.ssh.known_hosts", required=True)
-    identity = _path(ssh.get("identity"), source, "pinet.ssh.identity", required=False)
-    assert known_hosts is not None
+    known_hosts, identity, ssh_config = _ssh_settings(ssh, source)
 
     roles = pinet.get("hosts")
     if not isinstance(roles, Mapping) or not roles:
@@ -193,12 +210,12 @@ def inventory_from_data(data: Any, source: Path) -> Inventory:  # noqa: C901 - u
         if role not in ROLES:
             raise ConfigError(where, f"{key}.role is {role!r}", f"use one of {list(ROLES)}")
         assert isinstance(entry, Mapping)
-        unknown_host_keys = set(entry) - {"role", "tcp_congestion", "power_on_at_start", "os", "become"}
+        unknown_host_keys = set(entry) - HOST_KEYS
         if unknown_host_keys:
             raise ConfigError(
                 where,
                 f"{key}: unknown keys {sorted(unknown_host_keys, key=str)}",
-                "allowed: role, tcp_congestion, power_on_at_start, os, become",
+                f"allowed: {', '.join(sorted(HOST_KEYS))}",
             )
         become = entry.get("become")
         if become not in (None, "sudo"):
@@ -222,11 +239,12 @@ def inventory_from_data(data: Any, source: Path) -> Inventory:  # noqa: C901 - u
         if remote_place is not None:
             # Reached through the coordinator's place: the exporter's NetworkService named
             # after the host gives the address once the place is acquired.
-            endpoint = SshEndpoint(name, "", "root", 22, identity, known_hosts)
+            endpoint = SshEndpoint(name, "", "root", 22, identity, known_hosts, ssh_config=ssh_config)
         else:
-            endpoint = _endpoint(name, targets[name], where, identity, known_hosts)
+            endpoint = _endpoint(name, targets[name], where, identity, known_hosts, ssh_config)
+        model = board_model(entry.get("model"), where, f"{key}.model")
         hosts[name] = HostEntry(
-            name, role, endpoint, congestion, power_on_at_start, remote_place, host_os, become
+            name, role, endpoint, congestion, power_on_at_start, remote_place, host_os, become, model
         )
 
     links_raw = pinet.get("links", [])
@@ -246,6 +264,7 @@ def inventory_from_data(data: Any, source: Path) -> Inventory:  # noqa: C901 - u
     disks = tuple(_disk(raw, f"pinet.disks[{n}]", where, hosts) for n, raw in enumerate(disks_raw))
     boards = [name for name, host in hosts.items() if host.role == "board"]
     catalogue = catalogue_from_data(pinet.get("images"), targets, boards, source)
+    _check_kernels_per_model(hosts, catalogue, where)
     return Inventory(
         source,
         str(pinet.get("lab", source.stem)),
@@ -256,6 +275,30 @@ def inventory_from_data(data: Any, source: Path) -> Inventory:  # noqa: C901 - u
         disks,
         catalogue=catalogue,
     )
+
+
+def _check_kernels_per_model(hosts: Mapping[str, HostEntry], catalogue: Catalogue, where: str) -> None:
+    """Every image a board can take must promise the kernel the board's model boots: a Pi 5
+    given an image that expects Raspberry Pi OS's -rpi-v8 kernel boots -rpi-2712, and every
+    flash would end in a provisioning fault in the night instead of an error now."""
+    for host in hosts.values():
+        if host.role != "board":
+            continue
+        flavour = BOARD_MODELS.get(host.model, "")
+        for image in catalogue.images:
+            if not catalogue.can_take(host.name, image):
+                continue
+            kernel = image.for_model(host.model, host.name, where).kernel
+            others = sorted(
+                f for f in set(BOARD_MODELS.values()) if f and f != flavour and kernel.endswith(f)
+            )
+            if flavour and others:
+                raise ConfigError(
+                    where,
+                    f"pinet.images[{image.name}].kernel expects {kernel}, but {host.name} is a {host.model}, "
+                    f"whose Raspberry Pi OS kernel ends in -{flavour}",
+                    f'give the kernel per model: kernel: {{"{host.model}": "...-{flavour}", ...}}',
+                )
 
 
 def _disk(raw: Any, key: str, where: str, hosts: Mapping[str, HostEntry]) -> DiskEntry:
@@ -370,6 +413,7 @@ def resolve_remote(inventory: Inventory, environment: Callable[[], Any] | None =
                 f"{inventory.source} (place {host.remote_place})",
                 host.endpoint.identity,
                 host.endpoint.known_hosts,
+                host.endpoint.ssh_config,
             )
             hosts[host.name] = replace(host, endpoint=endpoint)
     finally:
@@ -377,7 +421,14 @@ def resolve_remote(inventory: Inventory, environment: Callable[[], Any] | None =
     return replace(inventory, hosts=hosts)
 
 
-def _endpoint(name: str, target: Any, where: str, identity: Path | None, known_hosts: Path) -> SshEndpoint:
+def _endpoint(
+    name: str,
+    target: Any,
+    where: str,
+    identity: Path | None,
+    known_hosts: Path,
+    ssh_config: Path | None = None,
+) -> SshEndpoint:
     key = f"targets.{name}.resources.NetworkService"
     service = _resources(target).get("NetworkService")
     if not isinstance(service, Mapping):
@@ -400,9 +451,14 @@ def _endpoint(name: str, target: Any, where: str, identity: Path | None, known_h
         raise ConfigError(where, f"{key}.port must be 1..65535, got {port!r}")
     password = service.get("password") or None
     secrets.register(str(password) if password else None)
-    return SshEndpoint(
-        name, address, username, port, identity, known_hosts, str(password) if password else None
+    endpoint = SshEndpoint(
+        name, address, username, port, identity, known_hosts, str(password) if password else None, ssh_config
     )
+    # An alias the ssh_config cannot route (a jump host without a user, a ProxyCommand) is
+    # the env's error now, not a lab fault in the night.
+    if ssh_config is not None:
+        resolve(address, username, port, read_config(ssh_config), str(ssh_config))
+    return endpoint
 
 
 def _link(raw: Any, key: str, where: str, hosts: Mapping[str, HostEntry]) -> LinkEntry:
@@ -452,6 +508,29 @@ def _link(raw: Any, key: str, where: str, hosts: Mapping[str, HostEntry]) -> Lin
     )
 
 
+def _ssh_settings(ssh: Mapping[str, Any], source: Path) -> tuple[Path, Path | None, Path | None]:
+    """``pinet.ssh``: the pinned known_hosts, the lab's own key (optional: without it the
+    agent, ``~/.ssh`` keys and the ssh_config's IdentityFile are tried) and the ssh_config to
+    follow (``config: none`` for none; default ``~/.ssh/config`` when there is one)."""
+    unknown = set(ssh) - SSH_KEYS
+    if unknown:
+        raise ConfigError(
+            str(source),
+            f"unknown keys in pinet.ssh: {sorted(unknown, key=str)}",
+            f"allowed: {sorted(SSH_KEYS)}",
+        )
+    known_hosts = _path(ssh.get("known_hosts"), source, "pinet.ssh.known_hosts", required=True)
+    assert known_hosts is not None
+    identity = _path(ssh.get("identity"), source, "pinet.ssh.identity", required=False)
+    config = ssh.get("config")
+    if config is None:
+        default = USER_SSH_CONFIG.expanduser()
+        return known_hosts, identity, default if default.is_file() else None
+    if config is False or config == "none":
+        return known_hosts, identity, None
+    return known_hosts, identity, _path(config, source, "pinet.ssh.config", required=False)
+
+
 def _path(value: Any, source: Path, key: str, *, required: bool) -> Path | None:
     if value is None:
         if required:
@@ -461,7 +540,7 @@ def _path(value: Any, source: Path, key: str, *, required: bool) -> Path | None:
         return None
     if not isinstance(value, str) or not value:
         raise ConfigError(str(source), f"{key} must be a path")
-    path = Path(value)
+    path = Path(value).expanduser()
     if not path.is_absolute():
         path = source.parent / path
     if not path.is_file():
