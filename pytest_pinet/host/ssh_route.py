@@ -154,3 +154,21 @@ def auth_kwargs(
     if password:
         kwargs["password"] = password
     return kwargs
+
+
+def how_reached(endpoint: Any) -> str:
+    """One line for ``pinet lab check``: which key, which ssh_config, through which jumps."""
+    keys = f"key {endpoint.identity}" if endpoint.identity else "agent or ~/.ssh keys"
+    if endpoint.ssh_config is None or not endpoint.address:
+        return keys
+    route = resolve(
+        endpoint.address,
+        endpoint.username,
+        endpoint.port,
+        read_config(endpoint.ssh_config),
+        str(endpoint.ssh_config),
+    )
+    target = route.target
+    via = f" via {', '.join(str(hop) for hop in route.jumps)}" if route.jumps else ""
+    named = f" as {target.host}" if target.host != endpoint.address else ""
+    return f"{keys}, ssh_config {endpoint.ssh_config}{named}{via}"
