@@ -68,7 +68,7 @@ def jump_sshd(namespace_lab) -> Iterator[str]:
 
 
 @pytest.fixture
-def no_user_keys(monkeypatch, tmp_path) -> Path:
+def no_user_keys(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     """An empty home (no ~/.ssh) and no agent, so only what a test gives can authenticate."""
     home = tmp_path / "home"
     home.mkdir()
