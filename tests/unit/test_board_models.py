@@ -108,7 +108,7 @@ def test_a_pi5_given_an_image_that_promises_the_pi4_kernel_is_an_error_now(tmp_p
     for name in ("known_hosts.example", "id_ed25519.example"):
         (tmp_path / name).write_text((EXAMPLE.parent / name).read_text())
     (tmp_path / "env.yaml").write_text(yaml.safe_dump(data))
-    with pytest.raises(ConfigError, match="expects 6.6.\\*\\+rpt-rpi-v8, but pi5 is a Pi 5.*-rpi-2712"):
+    with pytest.raises(ConfigError, match=r"expects 6.6.\*\+rpt-rpi-v8, but pi5 is a Pi 5.*-rpi-2712"):
         load_inventory(tmp_path / "env.yaml")
     data["pinet"]["images"][0]["kernel"] = {"Pi 4B": "6.6.*+rpt-rpi-v8"}  # no kernel for the Pi 5
     (tmp_path / "env.yaml").write_text(yaml.safe_dump(data))

@@ -109,7 +109,7 @@ def test_the_env_names_its_ssh_config_or_none_and_identity_is_optional(tmp_path,
 def test_ssh_mistakes_in_the_env_name_the_file_and_key(tmp_path):
     with pytest.raises(ConfigError, match=r"unknown keys in pinet.ssh: \['proxy'\]"):
         load_inventory(_write(tmp_path, proxy="gw"))
-    with pytest.raises(ConfigError, match="pinet.ssh.config: .*does not exist"):
+    with pytest.raises(ConfigError, match=r"pinet.ssh.config: .*does not exist"):
         load_inventory(_write(tmp_path, config="missing_config"))
     _config(tmp_path, "Host 10.0.0.1\n  ProxyCommand nc %h %p\n")
     with pytest.raises(ConfigError, match="proxycommand is not followed"):
