@@ -67,7 +67,7 @@ def read_config(path: Path | None) -> SSHConfig:
         return SSHConfig.from_path(str(path))
     except OSError as exc:
         raise ConfigError(str(path), f"cannot read ssh_config: {exc.strerror}") from None
-    except Exception as exc:  # paramiko: ConfigParseError, bad Match lines
+    except Exception as exc:  # noqa: BLE001 - paramiko: ConfigParseError, ValueError on bad lines, ...
         raise ConfigError(str(path), f"not a valid ssh_config: {exc}") from None
 
 
