@@ -144,10 +144,13 @@ def auth_kwargs(
     offered the lab key too, but never loses the agent for it.  A password, when the env
     gives one, last.
     """
-    keys = [str(lab_identity)] if lab_identity is not None else []
-    own_keys_only = (lab_identity is not None and not jump) or hop.identities_only
+    if lab_identity is not None and not jump:
+        keys, own_keys_only = [str(lab_identity)], True
+    else:
+        lab_key = [str(lab_identity)] if lab_identity is not None else []
+        keys, own_keys_only = [*lab_key, *hop.identities], hop.identities_only
     kwargs: dict[str, Any] = {
-        "key_filename": [*keys, *hop.identities],
+        "key_filename": keys,
         "allow_agent": not own_keys_only,
         "look_for_keys": not own_keys_only,
     }

@@ -61,6 +61,7 @@ def test_keys_tried_follow_openssh_and_the_lab_key_stays_exclusive_for_lab_hosts
     assert only["password"] == "pw"
     lab_key = tmp_path / "id"
     assert auth_kwargs(loose, lab_key, None)["allow_agent"] is False  # the env's key, and only it
+    assert auth_kwargs(route.target, lab_key, None)["key_filename"] == [str(lab_key)]
     jump = auth_kwargs(route.jumps[0], lab_key, None, jump=True)
     assert jump["allow_agent"] is True and jump["key_filename"] == [str(lab_key)]
 
