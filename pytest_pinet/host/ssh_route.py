@@ -117,7 +117,7 @@ def _hop(spec: str, config: SSHConfig, where: str, for_host: str) -> Hop:
 
 def _refuse_unfollowed(found: Any, name: str, where: str) -> None:
     for word in UNFOLLOWED:
-        if word in found:
+        if word in found and str(found[word]).lower() != "none":  # "none": OpenSSH's off
             raise ConfigError(
                 where, f"Host {name}: {word} is not followed by pinet", "reach the host with ProxyJump"
             )

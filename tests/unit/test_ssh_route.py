@@ -49,6 +49,8 @@ def test_an_alias_resolves_to_its_hostname_key_and_jumps_in_order(tmp_path):
     # A plain address is dialled as it is; a missing IdentityFile is skipped, as OpenSSH does.
     assert resolve("10.9.9.9", "lab", 2222, read_config(path), str(path)).target.host == "10.9.9.9"
     assert resolve("lab-loose", "lab", 22, read_config(path), str(path)).target.identities == ()
+    off = _config(tmp_path, "Host *\n    ProxyCommand none\n    ProxyJump none\n")
+    assert resolve("10.9.9.9", "lab", 22, read_config(off), str(off)).jumps == ()
 
 
 def test_keys_tried_follow_openssh_and_the_lab_key_stays_exclusive_for_lab_hosts(tmp_path):
