@@ -105,7 +105,8 @@ class RemoteHost:
         return self.endpoint.name
 
     def _connect(self) -> Any:
-
+        """Open the connection as the route says: through each jump host in turn, every one
+        of them and the host itself pinned by the lab's known_hosts."""
         ep = self.endpoint
         try:
             route = resolve(ep.address, ep.username, ep.port, read_config(ep.ssh_config), str(ep.ssh_config))
