@@ -333,10 +333,20 @@ OPTIONS: tuple[Option, ...] = (
         default_text="pinet.sqlite in the XDG data directory (~/.local/share/pinet)",
     ),
     Option(
-        "duration", positive_int, "20", "seconds of measured traffic per run; the seed used 60", "S", "int"
+        "duration",
+        positive_int,
+        "20",
+        "seconds of measured traffic per run, after the warm-up; the seed used 65 (iperf3 -t 65 -O 5)",
+        "S",
+        "int",
     ),
     Option(
-        "omit", non_negative_int, "2", "warm-up seconds left out of the figures; the seed used 5", "S", "int"
+        "omit",
+        non_negative_int,
+        "2",
+        "warm-up seconds before the measured ones, left out of the figures; the seed used 5",
+        "S",
+        "int",
     ),
     Option("streams", positive_int, "10", "parallel TCP streams", "N", "int"),
     Option(

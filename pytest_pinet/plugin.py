@@ -19,7 +19,7 @@ from . import __version__, hookspecs
 from .errors import LabFault, PinetError
 from .fixtures.state import MEASURED, PINET_RUN, RUN_ID, UNDECIDED_PREFIX, pinet_run
 from .judge.standing import Standing
-from .judge.thresholds import Thresholds
+from .judge.thresholds import Thresholds, describe_mode
 from .judge.verdict import JudgePolicy, Verdict, judge_measurement
 from .model import Measurement
 from .options import add_options, any_given
@@ -193,7 +193,8 @@ def header_lines(run: PinetRun) -> list[str]:
     return [
         f"pinet: lab {lab}",
         f"pinet: store {mask(store_url(s.db))} (history and baselines)",
-        f"pinet: thresholds {s.thresholds}{'' if s.thresholds.is_file() else ' (missing!)'}",
+        f"pinet: thresholds {s.thresholds}"
+        + (f": {describe_mode(s.thresholds)}" if s.thresholds.is_file() else " (missing!)"),
         f"pinet: results {run.results.path}; iperf3 -P {s.streams} -t {s.duration} -O {s.omit}"
         + (
             f" (adaptive: stops once settled within {s.adaptive_precision} %, after {s.adaptive_min} s)"

@@ -16,13 +16,16 @@ def register(lab_sub: Any) -> None:
 
 def cmd_lab_check(args: argparse.Namespace) -> int:
     """Validate a lab env file (pinet section and labgrid targets) with no hardware."""
+    from ..host.ssh_route import how_reached
     from ..lab.check import check_env_file
 
     inventory = check_env_file(args.env_file)
     print(f"{args.env_file}: valid lab {inventory.lab!r}")
     for host in inventory.hosts.values():
         ep = host.endpoint
-        print(f"  {host.role:5} {host.name:10} ssh {ep.username}@{ep.address}:{ep.port}")
+        model = f" ({host.model})" if host.model else ""
+        login = f"{ep.username}@{ep.address}:{ep.port}"
+        print(f"  {host.role:5} {host.name:10} ssh {login}{model}, {how_reached(ep)}")
     for link in inventory.links:
         print(
             f"  link  {link.name:14} {link.board}:{link.board_interface} {link.board_address} <-> "

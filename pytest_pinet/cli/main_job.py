@@ -19,6 +19,8 @@ from ..suite import SUITE_DIR
 from .lab_options import db_url
 from .report import report_line
 
+REPORT_NOT_BUILT = 6  # pinet run --require-report: the tests' own exit codes are 0..5
+
 
 def register(sub: Any) -> None:
     """``pinet run [--suite DIR] [--results DIR] [pytest arguments]``."""
@@ -29,6 +31,12 @@ def register(sub: Any) -> None:
         help="suite directory (default: the suite shipped with pytest-pinet)",
     )
     run.add_argument("--results", default="results", help="results directory (default results)")
+    run.add_argument(
+        "--require-report",
+        action="store_true",
+        help=f"exit {REPORT_NOT_BUILT} when the Allure report cannot be built (no Node.js or Allure CLI): "
+        "what a CI job that publishes the report wants",
+    )
     run.add_argument("pytest_args", nargs=argparse.REMAINDER, help="further pytest arguments")
     run.set_defaults(func=cmd_run)
 
@@ -61,7 +69,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     ]
     print("+ " + mask(" ".join(argv)), flush=True)
     code = subprocess.call(argv)
-    _main_job_summary(results, db, code, report_line(results))
+    line, built = report_line(results, db)
+    _main_job_summary(results, db, code, line)
+    if not built and args.require_report:
+        # A night whose report is missing is not a good night, even when every test passed;
+        # a red night (code 1..5) stays what pytest said, with this line beside it.
+        print(f"pinet: the report was required (--require-report) and not built: exit {REPORT_NOT_BUILT}")
+        return code or REPORT_NOT_BUILT
     return code
 
 

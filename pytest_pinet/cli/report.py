@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import PinetError
-from ..record.data_home import allure_history_file
 from .lab_options import db_url
 
 
@@ -22,16 +21,7 @@ def register(sub: Any) -> None:
 
 def cmd_report(args: argparse.Namespace) -> int:
     """Build the Allure 3 report (history across runs, goodput metrics, trend charts)."""
-    from ..record.report import build_report
-
-    results = Path(args.results)
-    index = build_report(
-        Path(args.root).resolve(),
-        results / "allure-results",
-        results / "report",
-        allure_history_file(),
-        morning=last_night(results, db_url()),
-    )
+    index = build_with_history(Path(args.root).resolve(), Path(args.results), db_url())
     print(f"report: {index} (serve it: python3 -m http.server -d {index.parent} 8080 --bind 127.0.0.1)")
     return 0
 
@@ -53,18 +43,35 @@ def last_night(results: Path, db: str) -> Any:
         store.close()
 
 
-def report_line(results: Path) -> str:
-    """Build the report after the main job; the line that says where it is, or why it is not."""
+def build_with_history(root: Path, results: Path, db: str) -> Path:
+    """The Allure report of the newest run under ``results``, with the history of its lab,
+    which lives in the store ``db`` (record/allure_history.py); return its index.html."""
+    from ..record.allure_history import lab_history, lab_of_newest_run
     from ..record.report import build_report
+    from ..record.store import ResultsStore
 
+    morning = last_night(results, db)
+    store = ResultsStore(db)
     try:
-        index = build_report(
-            Path(".").resolve(),
-            results / "allure-results",
-            results / "report",
-            allure_history_file(),
-            morning=last_night(results, db_url()),
-        )
+        lab = lab_of_newest_run(store, results)
+        with lab_history(store, lab, results / "allure-history.jsonl") as history:
+            return build_report(
+                root,
+                results / "allure-results",
+                results / "report",
+                history,
+                name=f"pinet {lab}",
+                morning=morning,
+            )
+    finally:
+        store.close()
+
+
+def report_line(results: Path, db: str) -> tuple[str, bool]:
+    """Build the report after the main job: the line that says where it is, or why it is not,
+    and whether it was built."""
+    try:
+        index = build_with_history(Path(".").resolve(), results, db)
     except PinetError as exc:
-        return f"report not built: {exc}"
-    return f"report: {index}  (python3 -m http.server -d {index.parent} 8080 --bind 127.0.0.1)"
+        return f"REPORT NOT BUILT: {exc}", False
+    return f"report: {index}  (python3 -m http.server -d {index.parent} 8080 --bind 127.0.0.1)", True

@@ -9,6 +9,7 @@ shell metacharacters reach the remote program as literal text.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 import threading
@@ -17,9 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import LabFault
+from ..errors import ConfigError, LabFault
 from .platform import Platform, platform_of_uname
 from .shell import quote
+from .ssh_route import Hop, auth_kwargs, read_config, resolve
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +52,9 @@ class SshEndpoint:
     identity: Path | None
     known_hosts: Path
     password: str | None = None
+    # The ssh_config followed for aliases, key files and ProxyJump (see .ssh_route); None:
+    # none, the address is dialled as it is.
+    ssh_config: Path | None = None
 
     def __repr__(self) -> str:
         # Never let a password reach a log or a report through a repr.
@@ -89,6 +94,7 @@ class RemoteHost:
         # ordinary user); None: they run as the login user, which must then be root.
         self.become = become
         self._connection: Any = None
+        self._jumps: list[Any] = []  # the jump hosts' connections in front of it
         # Several threads share one host (a client, the adaptive sampler, snapshots): one
         # connects, the others wait and reuse it, and no one closes another's new connection.
         self._lock = threading.RLock()
@@ -99,44 +105,61 @@ class RemoteHost:
         return self.endpoint.name
 
     def _connect(self) -> Any:
+        """Open the connection as the route says: through each jump host in turn, every one
+        of them and the host itself pinned by the lab's known_hosts."""
+        ep = self.endpoint
+        try:
+            route = resolve(ep.address, ep.username, ep.port, read_config(ep.ssh_config), str(ep.ssh_config))
+        except ConfigError as exc:
+            raise LabFault("ssh", f"cannot route SSH to {ep!r}: {exc}", ep.name) from None
+        gateway = None
+        for hop in route.jumps:  # each jump host is reached through the one before it
+            gateway = self._pinned(hop, auth_kwargs(hop, ep.identity, None, jump=True), gateway)
+            self._jumps.append(gateway)
+        connection = self._pinned(route.target, auth_kwargs(route.target, ep.identity, ep.password), gateway)
+        via = f" via {', '.join(str(hop) for hop in route.jumps)}" if route.jumps else ""
+        try:
+            connection.open()
+        except (OSError, EOFError) as exc:
+            raise LabFault("unreachable", f"cannot reach {ep!r}{via}: {exc}", ep.name) from None
+        except Exception as exc:  # noqa: BLE001 - paramiko's SSHException family and BadHostKeyException
+            raise LabFault(
+                "ssh", f"SSH to {ep!r}{via} failed: {type(exc).__name__}: {exc}", ep.name
+            ) from None
+        return connection
+
+    def _pinned(self, hop: Hop, auth: dict[str, Any], gateway: Any) -> Any:
+        """A fabric Connection to ``hop`` that trusts exactly the lab's known_hosts."""
         from fabric import Config, Connection
         from paramiko import RejectPolicy
 
-        ep = self.endpoint
         connect_kwargs: dict[str, Any] = {
-            "look_for_keys": False,
-            "allow_agent": False,
+            **auth,
             "banner_timeout": self.connect_timeout,
             "auth_timeout": self.connect_timeout,
             # Opening a session on a host whose sshd hangs would otherwise wait paramiko's
             # default hour: a hung board must become a lab fault in seconds.
             "channel_timeout": self.connect_timeout,
         }
-        if ep.identity is not None:
-            connect_kwargs["key_filename"] = str(ep.identity)
-        if ep.password:
-            connect_kwargs["password"] = ep.password
-        # No ~/.ssh/config (a developer's settings must not change what the lab does) and no
-        # stdin forwarding (under pytest's capture it fails intermittently).
+        # fabric reads no ssh_config itself (.ssh_route resolved it, jump hosts included, so
+        # that no hop escapes the pin) and forwards no stdin (under pytest's capture it fails
+        # intermittently).
         config = Config(overrides={"load_ssh_configs": False, "run": {"in_stream": False}})
         connection = Connection(
-            ep.address,
-            user=ep.username,
-            port=ep.port,
+            hop.host,
+            user=hop.user,
+            port=hop.port,
             config=config,
+            gateway=gateway,
             connect_timeout=self.connect_timeout,
             connect_kwargs=connect_kwargs,
         )
         client = connection.client
-        # Trust exactly the lab's known_hosts; fabric's default would add unknown keys.
+        # Trust exactly the lab's known_hosts, for the jump hosts as for the host itself:
+        # fabric's default would add unknown keys, and the user's ~/.ssh/known_hosts is never
+        # read, so it cannot stand in for the lab's pin.
         client.set_missing_host_key_policy(RejectPolicy())
-        client.get_host_keys().load(str(ep.known_hosts))
-        try:
-            connection.open()
-        except (OSError, EOFError) as exc:
-            raise LabFault("unreachable", f"cannot reach {ep!r}: {exc}", ep.name) from None
-        except Exception as exc:  # noqa: BLE001 - paramiko's SSHException family and BadHostKeyException
-            raise LabFault("ssh", f"SSH to {ep!r} failed: {type(exc).__name__}: {exc}", ep.name) from None
+        client.get_host_keys().load(str(self.endpoint.known_hosts))
         return connection
 
     @property
@@ -279,3 +302,7 @@ class RemoteHost:
                 except Exception:  # noqa: BLE001, S110 - closing a dead transport may raise anything
                     pass
                 self._connection = None
+            for jump in reversed(self._jumps):
+                with contextlib.suppress(Exception):  # a dead jump transport may raise anything
+                    jump.close()
+            self._jumps.clear()

@@ -18,6 +18,9 @@ import yaml
 
 from ..errors import ConfigError
 
+# The rules that ship in the package; a lab file says whether it adds to them.
+SHIPPED = Path(__file__).resolve().parent.parent / "data" / "thresholds.yaml"
+
 Scalar = str | int | float
 
 
@@ -108,6 +111,9 @@ class Thresholds:
 
     source: str
     rules: tuple[Rule, ...]
+    # How this file relates to the shipped rules: "shipped" (it is them), "extends" (its
+    # rules first, then the shipped ones it did not override by id), "replace" (its own only).
+    mode: str = "replace"
 
     def rule_for(self, context: Mapping[str, Any]) -> Rule | None:
         """The most specific matching rule; among equals the first in the file."""
@@ -145,7 +151,36 @@ class Thresholds:
 
 
 def load_thresholds(path: str | Path) -> Thresholds:
-    """Read and validate a thresholds file; every error names the file and the rule."""
+    """Read and validate a thresholds file; every error names the file and the rule.
+
+    A lab's file with ``extends: shipped`` adds to the shipped rules: a rule with the id of a
+    shipped one overrides it, the others come first, so among equally specific rules the
+    lab's wins.  Without it (or with ``replace: true``) the file's rules are all there is.
+    """
+    thresholds = _read(path)
+    if thresholds.mode != "extends":
+        return thresholds
+    shipped = _read(SHIPPED)
+    own = {rule.rule_id for rule in thresholds.rules}
+    kept = tuple(rule for rule in shipped.rules if rule.rule_id not in own)
+    return Thresholds(thresholds.source, thresholds.rules + kept, "extends")
+
+
+def describe_mode(path: Path) -> str:
+    """How ``path`` relates to the shipped rules, for the run header ("" when unreadable:
+    loading it reports why)."""
+    try:
+        mode = _read(path).mode
+    except ConfigError:
+        return ""
+    return {
+        "shipped": "the shipped rules",
+        "extends": "adds to the shipped rules (extends: shipped)",
+        "replace": "its own rules only, the shipped ones unused (write extends: shipped to add to them)",
+    }[mode]
+
+
+def _read(path: str | Path) -> Thresholds:
     source = str(path)
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -168,8 +203,11 @@ def thresholds_from_data(data: Any, source: str) -> Thresholds:
     # never loads a thresholds file anything at plugin import (issue 27).
     from .thresholds_schema import read_thresholds_file
 
+    checked = read_thresholds_file(data, source)
+    mode = _mode(checked.extends, checked.replace, source)
+
     rules: list[Rule] = []
-    for index, raw in enumerate(read_thresholds_file(data, source).rules):
+    for index, raw in enumerate(checked.rules):
         where = f"{source}: rules[{index}] ({raw.id})"
         if raw.min_mbps is None and raw.min_fraction_of_limit is None:
             raise ConfigError(where, "a rule needs min_mbps or min_fraction_of_limit")
@@ -186,4 +224,17 @@ def thresholds_from_data(data: Any, source: str) -> Thresholds:
                 raw.known_slow,
             )
         )
-    return Thresholds(source, tuple(rules))
+    return Thresholds(source, tuple(rules), mode)
+
+
+def _mode(extends: str | None, replace: bool, source: str) -> str:
+    """``extends: shipped`` or ``replace: true`` (the default for any file but the shipped one);
+    the schema checked each value, this what they say together."""
+    if extends is not None and replace:
+        raise ConfigError(source, "extends: shipped and replace: true contradict each other", "keep one")
+    shipped = Path(source).resolve() == SHIPPED
+    if extends is not None:
+        if shipped:
+            raise ConfigError(source, "the shipped thresholds cannot extend themselves")
+        return "extends"
+    return "shipped" if shipped else "replace"

@@ -10,11 +10,12 @@ from typing import Annotated, Any, ClassVar
 
 import attrs
 
-from ..schema.checks import Check, Invalid, NonEmptyText, Positive, Text
+from ..schema.checks import BoardModel, Check, Flag, ForKeys, Invalid, NonEmptyText, OneOf, Positive, Text
 from ..schema.convert import structure
 
 MATCH_KEYS = (
     "board",
+    "model",
     "peer",
     "adapter",
     "driver",
@@ -60,6 +61,18 @@ class MatchKey(Check):
         return value
 
 
+class ModelMatch(Check):
+    """``match.model``: known board models, or patterns (``CM*``) taken as written; a typo
+    would be a rule that never matches."""
+
+    def __call__(self, value: Any) -> tuple[Scalar, ...]:
+        values = ScalarOrList()(value)
+        for one in values:
+            if not (isinstance(one, str) and "*" in one):
+                BoardModel()(one)
+        return values
+
+
 @attrs.frozen
 class RuleSchema:
     """One rule as written; errors show its id beside its index (``rules[3] (gbe)``)."""
@@ -67,7 +80,9 @@ class RuleSchema:
     schema_label: ClassVar[str] = "id"
 
     id: Annotated[str, NonEmptyText("must be a non-empty string")]
-    match: Mapping[Annotated[str, MatchKey()], Annotated[Any, ScalarOrList()]] = attrs.field(factory=dict)
+    match: Annotated[
+        Mapping[Annotated[str, MatchKey()], Annotated[Any, ScalarOrList()]], ForKeys(model=ModelMatch())
+    ] = attrs.field(factory=dict)
     min_mbps: Annotated[float, Positive()] | None = None
     min_fraction_of_limit: Annotated[float, Positive(at_most=1)] | None = None
     min_jain: Annotated[float, Positive(at_most=1, too_big="is Jain's index: at most 1")] | None = None
@@ -77,10 +92,17 @@ class RuleSchema:
 
 @attrs.frozen
 class ThresholdsFile:
-    """A thresholds file: its rules (and the format version, not read yet)."""
+    """A thresholds file: its rules, how it relates to the shipped ones (and the format
+    version, not read yet)."""
 
     rules: tuple[RuleSchema, ...]
     version: Any = None
+    # A lab's file adds its rules to the shipped ones with ``extends: shipped``; without it
+    # (or with ``replace: true``) its rules are all there is.
+    extends: Annotated[str, OneOf(("shipped",), "extends: shipped is the one file a lab extends")] | None = (
+        None
+    )
+    replace: Annotated[bool, Flag()] = False
 
 
 def read_thresholds_file(data: Any, source: str) -> ThresholdsFile:

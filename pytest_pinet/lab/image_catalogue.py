@@ -23,7 +23,7 @@ import tempfile
 import urllib.parse
 import urllib.request
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -66,10 +66,30 @@ class CatalogueImage:
     arch: str | None = None  # `uname -m` must show it, when given
     netboot: Netboot | None = None
     write: str = "auto"  # sd-card: "dd", "bmaptool", or "auto" (bmaptool when a bmap exists)
+    # ``kernel: {"Pi 4B": ..., "Pi 5": ...}``: one image whose bootloader starts another kernel
+    # per board model (Raspberry Pi OS: -rpi-v8, -rpi-2712); empty when one kernel fits all.
+    kernel_by_model: tuple[tuple[str, str], ...] = ()
 
     def kernel_matches(self, release: str) -> bool:
-        """True when ``release`` is the kernel this image promises."""
-        return release == self.kernel or fnmatch.fnmatchcase(release, self.kernel)
+        """True when ``release`` is the kernel this image promises (any model's, before
+        :meth:`for_model` picked the board's)."""
+        patterns = [kernel for _, kernel in self.kernel_by_model] or [self.kernel]
+        return any(release == p or fnmatch.fnmatchcase(release, p) for p in patterns)
+
+    def for_model(self, model: str, board: str, where: str) -> CatalogueImage:
+        """This image as a board of ``model`` boots it: with that model's kernel (``where``:
+        the env file, for the error)."""
+        if not self.kernel_by_model:
+            return self
+        kernels = dict(self.kernel_by_model)
+        if model not in kernels:
+            raise ConfigError(
+                where,
+                f"pinet.images[{self.name}].kernel names a kernel for {sorted(kernels)}, and board {board} "
+                f"is {model or 'of no model'}",
+                f"give {board} a model: in pinet.hosts, or the image a kernel for it",
+            )
+        return replace(self, kernel=kernels[model], kernel_by_model=())
 
     @property
     def identity(self) -> str:
@@ -170,7 +190,7 @@ def _image(entry: ImageSchema, key: str, source: Path) -> CatalogueImage:
         name=entry.name,
         os_id=entry.os.id,
         os_version=entry.os.version,
-        kernel=entry.kernel,
+        kernel=_kernel_text(entry.kernel),
         delivery=entry.delivery,
         path=_file(entry.path, source),
         url=entry.url,
@@ -179,7 +199,15 @@ def _image(entry: ImageSchema, key: str, source: Path) -> CatalogueImage:
         arch=entry.arch or None,
         netboot=_netboot(netboot, source) if netboot is not None else None,
         write=entry.write,
+        kernel_by_model=tuple(entry.kernel.items()) if isinstance(entry.kernel, Mapping) else (),
     )
+
+
+def _kernel_text(kernel: str | Mapping[str, str]) -> str:
+    """The kernel as one line: the pattern, or every model's (``Pi 4B: ..., Pi 5: ...``)."""
+    if isinstance(kernel, str):
+        return kernel
+    return ", ".join(f"{model}: {pattern}" for model, pattern in kernel.items())
 
 
 def _netboot(netboot: NetbootSchema, source: Path) -> Netboot:

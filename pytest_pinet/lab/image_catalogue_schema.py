@@ -7,17 +7,38 @@ url, a netboot image its files) and names unique across entries is checked in
 
 import re
 import urllib.parse
+from collections.abc import Mapping
 from typing import Annotated, Any, ClassVar
 
 import attrs
 
 from ..model.lab import IMAGE_NAME
-from ..schema.checks import Check, Invalid, NonEmptyText, OneOf, PathText, Pattern, Satisfies, Text
+from ..schema.checks import (
+    BoardModel,
+    Check,
+    Invalid,
+    NonEmpty,
+    NonEmptyText,
+    OneOf,
+    PathText,
+    Pattern,
+    Satisfies,
+    Text,
+)
 from ..schema.convert import hint, structure
 
 DELIVERIES = ("sd-card", "netboot")
 SHA256 = re.compile(r"[0-9a-f]{64}")
 File = Annotated[str, PathText()]
+KERNEL = "must be the release uname -r shows, a pattern, or one per model"
+KERNEL_FIX = 'e.g. 6.6.*-v8+, or one per model: {"Pi 4B": "6.12.*+rpt-rpi-v8", "Pi 5": "6.12.*+rpt-rpi-2712"}'
+Kernel = Annotated[str, NonEmptyText(KERNEL, KERNEL_FIX, strip=True)]
+# Raspberry Pi OS is one image for the 64-bit Pis whose bootloader starts another kernel per
+# model (-rpi-v8 on a Pi 4, -rpi-2712 on a Pi 5): such an image names its kernel per model.
+KernelByModel = Mapping[
+    Annotated[str, BoardModel("{value!r} is not a known board model")],
+    Annotated[str, NonEmptyText("must be the release uname -r shows, or a pattern", strip=True)],
+]
 
 
 class Sha256(Check):
@@ -67,9 +88,7 @@ class ImageSchema:
 
     name: Annotated[str, Pattern(IMAGE_NAME, "{value!r} is not a name", "letters, digits, . _ + -")]
     os: OsRelease = attrs.field(metadata=hint("os: {id: ..., version: ...} as in /etc/os-release"))
-    kernel: Annotated[
-        str, NonEmptyText("must be the release uname -r shows, or a pattern", "e.g. 6.6.*-v8+", strip=True)
-    ]
+    kernel: Annotated[Kernel | KernelByModel, NonEmpty(KERNEL, KERNEL_FIX)]
     delivery: Annotated[str, OneOf(DELIVERIES)]
     path: File | None = None
     url: Annotated[str, Url()] | None = None

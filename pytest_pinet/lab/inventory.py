@@ -13,7 +13,7 @@ import string
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import yaml
 
@@ -21,11 +21,24 @@ from .. import secrets
 from ..errors import ConfigError, LabFault
 from ..host.platform import platform_named
 from ..host.remote import RemoteHost, SshEndpoint
+from ..host.ssh_route import read_config, resolve
+from ..model.board_models import BOARD_MODELS
 from ..model.lab import DiskEntry, LinkEntry, RouteEntry
-from .image_catalogue import Catalogue, catalogue_from_data
+from .image_catalogue import Catalogue, CatalogueImage, catalogue_from_data
 
 if TYPE_CHECKING:  # the schema is imported when a file is read, not with this module
-    from .inventory_schema import DiskSchema, HostSchema, LinkSchema, RouteSchema
+    from .inventory_schema import DiskSchema, HostSchema, LinkSchema, RouteSchema, SshSection
+
+# Read when the env does not name an ssh_config, as OpenSSH (and so labgrid) reads it.
+USER_SSH_CONFIG = Path("~/.ssh/config")
+
+
+class SshSettings(NamedTuple):
+    """How every host of the lab is logged into (``pinet.ssh``)."""
+
+    identity: Path | None  # the lab's own key, and only it; None: agent and ~/.ssh keys
+    known_hosts: Path  # every hop's key is pinned here
+    config: Path | None  # the ssh_config followed for aliases and ProxyJump; None: none
 
 
 @dataclass(frozen=True)
@@ -46,6 +59,9 @@ class HostEntry:
     os: str | None = None
     # "sudo": log in as an ordinary user, run what needs root through ``sudo -n``.
     become: str | None = None
+    # The hardware model ("Pi 5", see board_models): what threshold rules and per-model
+    # image kernels match; "" when the env does not say.
+    model: str = ""
 
     def connect(self, connect_timeout: float = 10.0) -> RemoteHost:
         """A RemoteHost for this host, speaking its operating system's commands."""
@@ -79,6 +95,16 @@ class Inventory:
     def peers(self) -> list[HostEntry]:
         """Hosts the boards talk to."""
         return [h for h in self.hosts.values() if h.role == "peer"]
+
+    def model_of(self, host: str) -> str:
+        """The model the env gives ``host`` ("" when it names none)."""
+        entry = self.hosts.get(host)
+        return entry.model if entry is not None else ""
+
+    def image_for(self, name: str, board: str) -> CatalogueImage:
+        """Catalogue image ``name`` as ``board`` must boot it: with the kernel its model starts."""
+        image = self.catalogue.get(name, str(self.source))
+        return image.for_model(self.model_of(board), board, str(self.source))
 
     def link(self, name: str) -> LinkEntry:
         """The link called ``name``."""
@@ -147,12 +173,8 @@ def inventory_from_data(data: Any, source: Path) -> Inventory:
     where = str(source)
     env = read_env_file(data, where)
     pinet = env.pinet
-    known_hosts = _path(pinet.ssh.known_hosts, source, "pinet.ssh.known_hosts")
-    identity = _path(pinet.ssh.identity, source, "pinet.ssh.identity") if pinet.ssh.identity else None
-    hosts = {
-        name: _host(name, entry, env.targets, where, identity, known_hosts)
-        for name, entry in pinet.hosts.items()
-    }
+    ssh = _ssh_settings(pinet.ssh, source)
+    hosts = {name: _host(name, entry, env.targets, where, ssh) for name, entry in pinet.hosts.items()}
     links = tuple(_link(raw, f"pinet.links[{n}]", where, hosts) for n, raw in enumerate(pinet.links))
     names = [link.name for link in links]
     if len(set(names)) != len(names):
@@ -161,6 +183,7 @@ def inventory_from_data(data: Any, source: Path) -> Inventory:
     disks = tuple(_disk(raw, f"pinet.disks[{n}]", where, hosts) for n, raw in enumerate(pinet.disks))
     boards = [name for name, host in hosts.items() if host.role == "board"]
     catalogue = catalogue_from_data(pinet.images, env.targets, boards, source)
+    _check_kernels_per_model(hosts, catalogue, where)
     return Inventory(
         source,
         pinet.lab if pinet.lab is not None else source.stem,
@@ -173,13 +196,32 @@ def inventory_from_data(data: Any, source: Path) -> Inventory:
     )
 
 
+def _check_kernels_per_model(hosts: Mapping[str, HostEntry], catalogue: Catalogue, where: str) -> None:
+    """Every image a board can take must promise the kernel the board's model boots: a Pi 5
+    given an image that expects Raspberry Pi OS's -rpi-v8 kernel boots -rpi-2712, and every
+    flash would end in a provisioning fault in the night instead of an error now."""
+    for host in hosts.values():
+        if host.role != "board":
+            continue
+        flavour = BOARD_MODELS.get(host.model, "")
+        for image in catalogue.images:
+            if not catalogue.can_take(host.name, image):
+                continue
+            kernel = image.for_model(host.model, host.name, where).kernel
+            others = sorted(
+                f for f in set(BOARD_MODELS.values()) if f and f != flavour and kernel.endswith(f)
+            )
+            if flavour and others:
+                raise ConfigError(
+                    where,
+                    f"pinet.images[{image.name}].kernel expects {kernel}, but {host.name} is a {host.model}, "
+                    f"whose Raspberry Pi OS kernel ends in -{flavour}",
+                    f'give the kernel per model: kernel: {{"{host.model}": "...-{flavour}", ...}}',
+                )
+
+
 def _host(
-    name: str,
-    entry: HostSchema,
-    targets: Mapping[Any, Any],
-    where: str,
-    identity: Path | None,
-    known_hosts: Path,
+    name: str, entry: HostSchema, targets: Mapping[Any, Any], where: str, ssh: SshSettings
 ) -> HostEntry:
     """A host of ``pinet.hosts`` joined with its labgrid target, which says how it is reached."""
     if name not in targets:
@@ -192,9 +234,9 @@ def _host(
     if remote_place is not None:
         # Reached through the coordinator's place: the exporter's NetworkService named
         # after the host gives the address once the place is acquired.
-        endpoint = SshEndpoint(name, "", "root", 22, identity, known_hosts)
+        endpoint = SshEndpoint(name, "", "root", 22, ssh.identity, ssh.known_hosts, ssh_config=ssh.config)
     else:
-        endpoint = _endpoint(name, targets[name], where, identity, known_hosts)
+        endpoint = _endpoint(name, targets[name], where, ssh)
     return HostEntry(
         name,
         entry.role,
@@ -204,6 +246,7 @@ def _host(
         remote_place,
         entry.os,
         entry.become,
+        entry.model or "",
     )
 
 
@@ -288,8 +331,7 @@ def resolve_remote(inventory: Inventory, environment: Callable[[], Any] | None =
                 host.name,
                 {"resources": {"NetworkService": data}},
                 f"{inventory.source} (place {host.remote_place})",
-                host.endpoint.identity,
-                host.endpoint.known_hosts,
+                SshSettings(host.endpoint.identity, host.endpoint.known_hosts, host.endpoint.ssh_config),
             )
             hosts[host.name] = replace(host, endpoint=endpoint)
     finally:
@@ -297,7 +339,9 @@ def resolve_remote(inventory: Inventory, environment: Callable[[], Any] | None =
     return replace(inventory, hosts=hosts)
 
 
-def _endpoint(name: str, target: Any, where: str, identity: Path | None, known_hosts: Path) -> SshEndpoint:
+def _endpoint(name: str, target: Any, where: str, ssh: SshSettings) -> SshEndpoint:
+    """A host's NetworkService as an endpoint; an alias its ssh_config cannot route (a jump host
+    without a user, a ProxyCommand) is the env's error now, not a lab fault in the night."""
     from .inventory_schema import read_network_service  # the schema library, only when a file is read
 
     key = f"targets.{name}.resources.NetworkService"
@@ -307,7 +351,18 @@ def _endpoint(name: str, target: Any, where: str, identity: Path | None, known_h
     checked = read_network_service(service, where, key)
     password = checked.password or None
     secrets.register(password)
-    return SshEndpoint(name, checked.address, checked.username, checked.port, identity, known_hosts, password)
+    if ssh.config is not None:
+        resolve(checked.address, checked.username, checked.port, read_config(ssh.config), str(ssh.config))
+    return SshEndpoint(
+        name,
+        checked.address,
+        checked.username,
+        checked.port,
+        ssh.identity,
+        ssh.known_hosts,
+        password,
+        ssh.config,
+    )
 
 
 def _link(raw: LinkSchema, key: str, where: str, hosts: Mapping[str, HostEntry]) -> LinkEntry:
@@ -329,9 +384,24 @@ def _link(raw: LinkSchema, key: str, where: str, hosts: Mapping[str, HostEntry])
     )
 
 
+def _ssh_settings(ssh: SshSection, source: Path) -> SshSettings:
+    """``pinet.ssh``: the pinned known_hosts, the lab's own key (optional: without it the
+    agent, ``~/.ssh`` keys and the ssh_config's IdentityFile are tried) and the ssh_config to
+    follow (``config: none`` for none; default ``~/.ssh/config`` when there is one)."""
+    known_hosts = _path(ssh.known_hosts, source, "pinet.ssh.known_hosts")
+    identity = _path(ssh.identity, source, "pinet.ssh.identity") if ssh.identity is not None else None
+    if ssh.config is None:
+        default = USER_SSH_CONFIG.expanduser()
+        return SshSettings(identity, known_hosts, default if default.is_file() else None)
+    if ssh.config == "none":
+        return SshSettings(identity, known_hosts, None)
+    return SshSettings(identity, known_hosts, _path(ssh.config, source, "pinet.ssh.config"))
+
+
 def _path(value: str, source: Path, key: str) -> Path:
-    """A file the env file names, relative to the env file; it must exist (host keys are pinned)."""
-    path = Path(value)
+    """A file the env file names, relative to the env file (``~`` is the user's home); it must
+    exist (host keys are pinned)."""
+    path = Path(value).expanduser()
     if not path.is_absolute():
         path = source.parent / path
     if not path.is_file():

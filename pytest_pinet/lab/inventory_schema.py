@@ -3,9 +3,9 @@
 What one value may hold is here (a role is ``board`` or ``peer``, an interface name is 1-15 plain
 characters, a speed a positive integer); what ties values together (a link's board is a host
 with the board role, a route's links exist, a known_hosts file exists) is checked where the
-inventory is built, in ``inventory.py``.  A new key (a board's ``model:``, a link's expected
-adapter identity) is one line here with its check.  Imported only when an env file is read
-(attrs and cattrs are not free to import).
+inventory is built, in ``inventory.py``.  A new key (a board's ``model:``, ``ssh.config``) is
+one line here with its check.  Imported only when an env file is read (attrs and cattrs are not
+free to import).
 """
 
 import ipaddress
@@ -17,7 +17,19 @@ import attrs
 
 from ..host.platform import PLATFORMS
 from ..host.shell import INTERFACE_NAME
-from ..schema.checks import Check, Flag, Integer, Invalid, IpAddress, NonEmpty, OneOf, PathText, Pattern, Text
+from ..schema.checks import (
+    BoardModel,
+    Check,
+    Flag,
+    Integer,
+    Invalid,
+    IpAddress,
+    NonEmpty,
+    OneOf,
+    PathText,
+    Pattern,
+    Text,
+)
 from ..schema.convert import hint, structure
 
 ROLES = ("board", "peer")
@@ -46,6 +58,15 @@ class HostAddress(Check):
             if not HOST_NAME.fullmatch(value):
                 raise Invalid(f"{value!r} is neither an IP address nor a host name") from None
         return value
+
+
+class SshConfigFile(Check):
+    """``pinet.ssh.config``: an ssh_config file, or ``none`` (``false``) to follow none."""
+
+    def __call__(self, value: Any) -> str:
+        if value is False or value == "none":
+            return "none"
+        return PathText()(value)
 
 
 Interface = Annotated[
@@ -85,12 +106,15 @@ class RemotePlace:
 
 @attrs.frozen
 class SshSection:
-    """How every host's key is pinned and which private key logs in."""
+    """How every host's key is pinned, which private key logs in and which ssh_config is followed."""
 
     known_hosts: Annotated[str, PathText()] = attrs.field(
         metadata=hint("pinet pins host keys: give a known_hosts file")
     )
+    # Without it: the ssh-agent, then ~/.ssh/id_* and the ssh_config's IdentityFile.
     identity: Annotated[str, PathText()] | None = None
+    # Left out: ~/.ssh/config when there is one, as OpenSSH (and so labgrid) reads it.
+    config: Annotated[str, SshConfigFile()] | None = None
 
 
 @attrs.frozen
@@ -106,6 +130,8 @@ class HostSchema:
     become: Annotated[str, OneOf(("sudo",), "use sudo, or leave it out to run as the login user")] | None = (
         None
     )
+    # The hardware (model/board_models): threshold rules and per-model image kernels match it.
+    model: Annotated[str, BoardModel()] | None = None
 
 
 @attrs.frozen

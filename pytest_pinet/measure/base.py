@@ -68,6 +68,7 @@ def link_context(
     over_link: dict[str, Any] = {
         "lab": inventory.lab,
         "board": cable.board,
+        "model": inventory.model_of(cable.board),
         "peer": cable.peer,
         "link": cable.name,
         "adapter": cable.adapter,

@@ -84,6 +84,7 @@ class RoutingMeasurer(Measurer):
             lab=self.inventory.lab,
             scenario=scenario,
             board=r.board,
+            model=self.inventory.model_of(r.board),
             peer=f"{r.wan.peer}<>{r.lan.peer}",
             link=r.name,
             adapter=r.wan.adapter,

@@ -34,6 +34,7 @@ class StorageMeasurer(Measurer):
             lab=self.inventory.lab,
             scenario="storage",
             board=entry.host,
+            model=self.inventory.model_of(entry.host),
             peer=entry.host,
             link=entry.name,
             adapter=entry.bus,

@@ -34,6 +34,9 @@ class TrafficContext:
     filesystem: str = ""  # storage suite: ext2, ext3, ext4, vfat
     block_bytes: int = 0  # storage suite: the dd block size
     image: str = ""  # the catalogue image pinet verified on the board; "" when not flashed by pinet
+    # The board's model from the inventory ("Pi 5"): threshold rules match it.  Not part of
+    # the store's context key: the board's name already fixes it.
+    model: str = ""
 
     def as_match(self) -> dict[str, Any]:
         """The context as threshold match keys."""

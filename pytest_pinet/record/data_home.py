@@ -1,7 +1,7 @@
 """Where a user's history lives: outside any checkout, so a nightly that clones afresh keeps it.
 
-The results store (every measurement, the baselines are made of it) and the Allure history
-default to the XDG data directory (``$XDG_DATA_HOME/pinet``, else ``~/.local/share/pinet``).
+The results store (every measurement, the baselines are made of it, and each lab's Allure
+history) defaults to the XDG data directory (``$XDG_DATA_HOME/pinet``, else ``~/.local/share/pinet``).
 A results directory inside the checkout is scratch: raw outputs of one run, Allure results,
 the report.  ``--pinet-db`` / ``PINET_DB`` name another store (a lab's PostgreSQL).
 """
@@ -31,8 +31,3 @@ def store_url(db: str, environ: Mapping[str, str] | None = None) -> str:
         return db
     data_home(environ).mkdir(parents=True, exist_ok=True)
     return default_store_url(environ)
-
-
-def allure_history_file(environ: Mapping[str, str] | None = None) -> Path:
-    """Allure 3's history across runs (what its trend and history tabs are made of)."""
-    return data_home(environ) / "allure-history.jsonl"

@@ -94,6 +94,14 @@ SCHEMA = [
         undone_at DOUBLE PRECISION,
         undone_by TEXT NOT NULL DEFAULT ''
     )""",
+    # Allure 3's history (one JSON line per report built), one per lab, kept with the store so
+    # that every runner of a lab sharing a PostgreSQL store adds to the same trend.
+    """CREATE TABLE IF NOT EXISTS allure_history (
+        id {serial},
+        lab TEXT NOT NULL,
+        line TEXT NOT NULL,
+        added DOUBLE PRECISION NOT NULL
+    )""",
 ]
 
 
@@ -411,6 +419,28 @@ class ResultsStore:
             else:
                 cur.execute(self._sql("SELECT COUNT(*) FROM measurements WHERE run_id = ?"), (run_id,))
             return int(cur.fetchone()[0])
+
+    def lab_of_run(self, run_id: str) -> str | None:
+        """The lab ``run_id`` measured (None: the run took no measurement)."""
+        with self._tx() as cur:
+            cur.execute(self._sql("SELECT lab FROM runs WHERE run_id = ?"), (run_id,))
+            row = cur.fetchone()
+        return str(row[0]) if row is not None else None
+
+    def allure_history(self, lab: str) -> list[str]:
+        """The lab's Allure history lines, oldest first."""
+        with self._tx() as cur:
+            cur.execute(self._sql("SELECT line FROM allure_history WHERE lab = ? ORDER BY id"), (lab,))
+            return [str(row[0]) for row in cur.fetchall()]
+
+    def add_allure_history(self, lab: str, lines: list[str]) -> None:
+        """Append lines Allure added to the lab's history while building a report."""
+        with self._tx() as cur:
+            for line in lines:
+                cur.execute(
+                    self._sql("INSERT INTO allure_history (lab, line, added) VALUES (?, ?, ?)"),
+                    (lab, line, time.time()),
+                )
 
     def close(self) -> None:
         """Close the connection."""

@@ -15,6 +15,8 @@ import re
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
+from ..model.board_models import BOARD_MODELS, model_fix
+
 
 class Invalid(Exception):
     """A value a check refused: what is wrong and what to do; the key path is added by the reader."""
@@ -68,6 +70,18 @@ class BadKey(Invalid):
     def describe(self, path: str) -> str:
         """Named at the mapping that holds the key."""
         return f"{path}: {self.message}" if path else self.message
+
+
+class AtKey(Invalid):
+    """A value refused under one key of a mapping whose values are otherwise alike (``ForKeys``)."""
+
+    def __init__(self, key: str, reason: Invalid) -> None:
+        super().__init__(reason.message, reason.fix)
+        self.key = key
+
+    def describe(self, path: str) -> str:
+        """``rules[0] (x).match.model is 'Pi 4', ...``: the key is part of the path."""
+        return f"{path}.{self.key} {self.message}" if path else f"{self.key} {self.message}"
 
 
 class Check:
@@ -228,4 +242,37 @@ class Satisfies(Check):
     def __call__(self, value: Any) -> Any:
         if not self.test(value):
             raise Invalid(self.message.format(value=value), self.fix)
+        return value
+
+
+class BoardModel(Check):
+    """A board model of ``model/board_models``: a typo is an error naming the known models (and
+    the near miss), never a rule or an image kernel that silently applies to no board."""
+
+    def __init__(self, message: str = "is {value!r}, not a known board model") -> None:
+        self.message = message
+
+    def __call__(self, value: Any) -> str:
+        if not isinstance(value, str) or value not in BOARD_MODELS:
+            raise Invalid(self.message.format(value=value), model_fix(value))
+        return value
+
+
+class ForKeys(Check):
+    """More checks for the values of some keys of a mapping whose other values are alike (a
+    threshold rule's ``match``: any scalar, but ``model`` must name known models); an error is
+    named at that key.  What a check returns is not kept: the mapping's value type structures it.
+    """
+
+    def __init__(self, **checks: Check) -> None:
+        self.checks = checks
+
+    def __call__(self, value: Any) -> Any:
+        if isinstance(value, Mapping):
+            for key, check in self.checks.items():
+                if key in value:
+                    try:
+                        check(value[key])
+                    except Invalid as exc:
+                        raise AtKey(key, exc) from None
         return value

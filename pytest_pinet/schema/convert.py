@@ -12,7 +12,9 @@ A schema is an ``attrs.frozen`` class; besides its fields it may say, as class v
 ``NetworkService``), ``schema_label = "name"`` (an item of a list shows that key beside its
 index in errors: ``rules[3] (gbe)``), ``schema_noun = "tunables"`` (what its keys are called in
 "unknown ..." errors).  A required field's ``metadata=hint("...")`` is the fix shown when it is
-missing; ``ABSENT`` as a default tells a key left out from one written as ``null``.
+missing; ``ABSENT`` as a default tells a key left out from one written as ``null``.  A field
+typed ``T | Mapping[K, T]`` takes one value, or a mapping with one per key (an image's kernel
+per board model); ``ForKeys`` gives some keys of a mapping checks of their own.
 
 Imported only when a file is read (cattrs and attrs cost tens of milliseconds; a pytest run
 that never loads a lab must not pay for them, issue 27).
@@ -22,7 +24,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from typing import Annotated, Any, TypeVar, get_args, get_origin
+from typing import Annotated, Any, TypeVar, Union, get_args, get_origin
 
 import attrs
 from cattrs import Converter
@@ -173,6 +175,21 @@ def _mapping_hook(mapping: Any) -> Hook:
     return hook
 
 
+def _one_or_per_key_hook(union: Any) -> Hook:
+    """``T | Mapping[K, T]``: one value for all, or a mapping with one per key (an image's kernel,
+    or one kernel per board model); a mapping is read as the mapping, anything else as ``T``."""
+    one, per_key = get_args(union)
+    structure_one = _CONVERTER.get_structure_hook(one)
+    structure_per_key = _CONVERTER.get_structure_hook(per_key)
+
+    def hook(value: Any, _: Any) -> Any:
+        if isinstance(value, Mapping):
+            return structure_per_key(value, per_key)
+        return structure_one(value, one)
+
+    return hook
+
+
 def _strict(check: Check) -> Hook:
     return lambda value, _: check(value)
 
@@ -190,6 +207,17 @@ def _is_mapping(kind: Any) -> bool:
     return get_origin(kind) in (dict, Mapping)
 
 
+def _is_one_or_per_key(kind: Any) -> bool:
+    args = get_args(kind)
+    return (
+        get_origin(kind) is Union
+        and len(args) == 2
+        and _is_mapping(args[1])
+        and not _is_mapping(args[0])
+        and type(None) not in args
+    )
+
+
 def _is_record(kind: Any) -> bool:
     return isinstance(kind, type) and attrs.has(kind)
 
@@ -205,6 +233,7 @@ def _converter() -> Converter:
     converter.register_structure_hook_factory(_is_record, _record_hook)
     converter.register_structure_hook_factory(_is_mapping, _mapping_hook)
     converter.register_structure_hook_factory(_is_sequence, _sequence_hook)
+    converter.register_structure_hook_factory(_is_one_or_per_key, _one_or_per_key_hook)
     converter.register_structure_hook_factory(_is_annotated, _annotated_hook)
     return converter
 

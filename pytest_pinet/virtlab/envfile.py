@@ -119,6 +119,8 @@ def _pinet_section(spec: LabSpec, devices: dict[str, str], image: BoardImage | N
         "ssh": {
             "identity": str(spec.state_dir / "id_ed25519"),
             "known_hosts": str(spec.state_dir / "known_hosts"),
+            # This machine's own namespaces: a developer's ~/.ssh/config has no say here.
+            "config": "none",
         },
         # The namespaces share this machine's kernel, whose default congestion control
         # may be BBR; the boards' OSes default to cubic, so the lab asks for it per test.

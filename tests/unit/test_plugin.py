@@ -24,7 +24,7 @@ def test_header_names_lab_thresholds_and_results(pytester):
     result.stdout.fnmatch_lines(
         [
             "pinet: lab virtual*",
-            "pinet: thresholds */pytest_pinet/data/thresholds.yaml",
+            "pinet: thresholds */pytest_pinet/data/thresholds.yaml: the shipped rules",
             "pinet: results *out*; iperf3 -P 10 -t 3 -O 2",
         ]
     )

@@ -38,7 +38,7 @@ def test_a_run_that_uses_pinet_shows_its_header(pytester):
     pytester.makepyfile("def test_uses(pinet_settings):\n    assert pinet_settings.streams == 10\n")
     result = run(pytester, "-p", "no:cacheprovider")
     assert result.ret == 0
-    result.stdout.fnmatch_lines(["pinet: lab virtual*", "pinet: thresholds *thresholds.yaml"])
+    result.stdout.fnmatch_lines(["pinet: lab virtual*", "pinet: thresholds *thresholds.yaml: *"])
 
 
 def test_a_missing_thresholds_file_is_named_in_the_header(pytester):

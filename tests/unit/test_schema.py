@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from typing import Annotated, ClassVar
+from collections.abc import Mapping
+from typing import Annotated, Any, ClassVar
 
 import attrs
 import pytest
 
 from pytest_pinet.errors import ConfigError
 from pytest_pinet.judge.thresholds import thresholds_from_data
-from pytest_pinet.schema.checks import Integer, Text
+from pytest_pinet.schema.checks import ForKeys, Integer, OneOf, Text
 from pytest_pinet.schema.convert import hint, structure
 
 
@@ -67,6 +68,38 @@ def test_a_good_document_reads_into_the_declared_classes():
 def test_a_floor_that_no_figure_can_meet_is_refused(floor):
     with pytest.raises(ConfigError, match=r"rules\[0\] \(r\)\.min_mbps must be a positive number"):
         thresholds_from_data({"rules": [{"id": "r", "min_mbps": floor}]}, "t.yaml")
+
+
+Size = Annotated[int, Integer(1, 10)]
+
+
+@attrs.frozen
+class Shelf:
+    # One size for every colour, or one per colour.
+    size: Size | Mapping[Annotated[str, OneOf(("red", "blue"))], Size]
+    # Any text under any key, but "kind" must be one of two words.
+    tags: Annotated[Mapping[str, str], ForKeys(kind=OneOf(("a", "b")))] = attrs.field(factory=dict)
+
+
+@pytest.mark.parametrize(
+    ("data", "read"),
+    [
+        ({"size": 3}, 3),
+        ({"size": {"red": 2, "blue": 9}}, {"red": 2, "blue": 9}),
+        ({"size": {"red": 11}}, "f.yaml: size.red must be an integer 1..10, got 11"),
+        ({"size": {"green": 1}}, "f.yaml: size: is 'green' (use one of ['red', 'blue'])"),
+        ({"size": "3"}, "f.yaml: size must be an integer 1..10, got '3'"),
+        ({"size": 1, "tags": {"kind": "c", "x": "y"}}, "f.yaml: tags.kind is 'c' (use one of ['a', 'b'])"),
+        ({"size": 1, "tags": {"kind": "a", "x": 5}}, "f.yaml: tags.x must be text, got 5"),
+    ],
+)
+def test_one_value_or_one_per_key_and_checks_for_some_keys_of_a_mapping(data: Any, read: Any):
+    if isinstance(read, str):
+        with pytest.raises(ConfigError) as info:
+            structure(data, Shelf, "f.yaml")
+        assert str(info.value) == read
+    else:
+        assert structure(data, Shelf, "f.yaml").size == read
 
 
 def test_the_plugin_imports_no_schema_library():

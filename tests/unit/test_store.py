@@ -15,6 +15,7 @@ import pytest
 from pytest_pinet.errors import ConfigError
 from pytest_pinet.judge.fairness import jain_fairness
 from pytest_pinet.model import HostFacts, InterfaceFacts, Measurement, TcpDetail, TrafficContext
+from pytest_pinet.record.allure_history import lab_history
 from pytest_pinet.record.store import ResultsStore, context_key
 
 
@@ -115,6 +116,33 @@ def _exercise(store: ResultsStore) -> None:
         store.accept("r2", "board=nope", "why", "alice")
     with pytest.raises(ConfigError, match="no such standing acceptance"):
         store.undo_acceptance(accepted.id, "carol")
+    _exercise_allure_history(store)
+
+
+def _half_built(store: ResultsStore, path: Path) -> None:
+    with lab_history(store, "pinet", path) as history:
+        history.write_text('{"uuid": "half-built"}\n')
+        raise RuntimeError("allure generate failed")
+
+
+def _exercise_allure_history(store: ResultsStore) -> None:
+    """Each lab's Allure history lives in the store: what Allure added while building a report
+    is kept, another lab's is apart, and a report that failed adds nothing."""
+    assert store.lab_of_run("r1") == "pinet" and store.lab_of_run("nope") is None
+    with tempfile.TemporaryDirectory() as scratch:
+        path = Path(scratch) / "history.jsonl"
+        for night in ("n1", "n2"):
+            with lab_history(store, "pinet", path) as history:
+                written = history.read_text().splitlines()
+                # Allure appends a line, and may drop its oldest (its history limit)
+                history.write_text("\n".join([*written[1:], f'{{"uuid": "{night}"}}']) + "\n")
+        with lab_history(store, "other-lab", path) as history:
+            assert history.read_text() == ""  # a lab of its own starts empty
+            history.write_text('{"uuid": "o1"}\n')
+        with pytest.raises(RuntimeError, match="allure generate failed"):
+            _half_built(store, path)
+    assert store.allure_history("pinet") == ['{"uuid": "n1"}', '{"uuid": "n2"}']
+    assert store.allure_history("other-lab") == ['{"uuid": "o1"}']
 
 
 def test_sqlite_store_in_wal_mode(tmp_path):

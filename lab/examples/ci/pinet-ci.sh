@@ -1,0 +1,72 @@
+#!/bin/sh
+# The steps of a hardware lab's nightly with pytest-pinet, the same under GitLab CI
+# (gitlab-ci.yml) and Jenkins (Jenkinsfile).  Copy this file to ci/pinet-ci.sh in the lab's
+# repository, beside lab/rpi-lab.yaml (the env file) and its known_hosts.
+#
+#   sh ci/pinet-ci.sh setup                      pytest-pinet in .venv, the Allure 3 CLI in .allure
+#   sh ci/pinet-ci.sh nightly ENV [pytest args]  check the env, run the suite, build the report
+#   sh ci/pinet-ci.sh publish DIR                the report as static pages in DIR (Pages: public)
+#
+# A fresh runner needs python3 (with venv), Node.js 20 or later and npm; setup stops with the
+# reason when one is missing, before anything is measured.  The nightly exits with the tests'
+# status, or 6 when every test passed but the report could not be built (--require-report):
+# a night without its report is never green.  PINET_DB names the lab's shared store (a masked
+# CI variable); the Allure history of each lab is kept in that store, so every runner adds to
+# one history.
+set -eu
+
+PINET_SPEC="${PINET_SPEC:-pytest-pinet[postgres,charts]}"  # or a pinned version, or a wheel
+ALLURE_VERSION=3.18.0  # as scripts/setup.sh installs it
+RESULTS="${PINET_RESULTS_DIR:-results}"
+PINET="${PINET:-.venv/bin/pinet}"
+
+die() {
+  echo "pinet-ci: $*" >&2
+  exit 1
+}
+
+setup() {
+  # Node first: without it there is no report, and that is known before an hour of measuring.
+  command -v node >/dev/null 2>&1 ||
+    die "Node.js is missing: the Allure 3 CLI needs Node.js 20 or later and npm (NodeSource packages, or a runner image with node 20)"
+  major=$(node -p 'process.versions.node.split(".")[0]')
+  [ "$major" -ge 20 ] || die "Node.js $(node --version) is too old for the Allure 3 CLI: 20 or later"
+  command -v npm >/dev/null 2>&1 || die "npm is missing (it comes with Node.js; apt-get install npm)"
+  command -v python3 >/dev/null 2>&1 || die "python3 is missing"
+  python3 -m venv .venv || die "python3 cannot make a venv (apt-get install python3-venv)"
+  .venv/bin/python -m pip install -q --upgrade pip
+  .venv/bin/python -m pip install -q "$PINET_SPEC"
+  mkdir -p .allure
+  (cd .allure && npm install --silent --no-audit --no-fund "allure@$ALLURE_VERSION") ||
+    die "npm could not install allure@$ALLURE_VERSION"
+  [ -f .allure/node_modules/allure/cli.js ] || die "no Allure 3 CLI in .allure after npm install"
+  echo "pinet-ci: $("$PINET" --version), Node.js $(node --version), allure $ALLURE_VERSION"
+}
+
+nightly() {
+  [ $# -ge 1 ] || die "nightly needs the lab's env file: sh ci/pinet-ci.sh nightly lab/rpi-lab.yaml"
+  env_file=$1
+  shift
+  [ -f "$env_file" ] || die "no env file $env_file"
+  "$PINET" lab check "$env_file"
+  exec "$PINET" run --require-report --results "$RESULTS" ${PINET_SUITE:+--suite "$PINET_SUITE"} \
+    -- --lg-env "$env_file" --junitxml "$RESULTS/junit.xml" "$@"
+}
+
+publish() {
+  dir=${1:-public}
+  [ -f "$RESULTS/report/index.html" ] ||
+    die "no report in $RESULTS/report to publish: the night did not build one (its log says why)"
+  rm -rf "$dir"
+  cp -R "$RESULTS/report" "$dir"
+  echo "pinet-ci: report published in $dir/"
+}
+
+phase=${1:-}
+[ $# -gt 0 ] && shift
+case "$phase" in
+  setup) setup ;;
+  nightly) nightly "$@" ;;
+  publish) publish "$@" ;;
+  *) die "usage: pinet-ci.sh setup | nightly ENV [pytest args] | publish DIR" ;;
+esac

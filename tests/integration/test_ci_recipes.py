@@ -1,0 +1,147 @@
+"""The CI recipes of lab/examples/ci run as written, as far as a machine without a runner allows.
+
+The GitLab job's script lines are taken from the YAML and run in a scratch copy of a lab's
+repository (ci/pinet-ci.sh, lab/rpi-lab.yaml): two nights of a small stand-in suite (fake
+measurements of lab "bench", no hardware), each building the report with the lab's Allure
+history from the store, then the publish step and the Pages job's check.  What needs the
+network (pip and npm in ``setup``) is replaced by links to this checkout's venv and Allure
+CLI; ``setup``'s own first check, for Node.js, is run.  The Jenkinsfile's steps are the same
+commands, which the test checks line by line.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from pytest_pinet.record.store import ResultsStore
+
+REPO = Path(__file__).resolve().parents[2]
+CI = REPO / "lab" / "examples" / "ci"
+SUITE = (REPO / "tests" / "unit" / "test_allure.py").read_text(encoding="utf-8")
+FAKE_SUITE = re.search(r'TESTS = """\n(.*?)"""', SUITE, re.S)
+THRESHOLDS = "replace: true\nrules:\n  - {id: gbe, match: {scenario: ethernet}, min_mbps: 940}\n"
+
+
+def _lab_repository(root: Path, with_allure: bool) -> Path:
+    """A lab's repository as the recipes expect it, with setup's results linked in."""
+    (root / "ci").mkdir(parents=True)
+    (root / "lab").mkdir()
+    shutil.copy(CI / "pinet-ci.sh", root / "ci" / "pinet-ci.sh")
+    examples = REPO / "lab" / "examples"
+    shutil.copy(examples / "rpi-lab.yaml", root / "lab" / "rpi-lab.yaml")
+    for name in ("known_hosts.example", "id_ed25519.example"):
+        shutil.copy(examples / name, root / "lab" / name)
+    (root / ".venv" / "bin").mkdir(parents=True)
+    (root / ".venv" / "bin" / "pinet").symlink_to(REPO / ".venv" / "bin" / "pinet")
+    if with_allure:
+        (root / ".allure").symlink_to(REPO / ".allure")
+    (root / "suite").mkdir()
+    assert FAKE_SUITE is not None
+    (root / "suite" / "test_net.py").write_text(FAKE_SUITE.group(1), encoding="utf-8")
+    (root / "thresholds.yaml").write_text(THRESHOLDS, encoding="utf-8")
+    return root
+
+
+def _gitlab() -> dict[str, Any]:
+    recipe: dict[str, Any] = yaml.safe_load((CI / "gitlab-ci.yml").read_text(encoding="utf-8"))
+    return recipe
+
+
+def _run(line: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["/bin/sh", "-c", line], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+    )
+
+
+def _night_env(root: Path, recipe: dict[str, Any]) -> dict[str, str]:
+    """What the runner's environment holds: the recipe's variables, the store, and for this
+    stand-in night its suite and thresholds (pytest args pinet-ci.sh passes on)."""
+    return {
+        **os.environ,
+        **{k: str(v) for k, v in recipe["variables"].items()},
+        "PINET_DB": f"sqlite:///{root}/store.sqlite",
+        "PINET_SUITE": "suite",
+        "PYTEST_ADDOPTS": "--pinet-thresholds thresholds.yaml --pinet-remeasure 0",
+    }
+
+
+def test_the_gitlab_recipe_measures_builds_the_report_with_its_history_and_publishes_it(tmp_path):
+    if not (REPO / ".allure" / "node_modules" / "allure" / "cli.js").exists() or shutil.which("node") is None:
+        pytest.skip("the Allure 3 CLI is not installed: scripts/setup.sh installs it into .allure")
+    recipe = _gitlab()
+    job = recipe["nightly-network"]
+    assert job["before_script"] == ["sh ci/pinet-ci.sh setup"]  # needs the network: not run here
+    root = _lab_repository(tmp_path / "lab-repo", with_allure=True)
+    env = _night_env(root, recipe)
+    for night in (1, 2):
+        said = []
+        for line in job["script"] + job["after_script"]:
+            done = _run(line, root, env)
+            assert done.returncode == 0, (
+                f"night {night}: {line}\n{done.stdout[-3000:]}\n{done.stderr[-2000:]}"
+            )
+            said.append(done.stdout)
+        assert "valid lab 'rpi-bench-1'" in said[0]  # the env was checked before the night
+        assert "pinet: measured 4 of 4 planned tests" in said[0] and "report: " in said[0]
+        assert "report published in public/" in said[1]
+    # Both nights' history is the lab's, in the store: the second report drew on the first.
+    store = ResultsStore(env["PINET_DB"])
+    try:
+        assert len(store.allure_history("bench")) == 2
+    finally:
+        store.close()
+    assert (root / "results" / "junit.xml").exists()  # the job's junit report
+    artifacts = job["artifacts"]
+    assert artifacts["when"] == "always" and "public/" in artifacts["paths"]
+    pages = recipe["pages"]
+    assert pages["needs"] == [{"job": "nightly-network", "artifacts": True}]
+    assert pages["artifacts"]["paths"] == ["public/"] and pages["rules"][0]["when"] == "always"
+    for line in pages["script"]:
+        assert _run(line, root, env).returncode == 0
+    index = (root / "public" / "index.html").read_text(encoding="utf-8")
+    assert "googletagmanager" not in index  # the pages call nobody
+
+
+def test_a_night_whose_report_cannot_be_built_fails_visibly(tmp_path):
+    recipe = _gitlab()
+    root = _lab_repository(tmp_path / "lab-repo", with_allure=False)
+    env = _night_env(root, recipe)
+    (line,) = recipe["nightly-network"]["script"]
+    done = _run(line, root, env)
+    assert done.returncode == 6, done.stdout[-3000:]
+    assert "pytest exit status: 0" in done.stdout  # every test passed, and still not green
+    assert "REPORT NOT BUILT: Allure 3 CLI not found" in done.stdout
+    assert "(--require-report) and not built: exit 6" in done.stdout
+    published = _run(recipe["nightly-network"]["after_script"][0], root, env)
+    assert published.returncode == 1 and "no report in results/report to publish" in published.stderr
+    for line in recipe["pages"]["script"]:
+        assert _run(line, root, env).returncode == 1  # no pages from a night without a report
+    # setup stops at once when the runner has no Node.js, before anything is installed.
+    no_node = _run("/bin/sh ci/pinet-ci.sh setup", root, {**env, "PATH": str(tmp_path / "empty-bin")})
+    assert no_node.returncode == 1 and "Node.js is missing" in no_node.stderr
+    assert not (root / ".venv" / "bin" / "python").exists()
+
+
+def test_the_jenkinsfile_runs_the_same_steps_and_publishes_the_same_report():
+    text = (CI / "Jenkinsfile").read_text(encoding="utf-8")
+    gitlab = _gitlab()["nightly-network"]
+    steps = re.findall(r"sh '([^']+)'", text)
+    assert steps == gitlab["before_script"] + gitlab["script"]  # what the GitLab test ran
+    assert "reportDir: 'results/report'" in text and "allowMissing: false" in text
+    assert "archiveArtifacts artifacts: 'results/**'" in text
+    assert "junit testResults: 'results/junit.xml'" in text
+    assert f"PINET_ENV = '{_gitlab()['variables']['PINET_ENV']}'" in text
+
+
+def test_the_recipe_installs_the_allure_cli_setup_sh_installs():
+    version = re.search(r"ALLURE_VERSION=(\S+)", (CI / "pinet-ci.sh").read_text(encoding="utf-8"))
+    assert version is not None
+    assert f"allure@{version.group(1)}" in (REPO / "scripts" / "setup.sh").read_text(encoding="utf-8")
