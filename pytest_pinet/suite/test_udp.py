@@ -26,9 +26,11 @@ def test_udp_rate_over_the_link(measure_udp, judge_goodput, mode):
     for run in runs:
         udp = run.detail
         assert udp.kind == "udp" and udp.sent_pps > 0
-        # what arrived can never beat the wire (81,274 frames/s on GbE), nor what was sent
+        # what arrived can never beat the wire (81,274 frames/s on GbE), nor what was sent: the
+        # whole run's counts, since the rate is taken over the receiver's steady window while
+        # the generator's average includes its start-up
         assert udp.received_pps <= 1.01 * frames_per_second
-        assert udp.received_pps <= 1.001 * udp.sent_pps
+        assert udp.loss_pct is not None and udp.loss_pct >= -0.1, udp
 
 
 @pytest.mark.parametrize("mode", ["sendto", "sendmmsg"])
