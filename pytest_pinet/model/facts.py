@@ -23,6 +23,11 @@ class InterfaceFacts:
     mtu: int | None
     offloads: dict[str, bool] = field(default_factory=dict)
     usb_speed_mbps: float | None = None
+    carrier: bool | None = None  # link detected; None when the host did not say
+    usb_id: str | None = None  # "0bda:8153" of a USB adapter
+    # What reported speed and duplex when not the NIC itself: a virtual lab's cable says
+    # "shaped veth" (its tbf rate is what it carries).
+    reported_by: str = ""
 
 
 @dataclass(frozen=True)

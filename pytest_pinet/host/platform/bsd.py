@@ -235,6 +235,11 @@ class BsdPlatform(Platform):
     def route_delete(self, route: Sequence[str]) -> Argv:
         raise NotImplementedError(self._no("route"))
 
+    def renegotiate(self, interface: str) -> list[Argv]:
+        # Down and up again restarts autonegotiation on every BSD driver (no ethtool -r).
+        name = checked_interface(interface)
+        return [["ifconfig", name, "down"], ["ifconfig", name, "up"]]
+
     def set_mtu(self, interface: str, mtu: int) -> Argv:
         return ["ifconfig", checked_interface(interface), "mtu", int(mtu)]
 
