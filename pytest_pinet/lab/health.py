@@ -106,6 +106,13 @@ def _mbps(value: float | None) -> str | None:
     return None if value is None else f"{value:g} Mbit/s"
 
 
+def _speed(iface: InterfaceFacts) -> str | None:
+    """The negotiated speed, and what reported it when not the NIC (an emulated cable)."""
+    if iface.speed_mbps is None:
+        return None
+    return f"{iface.speed_mbps} Mbit/s" + (f" ({iface.reported_by})" if iface.reported_by else "")
+
+
 def interface_findings(
     subject: str, host: str, link: LinkEntry, iface: InterfaceFacts | None
 ) -> list[Finding]:
@@ -123,8 +130,7 @@ def interface_findings(
             host,
             f"{name} speed",
             f"{link.speed_mbps} Mbit/s",
-            _mbps(iface.speed_mbps)
-            and _mbps(iface.speed_mbps) + (f" ({iface.reported_by})" if iface.reported_by else ""),
+            _speed(iface),
             iface.speed_mbps == link.speed_mbps,
             "link-negotiation",
         ),
