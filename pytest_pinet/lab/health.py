@@ -35,6 +35,7 @@ CURES: dict[str, tuple[str, ...]] = {
     "mtu": (),
     "thermal": (),
     "image-mismatch": (),
+    "kernel-pending": ("power-cycle",),  # a kernel installed and not booted: a boot cures it
     "facts": ("power-cycle",),
 }
 # vcgencmd's flags that make a board unfit to measure right now (the "-occurred" ones are history).
@@ -151,9 +152,15 @@ def interface_findings(
 
 
 def adapter_findings(
-    link: LinkEntry, os_name: str, iface: InterfaceFacts | None, table: HealthTable
+    link: LinkEntry,
+    os_name: str,
+    iface: InterfaceFacts | None,
+    table: HealthTable,
+    undriven_usb3: tuple[str, ...] = (),
 ) -> list[Finding]:
-    """The board's adapter of ``link``: its driver, USB IDs and USB bus speed against the table."""
+    """The board's adapter of ``link``: its driver, USB IDs and USB bus speed against the table
+    (``undriven_usb3``: USB 3 controllers of the board with no driver, the evidence of why an
+    adapter cannot reach USB 3 speed)."""
     subject, host = link_subject(link.name), link.board
     where = f"{link.board_interface} adapter"
     spec = table.adapters.get(link.adapter)
@@ -205,12 +212,19 @@ def adapter_findings(
                 host,
                 f"{link.board_interface} USB bus",
                 f">= {spec.usb_mbps:g} Mbit/s",
-                _mbps(iface.usb_speed_mbps),
+                _usb_found(iface.usb_speed_mbps, undriven_usb3 if spec.usb_mbps > 480 else ()),
                 iface.usb_speed_mbps is not None and iface.usb_speed_mbps >= spec.usb_mbps,
                 "usb-speed",
             )
         )
     return found
+
+
+def _usb_found(speed: float | None, undriven: tuple[str, ...]) -> str | None:
+    """The bus speed found, with the controllers that have no driver as its explanation."""
+    if not undriven:
+        return _mbps(speed)
+    return f"{_mbps(speed) or 'not reported'}; no driver for {', '.join(undriven)}"
 
 
 def link_findings(
@@ -228,7 +242,9 @@ def link_findings(
             continue
         found += interface_findings(subject, host, link, facts.interfaces.get(interface))
     if board is not None:
-        found += adapter_findings(link, os_name, board.interfaces.get(link.board_interface), table)
+        found += adapter_findings(
+            link, os_name, board.interfaces.get(link.board_interface), table, board.undriven_usb3
+        )
     return found
 
 
@@ -266,6 +282,18 @@ def board_findings(
                 ", ".join(now) or "none",
                 FAULT if now else OK,
                 "thermal",
+            )
+        )
+    if facts.kernel_installed:
+        found.append(
+            _check(
+                subject,
+                board,
+                "kernel",
+                f"{facts.kernel_installed} (installed)",
+                facts.kernel,
+                facts.kernel == facts.kernel_installed,
+                "kernel-pending",
             )
         )
     if image:

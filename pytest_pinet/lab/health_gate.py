@@ -127,8 +127,10 @@ class HealthGate:
             first = report = self._check(board)
             actions: list[str] = []
             if any("renegotiate" in f.cures for f in report.faults()):
-                actions.append(self._renegotiate(report))
-                report = self._settle(board)
+                done, renegotiated = self._renegotiate(report)
+                actions.append(done)
+                if renegotiated:  # nothing to wait for where no interface could renegotiate (veth)
+                    report = self._settle(board)
             if any("power-cycle" in f.cures for f in report.faults()):
                 try:
                     actions.append(f"power-cycle: {self.power_cycle()}")
@@ -141,10 +143,12 @@ class HealthGate:
         self._keep(board, first, report, actions)
         return report
 
-    def _renegotiate(self, report: HealthReport) -> str:
-        """Renegotiate every interface a link-negotiation or carrier finding names."""
+    def _renegotiate(self, report: HealthReport) -> tuple[str, bool]:
+        """Renegotiate every interface a link-negotiation or carrier finding names; say what
+        was done and whether any interface took it."""
         hosts = self._lab()[1]
         done = []
+        took = False
         for finding in report.faults():
             if "renegotiate" not in finding.cures:
                 continue
@@ -152,8 +156,9 @@ class HealthGate:
             for argv in hosts[finding.host].platform.renegotiate(interface):
                 result = hosts[finding.host].run(argv, timeout=15, root=True)
                 said = "ok" if result.ok else (result.stderr.strip() or f"exit {result.exit_code}")[:120]
+                took = took or result.ok
                 done.append(f"{finding.host}: {' '.join(map(str, argv))}: {said}")
-        return "renegotiate: " + "; ".join(dict.fromkeys(done))
+        return "renegotiate: " + "; ".join(dict.fromkeys(done)), took
 
     def _settle(self, board: str) -> HealthReport:
         """Check until no link is down or mis-negotiated, for at most SETTLE_SECONDS."""
