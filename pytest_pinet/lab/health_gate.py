@@ -12,6 +12,7 @@ the report.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -58,9 +59,18 @@ def check_place(
     image: str | None = None,
 ) -> HealthReport:
     """One check of ``board`` and its links, no cure tried (``pinet lab check --live`` too)."""
-    links, facts, _ = gather_place(inventory, hosts, board)
+    links, facts, missing = gather_place(inventory, hosts, board)
     os_name = hosts[board].platform.name if facts.get(board) is not None else ""
-    return place_report(links, [board], facts, table, {board: os_name}, {board: image} if image else None)
+    report = place_report(links, [board], facts, table, {board: os_name}, {board: image} if image else None)
+    # A host that did not answer: say what it answered instead.
+    return HealthReport(
+        tuple(
+            dataclasses.replace(f, found=f"no answer: {missing[f.host]}")
+            if f.check == "facts" and f.host in missing
+            else f
+            for f in report.findings
+        )
+    )
 
 
 def fault_of(subject: str, faults: list[Finding]) -> LabFault:
