@@ -372,6 +372,15 @@ def pytest_report_teststatus(report: pytest.TestReport) -> tuple[str, str, str] 
     return None
 
 
+def _write_health(terminalreporter: Any, run: PinetRun) -> None:
+    """The boards and links the health check found unfit, first: they explain what follows."""
+    health = health_lines(run.results.load_facts())
+    if health:
+        terminalreporter.section("pinet lab health")
+        for line in health:
+            terminalreporter.write_line(line, red=line.startswith("UNHEALTHY"))
+
+
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     """Print every measurement of the run: direction, goodput, expectation, limit."""
     run = config.stash.get(PINET_RUN, None)
@@ -380,11 +389,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     rows = run.results.load()
     coverage = config.pluginmanager.get_plugin("pinet-coverage")
     planned = coverage.planned if isinstance(coverage, _Coverage) else {}
-    health = health_lines(run.results.load_facts())
-    if health:
-        terminalreporter.section("pinet lab health")
-        for line in health:
-            terminalreporter.write_line(line, red=line.startswith("UNHEALTHY"))
+    _write_health(terminalreporter, run)
     if rows:
         terminalreporter.section("pinet measurements")
         for line in measurement_lines(rows) + routing_tables(rows) + udp_table(rows) + storage_table(rows):
