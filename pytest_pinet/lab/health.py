@@ -114,6 +114,17 @@ def _speed(iface: InterfaceFacts) -> str | None:
     return f"{iface.speed_mbps} Mbit/s" + (f" ({iface.reported_by})" if iface.reported_by else "")
 
 
+def _duplex(subject: str, host: str, name: str, iface: InterfaceFacts) -> Finding:
+    """Full duplex expected.  A NIC that reports no speed negotiated nothing, so its duplex is a
+    driver's default (an emulated USB NIC says "Half"): unknown, shown as it said."""
+    if iface.speed_mbps is None and iface.duplex is not None:
+        said = f"{iface.duplex} (no speed reported: not negotiated)"
+        return Finding(subject, host, f"{name} duplex", "full", said, UNKNOWN, "link-negotiation")
+    return _check(
+        subject, host, f"{name} duplex", "full", iface.duplex, iface.duplex == "full", "link-negotiation"
+    )
+
+
 def interface_findings(
     subject: str, host: str, link: LinkEntry, iface: InterfaceFacts | None
 ) -> list[Finding]:
@@ -135,9 +146,7 @@ def interface_findings(
             iface.speed_mbps == link.speed_mbps,
             "link-negotiation",
         ),
-        _check(
-            subject, host, f"{name} duplex", "full", iface.duplex, iface.duplex == "full", "link-negotiation"
-        ),
+        _duplex(subject, host, name, iface),
         _check(
             subject,
             host,
@@ -256,16 +265,18 @@ def board_findings(
     subject = board_subject(board)
     if facts is None:
         return [Finding(subject, board, "facts", "an answer", "no answer", FAULT, "facts")]
-    limit = table.throttle_c(facts.model)
+    rule = table.throttle_rule(facts.model)
     temp = None if facts.temperature_c is None else f"{facts.temperature_c:g} °C"
     found = []
-    if limit is not None:
+    if rule is not None:
+        name, limit = rule
         found.append(
             _check(
                 subject,
                 board,
                 "idle temperature",
-                f"< {limit:g} °C ({facts.model or 'unknown model'} throttles there)",
+                f"< {limit:g} °C ("
+                + ("the default throttling point)" if name == "default" else f"{name} throttles there)"),
                 temp,
                 facts.temperature_c is not None and facts.temperature_c < limit,
                 "thermal",

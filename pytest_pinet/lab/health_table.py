@@ -43,10 +43,16 @@ class HealthTable:
 
     def throttle_c(self, model: str) -> float | None:
         """The temperature ``model`` throttles at: the first entry whose name it contains."""
+        rule = self.throttle_rule(model)
+        return rule[1] if rule else None
+
+    def throttle_rule(self, model: str) -> tuple[str, float] | None:
+        """(the entry's model, its throttling point) that applies to ``model``; "default" when
+        no entry names it."""
         for name, limit in self.throttle:
             if name != "default" and name.lower() in model.lower():
-                return limit
-        return next((limit for name, limit in self.throttle if name == "default"), None)
+                return name, limit
+        return next(((name, limit) for name, limit in self.throttle if name == "default"), None)
 
 
 def load_health_table(paths: Sequence[Path]) -> HealthTable:
