@@ -3,6 +3,7 @@ inventory; the gate's cures and verdicts; the summary lists the unhealthy first.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -364,3 +365,34 @@ def test_allure_variables_list_the_unhealthy_first(tmp_path: Path) -> None:
     )
     lines = (tmp_path / "environment.properties").read_text(encoding="utf-8").splitlines()
     assert lines[0] == "unhealthy.link.usb=inet eth0 speed: ..."
+
+
+def test_an_emulated_nic_that_negotiated_nothing_has_no_duplex_to_judge() -> None:
+    # The QEMU board's own recordings: usb-net says "Speed: Unknown!" and "Duplex: Half" (the
+    # driver's default, not a negotiation), virtio-net says neither.
+    s = {
+        "kernel": "6.1.0-56-amd64",
+        "model": "Standard PC (Q35 + ICH9, 2009)",
+        "if-info:eth1": (OWN / "qemu-usb-net-ethtool-i.txt").read_text(encoding="utf-8"),
+        "if-settings:eth1": (OWN / "qemu-usb-net-ethtool.txt").read_text(encoding="utf-8"),
+        "if-usb:eth1": "0525\na4a2\n480\n",
+        "if-info:eth0": "driver: virtio_net\n",
+        "if-settings:eth0": (OWN / "qemu-virtio-net-ethtool.txt").read_text(encoding="utf-8"),
+    }
+    qpi = linux_facts("qpi", s, ["eth0", "eth1"])
+    usb = LinkEntry("usb", "qpi", "eth1", "a", "pc", "eth0", "b", "qemu-usb-net", 10, 1500)
+    found = {f.check: f for f in link_findings(usb, qpi, None, TABLE, "linux") if f.host == "qpi"}
+    assert (found["eth1 speed"].verdict, found["eth1 duplex"].verdict) == (UNKNOWN, UNKNOWN)
+    assert found["eth1 duplex"].found == "half (no speed reported: not negotiated)"
+    assert found["eth1 driver"].verdict == found["eth1 USB ID"].verdict == found["eth1 carrier"].verdict == OK
+    eth = LinkEntry("eth", "qpi", "eth0", "a", "inet", "eth0", "b", "virtio", 1000, 1500)
+    virtio = {f.check: f for f in link_findings(eth, qpi, None, TABLE, "linux") if f.host == "qpi"}
+    assert virtio["eth0 duplex"].found == "not reported" and virtio["eth0 driver"].verdict == OK
+    # A NIC that did negotiate a speed and says half duplex is a fault.
+    half = dataclasses.replace(qpi.interfaces["eth1"], speed_mbps=10)
+    pinned = dataclasses.replace(qpi, interfaces={**qpi.interfaces, "eth1": half})
+    duplex = by_check(link_findings(usb, pinned, None, TABLE, "linux"), "qpi", "eth1 duplex")
+    assert (duplex.verdict, duplex.category) == (FAULT, "link-negotiation")
+    # A model the table does not name is judged against the default throttling point, and says so.
+    (temp,) = [f for f in board_findings("qpi", qpi, TABLE, None) if f.check == "idle temperature"]
+    assert temp.expected == "< 85 °C (the default throttling point)" and temp.verdict == UNKNOWN
