@@ -19,9 +19,6 @@ import yaml
 from ..errors import ConfigError
 
 SHIPPED = Path(__file__).resolve().parent.parent / "data" / "lab_health.yaml"
-ADAPTER_KEYS = frozenset({"drivers", "usb", "usb_mbps"})
-BOARD_KEYS = frozenset({"model", "throttle_c"})
-USB_ID_CHARS = frozenset("0123456789abcdef:")
 
 
 @dataclass(frozen=True)
@@ -60,13 +57,29 @@ def load_health_table(paths: Sequence[Path]) -> HealthTable:
     adapters: dict[str, AdapterSpec] = {}
     throttle: list[tuple[str, float]] = []
     for path in (SHIPPED, *paths):
-        data = _read(path)
-        adapters.update(_adapters(data.get("adapters", {}), str(path)))
-        throttle = _boards(data.get("boards", []), str(path)) + throttle
+        read = _read(path)
+        adapters.update(
+            {
+                name: AdapterSpec(
+                    name,
+                    {os: tuple(drivers) for os, drivers in spec.drivers.items()},
+                    tuple(i.lower() for i in spec.usb),
+                    spec.usb_mbps,
+                )
+                for name, spec in read.adapters.items()
+            }
+        )
+        throttle = [(board.model, board.throttle_c) for board in read.boards] + throttle
     return HealthTable(adapters, tuple(throttle))
 
 
-def _read(path: Path) -> Mapping[str, Any]:
+def _read(path: Path) -> Any:
+    """One table file, read into its schema (ConfigError naming the file and the key otherwise)."""
+    # Imported here, when a file is read: the schema library must not cost a pytest run that
+    # never checks a lab's health anything at plugin import (issue 27).
+    from ..schema.convert import structure
+    from .health_table_schema import HealthTableSchema
+
     source = str(path)
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
@@ -74,55 +87,4 @@ def _read(path: Path) -> Mapping[str, Any]:
         raise ConfigError(source, f"cannot read the lab health table: {exc.strerror}") from None
     except (UnicodeDecodeError, yaml.YAMLError):
         raise ConfigError(source, "not a YAML file", "fix the syntax") from None
-    if data is None:
-        return {}
-    if not isinstance(data, Mapping) or set(data) - {"adapters", "boards"}:
-        raise ConfigError(source, "expected a mapping of 'adapters' and 'boards'")
-    return data
-
-
-def _adapters(data: Any, source: str) -> dict[str, AdapterSpec]:
-    if not isinstance(data, Mapping):
-        raise ConfigError(source, "adapters: expected a mapping of adapter name -> spec")
-    found = {}
-    for name, spec in data.items():
-        where = f"adapters.{name}"
-        if not isinstance(spec, Mapping) or set(spec) - ADAPTER_KEYS:
-            raise ConfigError(source, f"{where}: expected a mapping of {sorted(ADAPTER_KEYS)}")
-        drivers = spec.get("drivers", {})
-        if not isinstance(drivers, Mapping) or not all(
-            isinstance(v, list) and all(isinstance(d, str) for d in v) for v in drivers.values()
-        ):
-            raise ConfigError(source, f"{where}.drivers: expected OS -> list of driver names")
-        usb = spec.get("usb", [])
-        if not isinstance(usb, list) or not all(
-            isinstance(i, str) and len(i) == 9 and set(i.lower()) <= USB_ID_CHARS for i in usb
-        ):
-            raise ConfigError(source, f"{where}.usb: expected a list of 'vvvv:pppp' IDs")
-        mbps = spec.get("usb_mbps")
-        if mbps is not None and (isinstance(mbps, bool) or not isinstance(mbps, int | float) or mbps <= 0):
-            raise ConfigError(source, f"{where}.usb_mbps: expected a positive number (480, 5000)")
-        found[str(name)] = AdapterSpec(
-            str(name),
-            {str(os): tuple(names) for os, names in drivers.items()},
-            tuple(i.lower() for i in usb),
-            float(mbps) if mbps is not None else None,
-        )
-    return found
-
-
-def _boards(data: Any, source: str) -> list[tuple[str, float]]:
-    if not isinstance(data, list):
-        raise ConfigError(source, "boards: expected a list of {model, throttle_c}")
-    found = []
-    for index, entry in enumerate(data):
-        if (
-            not isinstance(entry, Mapping)
-            or set(entry) != BOARD_KEYS
-            or not isinstance(entry["model"], str)
-            or isinstance(entry["throttle_c"], bool)
-            or not isinstance(entry["throttle_c"], int | float)
-        ):
-            raise ConfigError(source, f"boards[{index}]: expected {{model: TEXT, throttle_c: NUMBER}}")
-        found.append((entry["model"], float(entry["throttle_c"])))
-    return found
+    return structure({} if data is None else data, HealthTableSchema, source)

@@ -95,12 +95,15 @@ def test_shipped_table_knows_the_seed_adapters_and_a_lab_extends_it(tmp_path: Pa
 @pytest.mark.parametrize(
     ("text", "fragment"),
     [
-        ("adapters: [rtl8153]\n", "adapters: expected a mapping"),
-        ("adapters:\n  x: {drivers: {linux: r8152}}\n", "adapters.x.drivers"),
-        ("adapters:\n  x: {usb: ['0bda8153']}\n", "adapters.x.usb"),
-        ("adapters:\n  x: {usb_mbps: fast}\n", "adapters.x.usb_mbps"),
-        ("boards:\n  - {model: Pi}\n", "boards[0]"),
-        ("colour: red\n", "expected a mapping of 'adapters' and 'boards'"),
+        ("adapters: [rtl8153]\n", "adapters must be a mapping"),
+        ("adapters:\n  x: {drivers: {linux: r8152}}\n", "adapters.x.drivers.linux must be a list"),
+        (
+            "adapters:\n  x: {usb: ['0bda8153']}\n",
+            "adapters.x.usb[0] '0bda8153' is not a USB vendor:product ID",
+        ),
+        ("adapters:\n  x: {usb_mbps: true}\n", "adapters.x.usb_mbps must be a positive number, got True"),
+        ("boards:\n  - {model: Pi}\n", "boards[0] (Pi): missing ['throttle_c']"),
+        ("colour: red\n", "unknown top-level keys ['colour']"),
         ("adapters: [\n", "not a YAML file"),
     ],
 )
