@@ -519,16 +519,17 @@ def degrade(spec: LabSpec, percent: float, jitter_pct: float = 0.0, hold_s: floa
         ends = [(link.board, link.board_interface), (link.peer, link.peer_interface)]
         if _is_qemu_board(spec, link.board):
             ends = ends[1:]  # the board shapes its own egress inside the QEMU machine
+        speed = cable_speed(spec, link)  # a cable made bad by --link-speed stays bad
         for host, device in ends:
             shaper = shaping.Shaping(
-                link.speed_mbps, link.mtu, calibration=shaping.DEFAULT_CALIBRATION * (1 - percent / 100.0)
+                speed, link.mtu, calibration=shaping.DEFAULT_CALIBRATION * (1 - percent / 100.0)
             )
             system.run(
                 [system.find_tool("tc"), "qdisc", "change", "dev", device, "root", *shaper.tc_args()],
                 netns=spec.netns(host),
             )
             changed.append(f"{host}:{device} {shaper.rate_kbit} kbit/s")
-            cables.append(jitter.CableEnd(spec.netns(host), device, link.speed_mbps, link.mtu))
+            cables.append(jitter.CableEnd(spec.netns(host), device, speed, link.mtu))
     if jitter_pct > 0:
         pid = jitter.start(spec.state_dir, cables, percent, jitter_pct, hold_s)
         changed.append(
@@ -569,4 +570,25 @@ def degrade_link_speed(spec: LabSpec, speed_mbps: int, link_name: str | None = N
         )
         shaping.label(spec.netns(host), device, speed)
         changed.append(f"{link.name}: {host}:{device} shaped to and reporting {speed} Mbit/s")
+    speeds = _cable_speeds(spec)
+    speeds.pop(link.name, None)
+    if speed != link.speed_mbps:
+        speeds[link.name] = speed
+    (spec.state_dir / LINK_SPEEDS).write_text(json.dumps(speeds), encoding="utf-8")
     return changed
+
+
+LINK_SPEEDS = "link-speeds.json"  # the cables `degrade --link-speed` made negotiate otherwise
+
+
+def _cable_speeds(spec: LabSpec) -> dict[str, int]:
+    try:
+        data = json.loads((spec.state_dir / LINK_SPEEDS).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {str(k): int(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+
+def cable_speed(spec: LabSpec, link: LinkSpec) -> int:
+    """The speed ``link`` is shaped to now: its own, unless ``degrade --link-speed`` changed it."""
+    return _cable_speeds(spec).get(link.name, link.speed_mbps)
