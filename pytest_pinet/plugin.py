@@ -27,7 +27,14 @@ from .record.coverage import PlannedTest, coverage_lines, measured_nothing
 from .record.data_home import store_url
 from .record.image_table import image_table
 from .record.results_dir import new_run_id
-from .record.run_summary import lab_fault_lines, measurement_lines, no_baseline_lines
+from .record.run_summary import (
+    failed_checks,
+    health_lines,
+    lab_fault_lines,
+    latest_health,
+    measurement_lines,
+    no_baseline_lines,
+)
 from .record.summary_tables import routing_tables, storage_table, udp_table
 from .secrets import mask
 from .session.run import PinetRun
@@ -366,6 +373,15 @@ def pytest_report_teststatus(report: pytest.TestReport) -> tuple[str, str, str] 
     return None
 
 
+def _write_health(terminalreporter: Any, run: PinetRun) -> None:
+    """The boards and links the health check found unfit, first: they explain what follows."""
+    health = health_lines(run.results.load_facts())
+    if health:
+        terminalreporter.section("pinet lab health")
+        for line in health:
+            terminalreporter.write_line(line, red=line.startswith("UNHEALTHY"))
+
+
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     """Print every measurement of the run: direction, goodput, expectation, limit."""
     run = config.stash.get(PINET_RUN, None)
@@ -374,6 +390,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     rows = run.results.load()
     coverage = config.pluginmanager.get_plugin("pinet-coverage")
     planned = coverage.planned if isinstance(coverage, _Coverage) else {}
+    _write_health(terminalreporter, run)
     if rows:
         terminalreporter.section("pinet measurements")
         for line in measurement_lines(rows) + routing_tables(rows) + udp_table(rows) + storage_table(rows):
@@ -446,6 +463,11 @@ def _write_allure_run_files(alluredir: Path, run: PinetRun) -> None:
             environment[f"{host}.image"] = board.get("image", "") or "(not flashed by pinet)"
             environment[f"{host}.iperf3"] = board.get("iperf3_version", "")
     environment["boards"] = ", ".join(boards) or "(none measured)"
+    for subject, fact in latest_health(run.results.load_facts()).items():
+        if fact.get("healthy"):
+            environment["healthy"] = ", ".join(filter(None, [environment.get("healthy", ""), subject]))
+        else:
+            environment[f"unhealthy.{subject}"] = "; ".join(failed_checks(fact))
     executor = {
         "name": "pytest-pinet",
         "type": "pytest",

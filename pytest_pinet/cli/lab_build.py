@@ -94,6 +94,14 @@ def register(lab_sub: Any) -> None:
         "--hold", type=float, default=10.0, help="seconds one run-to-run level holds (default 10)"
     )
     degrade.add_argument("--reset", action="store_true", help="back to the calibrated rate, no jitter")
+    degrade.add_argument(
+        "--link-speed",
+        type=int,
+        default=None,
+        metavar="MBPS",
+        help="instead: one cable negotiates like a bad one, shaped to and reporting MBPS (0: its own)",
+    )
+    degrade.add_argument("--link", default=None, help="the cable --link-speed changes (default: the first)")
     degrade.set_defaults(func=cmd_lab_degrade)
 
 
@@ -238,6 +246,10 @@ def cmd_lab_vhost_power(args: argparse.Namespace) -> int:
 
 def cmd_lab_degrade(args: argparse.Namespace) -> int:
     """Slow the virtual lab's cables by a percentage (0 = back to calibrated)."""
+    if args.link_speed is not None:
+        for line in lab.degrade_link_speed(spec_of(args), args.link_speed, args.link):
+            print(line)
+        return 0
     percent = 0.0 if args.reset else args.percent
     jitter = 0.0 if args.reset else args.jitter
     for line in lab.degrade(spec_of(args), percent, jitter, args.hold):

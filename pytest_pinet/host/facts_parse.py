@@ -266,3 +266,44 @@ def parse_image_marker(text: str) -> dict[str, str]:
 def image_of(marker: dict[str, str], kernel: str) -> str:
     """The verified image's name, if the board still runs the kernel it was verified with."""
     return marker.get("name", "") if marker.get("kernel") == kernel and kernel else ""
+
+
+@dataclass(frozen=True)
+class UsbIdentity:
+    """A USB adapter's IDs and the bus speed it enumerated at (sysfs ``idVendor``,
+    ``idProduct`` and ``speed`` of the device behind an interface)."""
+
+    usb_id: str  # "0bda:8153"
+    speed_mbps: float | None
+
+
+def parse_usb_identity(text: str) -> UsbIdentity | None:
+    """The three sysfs lines (vendor, product, speed); None when the interface is not USB."""
+    words = text.split()
+    hexes = [w.lower() for w in words[:2] if re.fullmatch(r"[0-9a-fA-F]{4}", w)]
+    if len(hexes) != 2:
+        return None
+    speed = words[2] if len(words) > 2 else ""
+    try:
+        mbps: float | None = float(speed)
+    except ValueError:
+        mbps = None
+    return UsbIdentity(f"{hexes[0]}:{hexes[1]}", mbps)
+
+
+# The alias the virtual lab gives each end of an emulated cable: what the cable is, and the
+# speed and duplex it is shaped to (a veth's own ethtool speed is a fixed 10000).
+CABLE_ALIAS = re.compile(r"^pinet-cable: (?P<what>.+?) (?P<speed>\d+)Mb/s (?P<duplex>full|half)\s*$")
+
+
+def cable_alias(speed_mbps: int, duplex: str = "full", what: str = "shaped veth") -> str:
+    """The alias text :func:`parse_cable_alias` reads."""
+    return f"pinet-cable: {what} {speed_mbps}Mb/s {duplex}"
+
+
+def parse_cable_alias(text: str) -> tuple[str, int, str] | None:
+    """(what, speed, duplex) from an emulated cable's alias; None for any other alias."""
+    match = CABLE_ALIAS.match(text.strip())
+    if match is None:
+        return None
+    return match.group("what"), int(match.group("speed")), match.group("duplex")

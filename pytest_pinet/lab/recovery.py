@@ -109,6 +109,8 @@ class LabRecovery:
         # What this process has in force on its place, so that a retry after a power-cycle
         # measures under the same profile, not on a stock board.
         self.in_force: list[AppliedProfile] = []
+        # Called after every power-cycle of the place (the health gate checks it again).
+        self.after_cycle: list[Callable[[], None]] = []
 
     def hold(self, applied: AppliedProfile) -> AppliedProfile:
         """Keep ``applied`` to re-apply after a power-cycle, until :meth:`drop`."""
@@ -218,6 +220,8 @@ class LabRecovery:
             again = applied.reapply()
             if again:
                 done.append(f"re-applied {applied.profile.name}: {'; '.join(again)}")
+        for cycled in self.after_cycle:
+            cycled()
         return "; ".join(done)
 
 

@@ -23,6 +23,12 @@ class InterfaceFacts:
     mtu: int | None
     offloads: dict[str, bool] = field(default_factory=dict)
     usb_speed_mbps: float | None = None
+    carrier: bool | None = None  # link detected; None when the host did not say
+    usb_id: str | None = None  # "0bda:8153" of a USB adapter
+    # What reported speed and duplex when not the NIC itself: a virtual lab's cable says
+    # "shaped veth" (its tbf rate is what it carries).
+    reported_by: str = ""
+    chip: str | None = None  # the PCI device behind the interface, where the host lists it
 
 
 @dataclass(frozen=True)
@@ -48,6 +54,11 @@ class HostFacts:
     image: str = ""
     image_marker: dict[str, str] = field(default_factory=dict)
     cpu_model: str = ""  # "Cortex-A72", "ARM Cortex-A53 r0p4", "Intel(R) Core(TM) ..."
+    # The kernel installed for the next boot where the host tells it apart from the running
+    # one (FreeBSD's freebsd-version -k); "" when unknown.
+    kernel_installed: str = ""
+    # USB 3 host controllers with no driver attached (every USB adapter then runs at USB 2).
+    undriven_usb3: tuple[str, ...] = ()
 
     def summary(self) -> str:
         """One line for reports: model, OS, kernel."""

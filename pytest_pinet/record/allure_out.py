@@ -258,7 +258,9 @@ def write_metric(alluredir: Path, measurement: Measurement) -> Path:
 def write_run_files(alluredir: Path, environment: dict[str, str], executor: dict[str, Any]) -> None:
     """environment.properties, executor.json and categories.json (controller only, once)."""
     alluredir.mkdir(parents=True, exist_ok=True)
-    lines = [f"{k.replace(' ', '.')}={str(v).replace(chr(10), ' ')}" for k, v in sorted(environment.items())]
+    # The boards and links the health check found unfit come first: they explain the rest.
+    ordered = sorted(environment.items(), key=lambda kv: (not kv[0].startswith("unhealthy."), kv[0]))
+    lines = [f"{k.replace(' ', '.')}={str(v).replace(chr(10), ' ')}" for k, v in ordered]
     (alluredir / "environment.properties").write_text("\n".join(lines) + "\n", encoding="utf-8")
     (alluredir / "executor.json").write_text(json.dumps(executor, indent=2), encoding="utf-8")
     (alluredir / "categories.json").write_text(json.dumps(CATEGORIES, indent=2), encoding="utf-8")

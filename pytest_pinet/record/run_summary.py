@@ -9,6 +9,46 @@ from __future__ import annotations
 from typing import Any
 
 
+def latest_health(facts: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The last ``health`` fact of each subject (a re-check after a power-cycle replaces the
+    earlier one), unhealthy subjects first."""
+    last: dict[str, dict[str, Any]] = {}
+    for fact in facts:
+        if fact.get("kind") == "health":
+            last.pop(str(fact.get("subject")), None)
+            last[str(fact.get("subject"))] = fact
+    return dict(sorted(last.items(), key=lambda item: bool(item[1].get("healthy"))))
+
+
+def failed_checks(fact: dict[str, Any]) -> list[str]:
+    """``pc eth0 speed: expected 1000 Mbit/s, found 100 Mbit/s (link-negotiation)`` per failed check."""
+    return [
+        f"{f.get('host')} {f.get('check')}: expected {f.get('expected')}, found {f.get('found')} "
+        f"({f.get('category')})"
+        for f in fact.get("findings") or []
+        if isinstance(f, dict) and f.get("verdict") == "FAULT"
+    ]
+
+
+def health_lines(facts: list[dict[str, Any]]) -> list[str]:
+    """The boards and links the health check found unfit first, each with its failed checks
+    (their tests ended as lab faults, unmeasured), then the healthy ones in one line."""
+    latest = latest_health(facts)
+    lines = []
+    for subject, fact in latest.items():
+        if not fact.get("healthy"):
+            lines.append(f"UNHEALTHY {subject}: not measured ({fact.get('action', 'none')})")
+            lines += [f"  {check}" for check in failed_checks(fact)]
+    healthy = [
+        subject + (" (cured)" if fact.get("cured") else "")
+        for subject, fact in latest.items()
+        if fact.get("healthy")
+    ]
+    if healthy:
+        lines.append(f"healthy: {', '.join(healthy)}")
+    return lines
+
+
 def lab_fault_lines(facts: list[dict[str, Any]]) -> list[str]:
     """The run's lab faults: one line each, then the count by category and outcome."""
     faults = [fact for fact in facts if fact.get("kind") == "lab-fault"]

@@ -380,6 +380,7 @@ def _make_link(spec: LabSpec, link: LinkSpec) -> None:
         _ip("link", "set", device, "mtu", str(link.mtu), netns=netns)
         shaping.disable_offloads(netns, device)
         shaping.apply(netns, device, shaping.Shaping(link.speed_mbps, link.mtu))
+        shaping.label(netns, device, link.speed_mbps)
         _ip("addr", "add", f"{spec.link_address(link, side)}/24", "dev", device, netns=netns)
         _ip("link", "set", device, "up", netns=netns)
     for netns, device, _ in ends:
@@ -518,16 +519,17 @@ def degrade(spec: LabSpec, percent: float, jitter_pct: float = 0.0, hold_s: floa
         ends = [(link.board, link.board_interface), (link.peer, link.peer_interface)]
         if _is_qemu_board(spec, link.board):
             ends = ends[1:]  # the board shapes its own egress inside the QEMU machine
+        speed = cable_speed(spec, link)  # a cable made bad by --link-speed stays bad
         for host, device in ends:
             shaper = shaping.Shaping(
-                link.speed_mbps, link.mtu, calibration=shaping.DEFAULT_CALIBRATION * (1 - percent / 100.0)
+                speed, link.mtu, calibration=shaping.DEFAULT_CALIBRATION * (1 - percent / 100.0)
             )
             system.run(
                 [system.find_tool("tc"), "qdisc", "change", "dev", device, "root", *shaper.tc_args()],
                 netns=spec.netns(host),
             )
             changed.append(f"{host}:{device} {shaper.rate_kbit} kbit/s")
-            cables.append(jitter.CableEnd(spec.netns(host), device, link.speed_mbps, link.mtu))
+            cables.append(jitter.CableEnd(spec.netns(host), device, speed, link.mtu))
     if jitter_pct > 0:
         pid = jitter.start(spec.state_dir, cables, percent, jitter_pct, hold_s)
         changed.append(
@@ -536,3 +538,57 @@ def degrade(spec: LabSpec, percent: float, jitter_pct: float = 0.0, hold_s: floa
     state = {"percent": percent, "jitter_pct": jitter_pct, "hold_s": hold_s}
     (spec.state_dir / "degrade.json").write_text(json.dumps(state), encoding="utf-8")
     return changed
+
+
+def degrade_link_speed(spec: LabSpec, speed_mbps: int, link_name: str | None = None) -> list[str]:
+    """Make one emulated cable negotiate like a bad one: shaped to ``speed_mbps`` and reporting
+    it (0 gives it back its own speed).  The first link when ``link_name`` is None.
+
+    The cable stays so across power-cycles of its hosts, as a bad cable does: the health check
+    finds it before the link's tests measure (docs/lab-health.md).
+    """
+    system.require_root("pinet lab degrade")
+    if not is_up(spec):
+        raise PinetError(f"virtual lab {spec.name} is not up: run `pinet lab up` first")
+    names = [link.name for link in spec.links]
+    chosen = [link for link in spec.links if link_name in (None, link.name)][:1]
+    if not chosen:
+        raise PinetError(f"virtual lab {spec.name} has no link {link_name!r} (links: {', '.join(names)})")
+    if not 0 <= speed_mbps <= 100_000:
+        raise PinetError(f"link speed must be 1..100000 Mbit/s (0: the link's own), got {speed_mbps}")
+    link = chosen[0]
+    speed = speed_mbps or link.speed_mbps
+    ends = [(link.board, link.board_interface), (link.peer, link.peer_interface)]
+    if _is_qemu_board(spec, link.board):
+        ends = ends[1:]  # the board's own port is inside the QEMU machine
+    changed = []
+    for host, device in ends:
+        shaper = shaping.Shaping(speed, link.mtu)
+        system.run(
+            [system.find_tool("tc"), "qdisc", "change", "dev", device, "root", *shaper.tc_args()],
+            netns=spec.netns(host),
+        )
+        shaping.label(spec.netns(host), device, speed)
+        changed.append(f"{link.name}: {host}:{device} shaped to and reporting {speed} Mbit/s")
+    speeds = _cable_speeds(spec)
+    speeds.pop(link.name, None)
+    if speed != link.speed_mbps:
+        speeds[link.name] = speed
+    (spec.state_dir / LINK_SPEEDS).write_text(json.dumps(speeds), encoding="utf-8")
+    return changed
+
+
+LINK_SPEEDS = "link-speeds.json"  # the cables `degrade --link-speed` made negotiate otherwise
+
+
+def _cable_speeds(spec: LabSpec) -> dict[str, int]:
+    try:
+        data = json.loads((spec.state_dir / LINK_SPEEDS).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {str(k): int(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+
+def cable_speed(spec: LabSpec, link: LinkSpec) -> int:
+    """The speed ``link`` is shaped to now: its own, unless ``degrade --link-speed`` changed it."""
+    return _cable_speeds(spec).get(link.name, link.speed_mbps)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..host.facts_parse import cable_alias
 from . import system
 
 # Offloads that would let the qdisc see anything but wire-sized frames.
@@ -120,3 +121,15 @@ def describe(netns: str, device: str) -> str:
         [system.find_tool("tc"), "qdisc", "show", "dev", device], netns=netns, check=False
     ).stdout
     return out.strip().splitlines()[0] if out.strip() else "none"
+
+
+def label(netns: str, device: str, speed_mbps: int) -> None:
+    """Make the cable's end say what it is: a veth shaped to ``speed_mbps``, full duplex.
+
+    A veth's ethtool speed is a fixed 10000 Mb/s whatever it carries; the facts of a host read
+    this alias instead, so the health check compares the inventory with what the cable was
+    really shaped to (``pinet lab degrade --link-speed`` changes both together).
+    """
+    system.run(
+        [system.find_tool("ip"), "link", "set", "dev", device, "alias", cable_alias(speed_mbps)], netns=netns
+    )

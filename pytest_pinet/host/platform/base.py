@@ -182,6 +182,11 @@ class Platform(ABC):
         """Print the interface's offload features."""
 
     @abstractmethod
+    def renegotiate(self, interface: str) -> list[Argv]:
+        """Commands (run as root, in order) that make the interface negotiate its link afresh:
+        the cure the health check tries first for a cable that came up at the wrong speed."""
+
+    @abstractmethod
     def offloads_write(self, interface: str, features: Mapping[str, bool]) -> Argv:
         """Switch offload features on or off."""
 

@@ -20,15 +20,23 @@ from ..facts_parse import InterruptTable, image_of, parse_image_marker, parse_os
 from ..shell import checked_interface, quiet, quote, read_file_script, section, sequence
 from .base import FACTS_MARK, SNAPSHOT_MARK, Argv, Platform
 from .bsd_parse import (
+    PciDevice,
     UsbDevice,
     cp_times_rows,
+    cpu_model_of,
+    freq_levels,
     mhz,
     offloads_of,
+    parse_freebsd_version,
     parse_ifconfig,
     parse_netstat_interface,
     parse_netstat_udp,
+    parse_pciconf,
     parse_vmstat_i,
     sysctl_temperature,
+    sysctl_value,
+    undriven_xhci,
+    usb_id_of_instance,
     usb_speed_of_instance,
 )
 
@@ -89,36 +97,24 @@ class BsdPlatform(Platform):
         os_release = parse_os_release(s.get("os", ""))
         uname = s.get("uname", "").split()
         usb = self.usb_devices(s.get("usb", ""))
-        result = {}
-        for name in interfaces:
-            seen = parse_ifconfig(s.get(f"if-config:{name}", "")).get(name)
-            instance = self.usb_instance(name, s)
-            driver = driver_of(instance) if seen is not None else None
-            result[name] = InterfaceFacts(
-                name=name,
-                driver=driver,
-                driver_version=None,
-                firmware=None,
-                bus_info=None,
-                speed_mbps=seen.speed_mbps if seen else None,
-                duplex=seen.duplex if seen else None,
-                mtu=seen.mtu if seen else None,
-                offloads=offloads_of(seen) if seen else {},
-                usb_speed_mbps=usb_speed_of_instance(usb, instance),
-            )
+        pci = parse_pciconf(s.get("pci", ""))
+        result = {name: self._interface_facts_of(name, s, usb, pci) for name in interfaces}
         kernel = s.get("kernel", "")
+        versions = parse_freebsd_version(s.get("freebsd-version", ""))
         marker = parse_image_marker(s.get("image", ""))
-        cpus = s.get("cpus", "")
+        cpus = sysctl_value(s.get("cpus", ""))
+        levels = freq_levels(s.get("freq-levels", ""))
         return HostFacts(
             host=host,
             kernel=kernel,
             os_name=os_release.get("PRETTY_NAME") or " ".join(uname),
             os_id=os_release.get("ID") or self.name,
-            os_version=os_release.get("VERSION_ID") or kernel,
-            model=s.get("model", "").strip(),
+            os_version=os_release.get("VERSION_ID") or (versions.userland if versions else kernel),
+            model=sysctl_value(s.get("model", "")),
             cpus=int(cpus) if cpus.isdigit() else 0,
             governor=None,
-            cpu_mhz=mhz(s.get("freq", "")),
+            # A CPU without a clock driver has no dev.cpu.0.freq; one with a single level runs there.
+            cpu_mhz=mhz(s.get("freq", "")) or (float(levels[0]) if len(levels) == 1 else None),
             temperature_c=self.temperature_c(s.get("temp", "")),
             throttled=None,
             iperf3_version=s.get("iperf3") or None,
@@ -126,7 +122,34 @@ class BsdPlatform(Platform):
             arch=s.get("arch", "").strip(),
             image=image_of(marker, kernel),
             image_marker=marker,
-            cpu_model=s.get("cpu-model", "").strip(),
+            cpu_model=cpu_model_of(s.get("cpu-model", "")),
+            kernel_installed=versions.installed_kernel if versions else "",
+            undriven_usb3=undriven_xhci(pci),
+        )
+
+    def _interface_facts_of(
+        self, name: str, s: Mapping[str, str], usb: list[UsbDevice], pci: list[PciDevice]
+    ) -> InterfaceFacts:
+        """One interface from its ifconfig (media, status, MTU), the USB device its driver
+        instance is attached to and the PCI device of the same name."""
+        seen = parse_ifconfig(s.get(f"if-config:{name}", "")).get(name)
+        instance = self.usb_instance(name, s)
+        status = seen.status if seen else None
+        chip = next((d.describe() for d in pci if d.name == instance), None)
+        return InterfaceFacts(
+            name=name,
+            driver=driver_of(instance) if seen is not None else None,
+            driver_version=None,
+            firmware=None,
+            bus_info=None,
+            speed_mbps=seen.speed_mbps if seen else None,
+            duplex=seen.duplex if seen else None,
+            mtu=seen.mtu if seen else None,
+            offloads=offloads_of(seen) if seen else {},
+            usb_speed_mbps=usb_speed_of_instance(usb, instance),
+            carrier=None if status is None else status == "active",
+            usb_id=usb_id_of_instance(usb, instance),
+            chip=chip,
         )
 
     def usb_devices(self, text: str) -> list[UsbDevice]:
@@ -234,6 +257,11 @@ class BsdPlatform(Platform):
 
     def route_delete(self, route: Sequence[str]) -> Argv:
         raise NotImplementedError(self._no("route"))
+
+    def renegotiate(self, interface: str) -> list[Argv]:
+        # Down and up again restarts autonegotiation on every BSD driver (no ethtool -r).
+        name = checked_interface(interface)
+        return [["ifconfig", name, "down"], ["ifconfig", name, "up"]]
 
     def set_mtu(self, interface: str, mtu: int) -> Argv:
         return ["ifconfig", checked_interface(interface), "mtu", int(mtu)]

@@ -27,6 +27,157 @@ def os_of_uname(text: str) -> str:
     return UNAME_OS.get(words[0].lower(), "") if words else ""
 
 
+# --- sysctl ------------------------------------------------------------------------------------
+
+# "dev.cpu.0.freq: 600" (FreeBSD), "machdep.cpu.frequency.current = 600" (NetBSD).
+_SYSCTL_LINE = re.compile(r"^\s*(?P<name>[A-Za-z_][\w%-]*(?:\.[\w%-]+)+)\s*(?::|=)[ \t]?(?P<value>.*)$")
+
+
+def sysctl_value(text: str) -> str:
+    """One sysctl's value whichever way it was printed: FreeBSD's ``name: value``, NetBSD's
+    ``name = value`` or ``sysctl -n``'s bare value (its first line)."""
+    line = text.strip().split("\n", 1)[0] if text.strip() else ""
+    found = _SYSCTL_LINE.match(line)
+    return found.group("value").strip() if found else line.strip()
+
+
+def sysctl_lines(text: str) -> dict[str, str]:
+    """Every ``name: value`` / ``name = value`` line of ``sysctl -a`` (or a part of it), by
+    name; a prompt or a value's continuation lines are skipped."""
+    found: dict[str, str] = {}
+    for raw in text.replace("\r\n", "\n").splitlines():
+        line = _SYSCTL_LINE.match(raw)
+        if line is not None:
+            found[line.group("name")] = line.group("value").strip()
+    return found
+
+
+def freq_levels(text: str) -> list[int]:
+    """``dev.cpu.0.freq_levels`` ("2501/35000 2500/35000 ... 800/9140": MHz/milliwatts, -1
+    when the power is unknown) as the MHz of each level, highest first as FreeBSD lists them."""
+    return [int(mhz) for mhz in re.findall(r"(?:^|\s)(\d+)/-?\d+", sysctl_value(text))]
+
+
+def cpu_model_of(text: str) -> str:
+    """The CPU a BSD names: ``machdep.cpu_brand`` / ``hw.model`` (x86, FreeBSD arm64), else the
+    attach line of the boot messages ("cpu0 at cpus0: Cortex-A53 r0p4 (Cortex V8-A core)"), where
+    NetBSD on ARM names it (its ``hw.model`` is the board)."""
+    for raw in text.splitlines():
+        attach = re.search(r"\bcpu\d+ at \w+: (?P<model>.+?)(?: \([^)]*\))?\s*$", raw)
+        if attach is not None:
+            return attach.group("model").strip()
+    return sysctl_value(text)
+
+
+@dataclass(frozen=True)
+class FreebsdVersion:
+    """``freebsd-version -kru``: installed kernel, running kernel, userland."""
+
+    installed_kernel: str
+    running_kernel: str
+    userland: str
+
+    @property
+    def reboot_pending(self) -> bool:
+        """A kernel was installed and the host has not booted it yet."""
+        return self.installed_kernel != self.running_kernel
+
+
+def parse_freebsd_version(text: str) -> FreebsdVersion | None:
+    """The three versions ``freebsd-version -kru`` prints (a prompt line skipped); None when
+    it printed other than three."""
+    versions = [line.strip() for line in text.splitlines() if re.fullmatch(r"\s*\d+\.\d+-\S+\s*", line)]
+    return FreebsdVersion(*versions) if len(versions) == 3 else None
+
+
+# --- pciconf -----------------------------------------------------------------------------------
+
+_PCI_HEAD = re.compile(
+    r"^(?P<name>[a-z_]+\d+)@(?P<selector>pci\d+:\d+:\d+:\d+):\s+class=(?P<cls>0x[0-9a-f]{6})(?P<rest>.*)$"
+)
+_PCI_FIELD = re.compile(r"^\s+(?P<key>vendor|device|class|subclass)\s+= '?(?P<value>.*?)'?\s*$")
+XHCI_CLASS = "0x0c0330"
+
+
+@dataclass(frozen=True)
+class PciDevice:
+    """One device of ``pciconf -l`` / ``-lv``: the driver instance (``none0`` when no driver
+    attached), its IDs and, with ``-v``, what it is."""
+
+    name: str
+    selector: str
+    class_code: str
+    vendor_id: str
+    device_id: str
+    vendor: str = ""
+    device: str = ""
+    subclass: str = ""
+
+    @property
+    def driver(self) -> str | None:
+        """The driver attached to it; None for ``noneN``."""
+        return None if self.name.startswith("none") else re.sub(r"\d+$", "", self.name)
+
+    def describe(self) -> str:
+        """``VIA Technologies, Inc. VL805/806 xHCI USB 3.0 Controller (none0@pci0:1:0:0)``"""
+        what = " ".join(part for part in (self.vendor, self.device) if part)
+        return f"{what or self.vendor_id + ':' + self.device_id} ({self.name}@{self.selector})"
+
+
+def _pci_ids(rest: str) -> tuple[str, str]:
+    """Vendor and device IDs of the header: FreeBSD 15's ``vendor=0x.. device=0x..`` or the
+    older ``chip=0xDDDDVVVV`` (device in the high half, vendor in the low)."""
+    vendor = re.search(r"\bvendor=0x([0-9a-f]{4})\b", rest)
+    device = re.search(r"\bdevice=0x([0-9a-f]{4})\b", rest)
+    if vendor is not None and device is not None:
+        return f"0x{vendor.group(1)}", f"0x{device.group(1)}"
+    chip = re.search(r"\bchip=0x([0-9a-f]{4})([0-9a-f]{4})\b", rest)
+    return (f"0x{chip.group(2)}", f"0x{chip.group(1)}") if chip else ("", "")
+
+
+def parse_pciconf(text: str) -> list[PciDevice]:
+    """FreeBSD's ``pciconf -l`` or ``-lv`` (both header formats; capability lines and prompts
+    skipped): every device with its driver instance, IDs and names."""
+    devices: list[PciDevice] = []
+    fields: dict[str, str] = {}
+
+    def close() -> None:
+        if devices and fields:
+            last = devices[-1]
+            devices[-1] = PciDevice(
+                last.name,
+                last.selector,
+                last.class_code,
+                last.vendor_id,
+                last.device_id,
+                fields.get("vendor", ""),
+                fields.get("device", ""),
+                fields.get("subclass", ""),
+            )
+
+    for raw in text.replace("\r\n", "\n").splitlines():
+        head = _PCI_HEAD.match(raw)
+        if head is not None:
+            close()
+            fields = {}
+            vendor_id, device_id = _pci_ids(head.group("rest"))
+            devices.append(
+                PciDevice(head.group("name"), head.group("selector"), head.group("cls"), vendor_id, device_id)
+            )
+            continue
+        field_line = _PCI_FIELD.match(raw)
+        if field_line is not None and devices:
+            fields.setdefault(field_line.group("key"), field_line.group("value"))
+    close()
+    return devices
+
+
+def undriven_xhci(devices: list[PciDevice]) -> tuple[str, ...]:
+    """USB 3 host controllers with no driver attached (a Pi 4's VL805 under some FreeBSD
+    releases): every USB adapter of the host then runs at USB 2 speed at best."""
+    return tuple(d.describe() for d in devices if d.class_code == XHCI_CLASS and d.driver is None)
+
+
 # --- ifconfig ----------------------------------------------------------------------------------
 
 _IF_HEAD = re.compile(r"^(?P<name>[A-Za-z][A-Za-z0-9_.]*): flags=(?P<flags>\S+)(?P<rest>.*)$")
@@ -276,10 +427,13 @@ def parse_cpuset_irq(text: str) -> str:
 # --- CPU time ----------------------------------------------------------------------------------
 
 
-def cp_times_rows(text: str) -> dict[str, list[int]]:
+def cp_times_rows(text: str, per_cpu: bool | None = None) -> dict[str, list[int]]:
     """FreeBSD's ``kern.cp_times`` (user nice sys intr idle, per CPU, one line) or
     ``kern.cp_time`` (all CPUs), and NetBSD's ``kern.cp_time`` ("user = N, nice = N, ...");
-    as ``/proc/stat`` rows (user nice system idle iowait irq softirq steal), ``cpu`` the sum."""
+    as ``/proc/stat`` rows (user nice system idle iowait irq softirq steal), ``cpu`` the sum.
+
+    ``per_cpu``: the text is ``kern.cp_times`` (a one-CPU host prints five numbers there too,
+    and they are cpu0's); None guesses from the key or the count."""
     body = text.split(":", 1)[1] if re.match(r"^\s*kern\.cp_times?\s*[:=]", text) else text
     body = body.split("=", 1)[1] if re.match(r"^\s*kern\.cp_times?\s*=", text) else body
     numbers = [int(n) for n in re.findall(r"-?\d+", body)]
@@ -287,7 +441,8 @@ def cp_times_rows(text: str) -> dict[str, list[int]]:
         return {}
     rows: dict[str, list[int]] = {}
     total = [0] * 8
-    per_cpu = len(numbers) > 5 or "cp_times" in text
+    if per_cpu is None:
+        per_cpu = len(numbers) > 5 or "cp_times" in text
     for n in range(0, len(numbers), 5):
         user, nice, system, intr, idle = numbers[n : n + 5]
         row = [user, nice, system, idle, 0, intr, 0, 0]
@@ -302,7 +457,7 @@ def cp_times_rows(text: str) -> dict[str, list[int]]:
 
 def sysctl_temperature(text: str) -> float | None:
     """``dev.cpu.0.temperature`` ("45.0C") or the Pi's ``hw.cpufreq.temperature`` (millidegrees)."""
-    value = text.strip().split(":")[-1].strip()
+    value = sysctl_value(text)
     celsius = re.fullmatch(r"(-?\d+(?:\.\d+)?)C", value)
     if celsius is not None:
         return float(celsius.group(1))
@@ -328,7 +483,7 @@ def envstat_temperature(text: str) -> float | None:
 
 def mhz(text: str) -> float | None:
     """A clock sysctl in MHz (``dev.cpu.0.freq``, ``machdep.cpu.frequency.current``)."""
-    value = text.strip().split(":")[-1].strip()
+    value = sysctl_value(text)
     return float(value) if re.fullmatch(r"\d+(?:\.\d+)?", value) else None
 
 
@@ -350,6 +505,7 @@ class UsbDevice:
     description: str
     speed_mbps: float | None
     drivers: tuple[str, ...] = ()
+    usb_id: str | None = None  # "0b95:1790", where the listing names the IDs
 
 
 def parse_usbconfig(text: str) -> list[UsbDevice]:
@@ -394,19 +550,30 @@ def parse_usbdevs(text: str) -> list[UsbDevice]:
             continue
         dev = _USBDEVS_DEV.match(raw)
         if dev is not None:
+            # "..., AX88179(0x1790), ASIX(0x0b95), rev 1.00": product, then vendor.
+            ids = re.search(r"\(0x([0-9a-fA-F]{4})\), [^,]*\(0x([0-9a-fA-F]{4})\), rev\b", dev.group("rest"))
             devices.append(
                 UsbDevice(
                     f"{controller} addr {dev.group('addr')}",
                     dev.group("rest"),
                     _USBDEVS_SPEEDS.get(dev.group("speed").lower()),
+                    usb_id=f"{ids.group(2)}:{ids.group(1)}".lower() if ids else None,
                 )
             )
             continue
         word = raw.strip()
         if devices and re.fullmatch(r"[a-z_]+\d+", word):
             last = devices[-1]
-            devices[-1] = UsbDevice(last.name, last.description, last.speed_mbps, (*last.drivers, word))
+            devices[-1] = UsbDevice(
+                last.name, last.description, last.speed_mbps, (*last.drivers, word), last.usb_id
+            )
     return devices
+
+
+def usb_id_of_instance(devices: list[UsbDevice], instance: str) -> str | None:
+    """The vendor:product of the USB device a driver instance is attached to, where listed."""
+    ids = {d.usb_id for d in devices if instance in d.drivers and d.usb_id}
+    return ids.pop() if len(ids) == 1 else None
 
 
 def usb_speed_of_instance(devices: list[UsbDevice], instance: str) -> float | None:

@@ -15,7 +15,14 @@ from ..facts_parse import InterruptTable
 from ..shell import as_root, quiet, quote, section, sequence
 from .base import FACTS_MARK
 from .bsd import LINUX_ONLY, BsdPlatform
-from .bsd_parse import UsbDevice, affinity_of_hw_intrs, parse_hw_intrs, parse_usbconfig, parse_vmstat_i
+from .bsd_parse import (
+    UsbDevice,
+    affinity_of_hw_intrs,
+    cp_times_rows,
+    parse_hw_intrs,
+    parse_usbconfig,
+    parse_vmstat_i,
+)
 
 USB_ETHERNET = re.compile(r"^ue(\d+)$")
 
@@ -43,6 +50,13 @@ class FreeBsdPlatform(BsdPlatform):
             quiet(["sysctl", "-n", "hw.model"]),
             section(FACTS_MARK, "freq"),
             quiet(["sysctl", "-n", "dev.cpu.0.freq"]),
+            section(FACTS_MARK, "freq-levels"),
+            quiet(["sysctl", "-n", "dev.cpu.0.freq_levels"]),
+            section(FACTS_MARK, "freebsd-version"),
+            quiet(["freebsd-version", "-kru"]),
+            # The NIC chips and whether the USB 3 controller has a driver (a Pi 4's VL805).
+            section(FACTS_MARK, "pci"),
+            quiet(["pciconf", "-lv"]),
             section(FACTS_MARK, "temp"),
             self.temperature_command(),
             *self._interface_facts(interfaces),
@@ -58,6 +72,10 @@ class FreeBsdPlatform(BsdPlatform):
 
     def usb_devices(self, text: str) -> list[UsbDevice]:
         return parse_usbconfig(text)
+
+    def cpu_rows(self, text: str) -> dict[str, list[int]]:
+        # The snapshot reads kern.cp_times: five numbers there are a one-CPU host's cpu0.
+        return cp_times_rows(text, per_cpu=True)
 
     def usb_instance(self, interface: str, sections: Mapping[str, str]) -> str:
         parent = sections.get(f"if-parent:{interface}", "").strip()

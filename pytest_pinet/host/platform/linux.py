@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 THERMAL_ZONE = "/sys/class/thermal/thermal_zone0/temp"
 CPUFREQ_ROOT = "/sys/devices/system/cpu"
 CPU0_FREQ = f"{CPUFREQ_ROOT}/cpu0/cpufreq"
+USB_FILES = ("idVendor", "idProduct", "speed")  # of the USB device behind an interface
 WITHOUT_NUL = quote(["tr", "-d", "\\000"])  # the device tree's model string ends in a NUL
 
 
@@ -74,6 +75,12 @@ class LinuxPlatform(Platform):
                 quiet(["ethtool", "-k", name]),
                 section(FACTS_MARK, f"if-mtu:{name}"),
                 read_file_script(self.interface_file(name, "mtu")),
+                # A USB adapter's IDs and the bus speed it enumerated at (nothing for a NIC on
+                # another bus); the alias a virtual lab's cable describes itself with.
+                section(FACTS_MARK, f"if-usb:{name}"),
+                quiet(["cat", *(self.interface_file(name, f"device/../{f}") for f in USB_FILES)]),
+                section(FACTS_MARK, f"if-alias:{name}"),
+                read_file_script(self.interface_file(name, "ifalias")),
             ]
         return sequence(*parts)
 
@@ -168,6 +175,9 @@ class LinuxPlatform(Platform):
             for line in text.splitlines()[1:]
             if ":" in line
         }
+
+    def renegotiate(self, interface: str) -> list[Argv]:
+        return [["ethtool", "-r", checked_interface(interface)]]
 
     def interface_file(self, interface: str, name: str) -> str:
         return f"/sys/class/net/{checked_interface(interface)}/{name}"

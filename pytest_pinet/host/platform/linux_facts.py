@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from ...model.facts import HostFacts, InterfaceFacts
 from ..facts_parse import (
     image_of,
+    parse_cable_alias,
     parse_ethtool_features,
     parse_ethtool_info,
     parse_ethtool_settings,
@@ -16,6 +17,7 @@ from ..facts_parse import (
     parse_lsusb_tree,
     parse_os_release,
     parse_throttled,
+    parse_usb_identity,
     usb_speed_of_driver,
 )
 
@@ -47,7 +49,17 @@ def linux_facts(host: str, s: Mapping[str, str], interfaces: Sequence[str]) -> H
         settings = parse_ethtool_settings(s.get(f"if-settings:{name}", ""))
         features = parse_ethtool_features(s.get(f"if-features:{name}", ""))
         driver = info.get("driver") or None
+        # The device's own sysfs speed names this adapter; lsusb -t only the driver's (two
+        # adapters with one driver at different speeds are then unknown).
+        identity = parse_usb_identity(s.get(f"if-usb:{name}", ""))
         speeds = usb_speed_of_driver(usb, driver) if driver else []
+        usb_speed = identity.speed_mbps if identity and identity.speed_mbps else None
+        if usb_speed is None and len(set(speeds)) == 1:
+            usb_speed = speeds[0]
+        speed, duplex, reported_by = settings.speed_mbps, settings.duplex, ""
+        cable = parse_cable_alias(s.get(f"if-alias:{name}", "")) if driver == "veth" else None
+        if cable is not None:
+            reported_by, speed, duplex = cable
         mtu = s.get(f"if-mtu:{name}", "")
         result[name] = InterfaceFacts(
             name=name,
@@ -55,11 +67,14 @@ def linux_facts(host: str, s: Mapping[str, str], interfaces: Sequence[str]) -> H
             driver_version=info.get("version") or None,
             firmware=info.get("firmware-version") or None,
             bus_info=info.get("bus-info") or None,
-            speed_mbps=settings.speed_mbps,
-            duplex=settings.duplex,
+            speed_mbps=speed,
+            duplex=duplex,
             mtu=int(mtu) if mtu.isdigit() else None,
             offloads={short: features[long] for long, short in OFFLOADS.items() if long in features},
-            usb_speed_mbps=speeds[0] if len(set(speeds)) == 1 else None,
+            usb_speed_mbps=usb_speed,
+            carrier=settings.link_detected,
+            usb_id=identity.usb_id if identity else None,
+            reported_by=reported_by,
         )
     marker = parse_image_marker(s.get("image", ""))
     temp = s.get("temp", "")

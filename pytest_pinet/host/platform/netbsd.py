@@ -36,7 +36,10 @@ class NetBsdPlatform(BsdPlatform):
             f"{quiet(['sysctl', '-n', 'machdep.dmi.system-product'])} "
             f"|| {quiet(['sysctl', '-n', 'hw.model'])}",
             section(FACTS_MARK, "cpu-model"),
-            f"{quiet(['sysctl', '-n', 'machdep.cpu_brand'])} || {quiet(['sysctl', '-n', 'hw.model'])}",
+            # x86 names its CPU in machdep.cpu_brand; ARM only in the boot messages (its
+            # hw.model is the board).
+            f"{quiet(['sysctl', '-n', 'machdep.cpu_brand'])} "
+            f"|| {quiet(['grep', '-m', '1', 'cpu0 at ', '/var/run/dmesg.boot'])}",
             section(FACTS_MARK, "freq"),
             f"{quiet(['sysctl', '-n', 'machdep.cpu.frequency.current'])} "
             f"|| {quiet(['sysctl', '-n', 'machdep.est.frequency.current'])}",
