@@ -51,4 +51,15 @@ def cmd_lab_check(args: argparse.Namespace) -> int:
         )
         if catalogue.images:
             print(f"  board {board.name:10} takes {', '.join(takes) or 'none of the images'} ({how})")
+    print_suite_readiness(inventory)
     return 0
+
+
+def print_suite_readiness(inventory: Any) -> None:
+    """Per suite of pytest_pinet/suite: can this lab run it, on what, and why not."""
+    from ..lab.features import suite_readiness
+    from ..lab.inventory import read_env_data
+
+    print("  suites:")
+    for suite in suite_readiness(inventory, read_env_data(inventory.source)):
+        print(f"    {suite.suite:12} {suite.status}: {suite.why}")

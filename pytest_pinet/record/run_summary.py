@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import doc
+
 
 def lab_fault_lines(facts: list[dict[str, Any]]) -> list[str]:
     """The run's lab faults: one line each, then the count by category and outcome."""
@@ -36,7 +38,7 @@ def no_baseline_lines(facts: list[dict[str, Any]], store: str, needed: int) -> l
     return [
         f"pinet: {len(contexts)} context{'s' if len(contexts) != 1 else ''} had no baseline yet (fewer than "
         f"{needed} earlier results in {store}): judged by thresholds only. Baselines come from that "
-        "store's history; keep it between runs (docs/nightly.md)."
+        f"store's history; keep it between runs ({doc('nightly.md')})."
     ]
 
 
