@@ -86,6 +86,9 @@ def pytest_configure(config: pytest.Config) -> None:
     ``--pinet-db`` still wins (the main job, ``pinet run``, names both)."""
     for name, text in TIERS.items():
         config.addinivalue_line("markers", f"{name}: {text}")
+    config.addinivalue_line(
+        "markers", "real_lab: a repository test that may use the lab LG_ENV / PINET_LAB names"
+    )
     if "PINET_REPO_TEST_DIR" not in os.environ:  # xdist workers inherit the controller's
         scratch = tempfile.mkdtemp(prefix="pinet-test-")
         os.environ["PINET_REPO_TEST_DIR"] = scratch

@@ -323,6 +323,7 @@ def _project(root: Path, name: str, user: int | None) -> Path:
     return project
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("as_user", ["root", "ordinary"])
 def test_a_project_that_does_not_use_pinet_sees_no_difference(venvs, as_user):
     if os.geteuid() != 0:
