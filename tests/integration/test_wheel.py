@@ -156,6 +156,7 @@ def venvs(built) -> Iterator[dict[str, Path]]:
                     "-c",
                     "from importlib import metadata; print([e.value for e in metadata.entry_points(group='pytest11')])",
                 ],
+                cwd=root,  # not this checkout, whose pytest_pinet.egg-info would name the plugin
                 capture_output=True,
                 text=True,
                 check=True,
