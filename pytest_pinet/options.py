@@ -22,7 +22,6 @@ from typing import Any, Literal
 import pytest
 
 from .errors import ConfigError
-from .model.lab import IMAGE_NAME
 from .settings import VIRTUAL, PinetSettings
 from .virtlab.names import ACCELERATORS, BOARD_KINDS, DEFAULT_IMAGE, IMAGE_NAMES, LAB_NAME
 
@@ -143,6 +142,8 @@ def host_names(value: str, source: str) -> tuple[str, ...]:
 
 def image_names(value: str, source: str) -> tuple[str, ...]:
     """``a,b`` -> ("a", "b"): catalogue image names, in the order the run flashes them."""
+    from .model.lab import IMAGE_NAME  # the model loads when settings are resolved, not at start-up
+
     names = tuple(part.strip() for part in value.split(",") if part.strip())
     for name in names:
         if not IMAGE_NAME.fullmatch(name):
