@@ -4,6 +4,11 @@
   store and data directory (``PINET_RESULTS``, ``PINET_DB``, ``XDG_DATA_HOME``), never to
   the user's store in ``~/.local/share/pinet``: a test run must not become part of the
   baselines it is judged against.  An explicit ``--pinet-results`` / ``--pinet-db`` wins.
+- The lab a user names (``LG_ENV``, ``PINET_LAB``, a coordinator) is the lab the suite under
+  ``pytest_pinet/suite`` measures, from a clone as from an installed package.  The
+  repository's own tests under ``tests/`` build and name their own virtual labs: while one
+  runs, those variables are unset, so none of them can drive a user's real lab by accident.
+  A test that means to use the named lab says so with ``@pytest.mark.real_lab``.
 - pytester's in-process runs restore ``sys.modules`` afterwards, so a module first imported
   inside one (numpy, through the plugin's charts) is dropped, and numpy refuses to load twice
   per process: every later chart test would see an ImportError.  Importing them here first
@@ -15,13 +20,15 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+from collections.abc import Generator, Iterator
+from pathlib import Path
 
 import pytest
 
-# labgrid users keep LG_ENV / LG_COORDINATOR in their shell; pinet reads them as its lab and
-# coordinator, and the repository's tests must never drive a user's real lab.
-for _name in ("LG_ENV", "LG_COORDINATOR"):
-    os.environ.pop(_name, None)
+# How a user names a lab outside the command line.  The suite (pytest_pinet/suite) measures the
+# lab so named, as it does installed; the repository's own tests (tests/) never see it.
+LAB_VARIABLES = ("LG_ENV", "LG_COORDINATOR", "PINET_LAB", "PINET_COORDINATOR")
+TESTS = Path(__file__).resolve().parent / "tests"
 
 with contextlib.suppress(ImportError):
     import matplotlib
@@ -31,6 +38,47 @@ with contextlib.suppress(ImportError):
     import numpy  # noqa: F401
 
 
+@pytest.fixture(autouse=True)
+def _no_real_lab_in_repository_tests(request: pytest.FixtureRequest) -> Iterator[None]:
+    """The repository's tests under tests/ run with no lab named by the environment (their
+    pytester and subprocess runs inherit it), unless a test asks with ``real_lab``."""
+    if TESTS not in Path(str(request.node.path)).parents or request.node.get_closest_marker("real_lab"):
+        yield
+        return
+    with pytest.MonkeyPatch.context() as patch:
+        for name in LAB_VARIABLES:
+            patch.delenv(name, raising=False)
+        yield
+
+
+# What the test extra brings (pyproject.toml, [project.optional-dependencies] test), by module.
+TEST_EXTRA = {"hypothesis", "psycopg", "matplotlib", "ziglang"}
+TEST_EXTRA_HINT = "pip install -e '.[test]' (in a clone) or pip install 'pytest-pinet[test]'"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(
+    collector: pytest.Collector,
+) -> Generator[None, pytest.CollectReport, pytest.CollectReport]:
+    """A test module that cannot import a module of the test extra says which extra to
+    install, in one line, instead of a bare "No module named 'hypothesis'": still an error
+    (a test that silently stopped running proves nothing), but one a newcomer can fix."""
+    report = yield
+    if report.failed and isinstance(collector, pytest.Module):
+        missing = _missing_extra(str(report.longrepr))
+        if missing:
+            report.longrepr = f"{collector.nodeid} needs {missing}, from the test extra: {TEST_EXTRA_HINT}"
+    return report
+
+
+def _missing_extra(text: str) -> str | None:
+    """The module of the test extra a ModuleNotFoundError names, if that is what failed."""
+    for module in sorted(TEST_EXTRA):
+        if f"No module named '{module}" in text:
+            return module
+    return None
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """Register the test tiers (below) and point results, the store and the data directory
     (Allure history) at a directory of this test run, whatever the user's environment says:
@@ -38,6 +86,9 @@ def pytest_configure(config: pytest.Config) -> None:
     ``--pinet-db`` still wins (the main job, ``pinet run``, names both)."""
     for name, text in TIERS.items():
         config.addinivalue_line("markers", f"{name}: {text}")
+    config.addinivalue_line(
+        "markers", "real_lab: a repository test that may use the lab LG_ENV / PINET_LAB names"
+    )
     if "PINET_REPO_TEST_DIR" not in os.environ:  # xdist workers inherit the controller's
         scratch = tempfile.mkdtemp(prefix="pinet-test-")
         os.environ["PINET_REPO_TEST_DIR"] = scratch

@@ -7,6 +7,20 @@ regression of the thing under test, so it must never be reported as one).
 
 from __future__ import annotations
 
+from pathlib import Path
+
+SOURCE_DOCS = Path(__file__).resolve().parents[1] / "docs"  # a clone's, or an unpacked sdist's
+
+
+def doc(name: str) -> str:
+    """Where the user reads more, as a path they have: the docs beside the package in a clone
+    or an unpacked sdist, else where the installed wheel's user finds them (the sdist carries
+    docs/; the wheel carries only the package)."""
+    here = SOURCE_DOCS / name
+    if here.is_file():
+        return str(here)
+    return f"docs/{name} of the pytest-pinet sdist (pip download --no-binary :all: --no-deps pytest-pinet)"
+
 
 class PinetError(Exception):
     """Base of every error pytest-pinet raises on purpose."""

@@ -22,10 +22,8 @@ from typing import Any, Literal
 import pytest
 
 from .errors import ConfigError
-from .model.lab import IMAGE_NAME
 from .settings import VIRTUAL, PinetSettings
-from .virtlab.qemu_image import DEFAULT_IMAGE, RECIPES
-from .virtlab.topology import ACCELERATORS, BOARD_KINDS, LAB_NAME
+from .virtlab.names import ACCELERATORS, BOARD_KINDS, DEFAULT_IMAGE, IMAGE_NAMES, LAB_NAME
 
 Parse = Callable[[str, str], Any]
 DATA = Path(__file__).parent / "data"  # the lab data shipped in the wheel
@@ -144,6 +142,8 @@ def host_names(value: str, source: str) -> tuple[str, ...]:
 
 def image_names(value: str, source: str) -> tuple[str, ...]:
     """``a,b`` -> ("a", "b"): catalogue image names, in the order the run flashes them."""
+    from .model.lab import IMAGE_NAME  # the model loads when settings are resolved, not at start-up
+
     names = tuple(part.strip() for part in value.split(",") if part.strip())
     for name in names:
         if not IMAGE_NAME.fullmatch(name):
@@ -442,10 +442,9 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "board_image",
-        one_of(tuple(r.name for r in RECIPES)),
+        one_of(IMAGE_NAMES),
         DEFAULT_IMAGE,
-        "the OS image on the QEMU board's SD card when the lab is built: "
-        + ", ".join(r.name for r in RECIPES),
+        "the OS image on the QEMU board's SD card when the lab is built: " + ", ".join(IMAGE_NAMES),
         "NAME",
     ),
     Option(
@@ -482,6 +481,15 @@ OPTIONS: tuple[Option, ...] = (
         "tags a place reserved from the coordinator must carry, e.g. board=rpi4,pinet=yes",
         "K=V,...",
         default_text="none",
+    ),
+    Option(
+        "place_wait",
+        positive_int,
+        "1800",
+        "seconds to wait for a place (or a board's hosts) another run holds before the run's "
+        "tests fail as a lab fault; the wait says which place and who holds it",
+        "S",
+        "int",
     ),
     Option(
         "keep_lab",
@@ -568,7 +576,20 @@ def value_of(
     environ: Mapping[str, str],
 ) -> Any:
     """The first given of ``--pinet-NAME``, ``PINET_NAME``, ini ``pinet_NAME``, the default,
-    parsed naming where it came from.
+    parsed naming where it came from."""
+    text, source = given_or_default(option, getoption, getini, environ)
+    return option.parse(text, source)
+
+
+def given_or_default(
+    option: Option,
+    getoption: Callable[[str], Any],
+    getini: Callable[[str], Any],
+    environ: Mapping[str, str],
+) -> tuple[str, str]:
+    """The text of the first given of ``--pinet-NAME`` (or an alias), ``PINET_NAME`` (or an
+    alias), ini ``pinet_NAME``, else the default, with where it came from (``LG_ENV``): the
+    run header says how its lab was chosen, and a bad value names that place.
 
     An empty environment variable or ini value counts as not set, as an unset ``export`` is
     easy to leave behind. The ini is read only when needed, so an option can override a key
@@ -580,21 +601,29 @@ def value_of(
         + [(a.cli, _alias_option(getoption, a.cli)) for a in option.aliases],
     )
     if given is not None:
-        return option.parse(*given)
+        return given
     given = _one_of(
         option,
         [(option.env, environ.get(option.env))] + [(a.env, environ.get(a.env)) for a in option.aliases],
     )
     if given is not None:
-        return option.parse(*given)
+        return given
     source = f"ini option {option.ini}"
     try:
         configured = getini(option.ini)
     except (pytest.UsageError, ValueError, TypeError) as exc:  # pytest's own conversion failed
         raise ConfigError(source, f"expected a value of type {option.declared_ini_type} ({exc})") from None
     if configured_text := _as_text(configured):
-        return option.parse(configured_text, source)
-    return option.parse(option.default, f"default of {option.ini}")
+        return configured_text, source
+    return option.default, f"default of {option.ini}"
+
+
+def named_lab(
+    getoption: Callable[[str], Any], getini: Callable[[str], Any], environ: Mapping[str, str]
+) -> tuple[str, str]:
+    """The lab as the user named it, any of the five ways, and which way: (text, source)."""
+    (option,) = [option for option in OPTIONS if option.name == "lab"]
+    return given_or_default(option, getoption, getini, environ)
 
 
 def _alias_option(getoption: Callable[[str], Any], cli: str) -> Any:
@@ -644,7 +673,8 @@ def resolve(
     """The run's settings: each option layered by :func:`value_of`, then the two things a
     validator alone cannot know: relative paths anchored at ``rootdir`` and the automatic
     remeasure count, which depends on the lab."""
-    values = {option.name: value_of(option, getoption, getini, environ) for option in OPTIONS}
+    values: dict[str, Any] = {option.name: value_of(option, getoption, getini, environ) for option in OPTIONS}
+    values["lab_source"] = named_lab(getoption, getini, environ)[1]
     for name, value in values.items():
         if isinstance(value, Path) and not value.is_absolute():
             values[name] = rootdir / value
@@ -655,6 +685,25 @@ def resolve(
     if values["remeasure"] is None:
         values["remeasure"] = 1 if values["lab"] == VIRTUAL else 0
     return PinetSettings(**values)
+
+
+def check_named_lab_files(text: str, source: str) -> None:
+    """A lab named any of the five ways (``--pinet-lab``, ``--lg-env``, ``PINET_LAB``,
+    ``LG_ENV``, ini ``pinet_lab``) that labgrid could not even read (missing, a binary file,
+    not a mapping, no targets) is a ConfigError naming the way it was named, raised before
+    labgrid's plugin reads it (whose answer is an INTERNALERROR).  Nothing is loaded when no
+    lab is named."""
+    if source.startswith("default of") or text == VIRTUAL:
+        return
+    from .lab.inventory import check_env_shape
+
+    for part in lab(text, source).split(","):
+        path = Path(part)
+        for env_file in sorted(path.glob("*.yaml")) if path.is_dir() else [path]:
+            try:
+                check_env_shape(env_file)
+            except ConfigError as exc:
+                raise ConfigError(source, str(exc)) from None
 
 
 def _cell(value: str) -> str:

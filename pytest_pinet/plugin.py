@@ -8,38 +8,35 @@ results directory, no settings parsed.  Fixtures live in :mod:`pytest_pinet.fixt
 
 from __future__ import annotations
 
+import os
+import time
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from . import __version__, hookspecs
-from .errors import LabFault, PinetError
+from .errors import ConfigError, LabFault, PinetError, doc
 from .fixtures.state import MEASURED, PINET_RUN, RUN_ID, UNDECIDED_PREFIX, pinet_run
-from .judge.standing import Standing
-from .judge.thresholds import Thresholds, describe_mode
-from .judge.verdict import JudgePolicy, Verdict, judge_measurement
-from .model import Measurement
-from .options import add_options, any_given
-from .record.coverage import PlannedTest, coverage_lines, measured_nothing
-from .record.data_home import store_url
-from .record.image_table import image_table
-from .record.results_dir import new_run_id
-from .record.run_summary import (
-    failed_checks,
-    health_lines,
-    lab_fault_lines,
-    latest_health,
-    measurement_lines,
-    no_baseline_lines,
-)
-from .record.summary_tables import routing_tables, storage_table, udp_table
+from .options import add_options, any_given, check_named_lab_files, named_lab
 from .secrets import mask
-from .session.run import PinetRun
-from .settings import PinetSettings
 
+if TYPE_CHECKING:
+    # What a run uses (the judge, the store, the lab) loads when a run needs it: a pytest run
+    # that does not use pinet pays for none of it (``pinet bench`` measures the start-up cost).
+    from .judge.standing import Standing
+    from .judge.thresholds import Thresholds
+    from .judge.verdict import JudgePolicy, Verdict
+    from .model import Measurement
+    from .record.coverage import PlannedTest
+    from .session.run import PinetRun
+    from .settings import PinetSettings
+
+# The suites' markers, registered only where pinet is active (a pinet option or ini key given,
+# or the shipped suite collected, whose conftest registers them): a project that does not use
+# pinet keeps --strict-markers catching its own typo of "storage" or "routing".
 MARKERS = {
     "ethernet": "built-in or adapter Ethernet throughput between a board and a peer",
     "half_duplex": "one end sends, the other receives",
@@ -49,10 +46,23 @@ MARKERS = {
     "udp": "UDP packet rates",
     "storage": "USB disk throughput",
     "qemu_board": "the QEMU board itself: labgrid power-cycle, serial console, USB devices",
-    # labgrid's own marker (its plugin registers it too): with --lg-env, a test needing a
-    # feature no target declares is skipped by labgrid (adapters: usb-ethernet, disks: usb-disk)
+    # labgrid's own marker, registered here only when labgrid's plugin is off (-p no:labgrid):
+    # with --lg-env, a test needing a feature no target declares is skipped by labgrid
+    # (adapters: usb-ethernet, disks: usb-disk; pinet derives them, see lab/features.py)
     "lg_feature": "labgrid feature flags a target must declare",
 }
+
+
+def register_markers(config: pytest.Config) -> None:
+    """Register the suites' markers once, leaving any already registered (labgrid's
+    ``lg_feature``, or a project's own line for the same name) as it is."""
+    known = {line.split(":", 1)[0].split("(", 1)[0].strip() for line in config.getini("markers")}
+    if config.pluginmanager.hasplugin("labgrid"):
+        known.add("lg_feature")  # labgrid's plugin registers it in its own (trylast) configure
+    for name, text in MARKERS.items():
+        if name not in known:
+            config.addinivalue_line("markers", f"{name}: {text}")
+
 
 pytest_plugins = [
     "pytest_pinet.fixtures.lab",
@@ -63,15 +73,28 @@ pytest_plugins = [
     "pytest_pinet.fixtures.images",
 ]
 FIXTURE_MODULES = "pytest_pinet.fixtures."
-AUTOUSE_FIXTURES = frozenset({"pinet_board_image", "board_image", "pinet_repetition"})
+AUTOUSE_FIXTURES = frozenset({"pinet_flash_image", "pinet_board_image", "pinet_repetition"})
 ENGAGED = pytest.StashKey[bool]()
 # A test asking for one of these means to measure: a run of such tests that measured nothing
 # is not green (see record/coverage.py).
 MEASURING_FIXTURES = frozenset(
-    {"measure_tcp", "measure_routing", "measure_udp", "measure_storage", "measure_site", "record_measurement"}
+    {
+        "pinet_measure_tcp",
+        "pinet_measure_routing",
+        "pinet_measure_udp",
+        "pinet_measure_storage",
+        "pinet_measure_site",
+        "pinet_record_measurement",
+    }
 )
 PLANNED = "pinet_planned"
 UNDECIDED = "pinet_undecided"  # a test report's property: its verdict could not be decided
+
+
+def _new_run_id() -> str:
+    """A sortable, unique-enough id for one pytest run (one per xdist controller), made without
+    loading the results machinery (a run that never uses pinet must not pay for it)."""
+    return time.strftime("%Y%m%dT%H%M%S", time.gmtime()) + f"-{os.getpid()}"
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -98,22 +121,35 @@ def pytest_pinet_judge_measurement(
     standing: Standing,
 ) -> Verdict:
     """The default verdict: thresholds, accepted baseline and thermal guard of :mod:`pytest_pinet.judge`."""
+    from .judge.verdict import judge_measurement
+
     return judge_measurement(measurement, thresholds, history, policy, standing)
 
 
 def pytest_configure(config: pytest.Config) -> None:
     """Register markers; with a pinet option given, validate the settings before anything runs."""
-    for name, text in MARKERS.items():
-        config.addinivalue_line("markers", f"{name}: {text}")
+    check_named_lab(config)
     workerinput = getattr(config, "workerinput", None)
-    config.stash[RUN_ID] = workerinput["pinet_run_id"] if workerinput else new_run_id()
+    config.stash[RUN_ID] = workerinput["pinet_run_id"] if workerinput else _new_run_id()
     config.stash[ENGAGED] = _options_given(config)
     if config.stash[ENGAGED]:
+        register_markers(config)
         pinet_run(config)  # a bad option stops the run here, naming its source
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(_XdistBridge(config.stash[RUN_ID]), "pinet-xdist-bridge")
     if workerinput is None:
         config.pluginmanager.register(_Coverage(config), "pinet-coverage")
+    if config.pluginmanager.hasplugin("labgrid"):
+        config.pluginmanager.register(_DerivedFeatures(), "pinet-derived-features")
+
+
+def check_named_lab(config: pytest.Config) -> None:
+    """A lab named any of the five ways that labgrid could not even read stops the run here,
+    with one line naming the way it was named (see :func:`options.check_named_lab_files`)."""
+    try:
+        check_named_lab_files(*named_lab(config.getoption, config.getini, os.environ))
+    except ConfigError as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 class _Coverage:
@@ -131,6 +167,8 @@ class _Coverage:
         if not self.config.stash.get(ENGAGED, False):
             self.config.stash[ENGAGED] = True
             pinet_run(self.config)  # an xdist controller learns of pinet from its workers
+        from .record.coverage import PlannedTest
+
         test = self.planned.setdefault(report.nodeid, PlannedTest(report.nodeid))
         test.measured = test.measured or MEASURED in properties
         if report.skipped:
@@ -138,6 +176,49 @@ class _Coverage:
             test.update("skipped", str(reason).removeprefix("Skipped: "))
         elif report.failed:
             test.update("failed", str(properties.get("pinet_lab_fault", "")))
+
+
+UNSUPPORTED_FEATURES = "unsupported feature(s): "  # how labgrid's plugin words its skip
+
+
+class _DerivedFeatures:
+    """labgrid skips a test whose ``lg_feature`` no target of its env declares.  For pinet's
+    own tests on a pinet lab the inventory says what the lab has (a USB adapter on a link:
+    ``usb-ethernet``; a disk: ``usb-disk``), so such a skip is lifted for the features the
+    inventory implies; any other test keeps labgrid's verdict, and a feature the lab lacks
+    still skips, counted as not measured with labgrid's reason."""
+
+    @pytest.hookimpl(trylast=True)  # after labgrid's own hook has marked its skips
+    def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
+        skipped = [item for item in items if _feature_skip(item) is not None and _uses_pinet([item])]
+        if not skipped:
+            return
+        from labgrid.pytestplugin.hooks import LABGRID_ENV_KEY
+
+        from .lab.features import derived_features
+        from .lab.inventory import load_inventory
+
+        env = config.stash.get(LABGRID_ENV_KEY, None)
+        try:
+            derived = derived_features(load_inventory(env.config_file)) if env is not None else set()
+        except PinetError:
+            return  # not a pinet lab: labgrid's verdict stands
+        for item in skipped:
+            mark = _feature_skip(item)
+            assert mark is not None
+            missing = {
+                f.strip() for f in str(mark.kwargs["reason"]).removeprefix(UNSUPPORTED_FEATURES).split(",")
+            }
+            if missing <= derived:
+                item.own_markers.remove(mark)
+
+
+def _feature_skip(item: pytest.Item) -> pytest.Mark | None:
+    """The skip labgrid put on ``item`` for a feature its env does not declare, if any."""
+    for mark in item.own_markers:
+        if mark.name == "skip" and str(mark.kwargs.get("reason", "")).startswith(UNSUPPORTED_FEATURES):
+            return mark
+    return None
 
 
 class _XdistBridge:
@@ -172,7 +253,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     ``PlaceKeeper.hold``)."""
     for item in items:
         params = getattr(getattr(item, "callspec", None), "params", {})
-        group = params.get("board_name") or params.get("link_name")
+        group = params.get("pinet_board") or params.get("pinet_link")
         if group is not None and item.get_closest_marker("xdist_group") is None:
             item.add_marker(pytest.mark.xdist_group(f"pinet-{group}"))
     images = list(pinet_run(config).settings.image) if config.stash.get(PINET_RUN, None) else []
@@ -180,7 +261,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         # Image is the outermost axis: every test of one image before the next flash.
         def image_rank(item: pytest.Item) -> int:
             params = getattr(getattr(item, "callspec", None), "params", {})
-            name = params.get("board_image")
+            name = params.get("pinet_board_image")
             return images.index(name) + 1 if name in images else 0
 
         items.sort(key=image_rank)
@@ -195,8 +276,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 def header_lines(run: PinetRun) -> list[str]:
     """Which lab, thresholds and results directory this run uses."""
+    from .judge.thresholds import describe_mode
+    from .record.data_home import store_url
+
     s = run.settings
-    lab = "virtual (namespace lab, built on demand)" if s.virtual else s.lab
+    how = "no lab named" if s.lab_source.startswith("default of") else f"from {s.lab_source}"
+    lab = (
+        f"virtual (namespace lab {s.virtual_lab}, built on demand; {how})"
+        if s.virtual
+        else f"{s.lab} ({how})"
+    )
     return [
         f"pinet: lab {lab}",
         f"pinet: store {mask(store_url(s.db))} (history and baselines)",
@@ -252,18 +341,18 @@ def _planned_lab(settings: PinetSettings) -> PlannedLab | None:
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """Every board: a test that measures a board runs once per board of the inventory
     (``--pinet-boards`` selects); the adapter matrix (``usb_adapter`` tests asking for
-    ``link_name``) runs once per link of those boards."""
-    wants_links = "link_name" in metafunc.fixturenames and metafunc.definition.get_closest_marker(
+    ``pinet_link``) runs once per link of those boards."""
+    wants_links = "pinet_link" in metafunc.fixturenames and metafunc.definition.get_closest_marker(
         "usb_adapter"
     )
-    if "board_name" not in metafunc.fixturenames and not wants_links:
+    if "pinet_board" not in metafunc.fixturenames and not wants_links:
         return
     settings = pinet_run(metafunc.config).settings
     planned = _planned_lab(settings)
     if planned is None:
         return
     boards, links = planned.boards, planned.links
-    if "route_entry" in metafunc.fixturenames and set(boards) & set(planned.routers):
+    if "pinet_route" in metafunc.fixturenames and set(boards) & set(planned.routers):
         # The routing suite runs on the boards that route (each its own route, image by image).
         boards = [name for name in boards if name in planned.routers]
     if settings.boards:
@@ -273,9 +362,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         boards = [name for name in boards if name in settings.boards]
     if wants_links:
         names = [name for name, board in links if board in boards]
-        metafunc.parametrize("link_name", names, ids=[f"link-{n}" for n in names])
+        metafunc.parametrize("pinet_link", names, ids=[f"link-{n}" for n in names])
     elif boards:
-        metafunc.parametrize("board_name", boards, ids=[f"board-{n}" for n in boards], scope="session")
+        metafunc.parametrize("pinet_board", boards, ids=[f"board-{n}" for n in boards], scope="session")
     if settings.image and (boards or wants_links):
         known = _catalogue_names(settings)
         unknown = [name for name in settings.image if known is not None and name not in known]
@@ -285,7 +374,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
                 f"the lab's catalogue has {known or 'no images (pinet.images)'}"
             )
         images = list(settings.image)
-        metafunc.parametrize("board_image", images, ids=[f"image-{n}" for n in images], scope="session")
+        metafunc.parametrize("pinet_board_image", images, ids=[f"image-{n}" for n in images], scope="session")
     if settings.repeat > 1 and (boards or wants_links):
         reps = list(range(1, settings.repeat + 1))
         metafunc.parametrize("pinet_repetition", reps, ids=[f"rep-{n}" for n in reps])
@@ -316,6 +405,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     run = session.config.stash.get(PINET_RUN, None)
     if run is None:
         return
+    from .record.coverage import measured_nothing
+
     coverage = session.config.pluginmanager.get_plugin("pinet-coverage")
     if (
         isinstance(coverage, _Coverage)
@@ -375,6 +466,8 @@ def pytest_report_teststatus(report: pytest.TestReport) -> tuple[str, str, str] 
 
 def _write_health(terminalreporter: Any, run: PinetRun) -> None:
     """The boards and links the health check found unfit, first: they explain what follows."""
+    from .record.run_summary import health_lines
+
     health = health_lines(run.results.load_facts())
     if health:
         terminalreporter.section("pinet lab health")
@@ -387,6 +480,17 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     run = config.stash.get(PINET_RUN, None)
     if run is None or run.is_worker:
         return
+    _write_summary(terminalreporter, config, run)
+
+
+def _write_summary(terminalreporter: Any, config: pytest.Config, run: PinetRun) -> None:
+    """The measurements, what could not be measured and why, and the run's coverage."""
+    from .record.coverage import coverage_lines, measured_nothing
+    from .record.data_home import store_url
+    from .record.image_table import image_table
+    from .record.run_summary import lab_fault_lines, measurement_lines, no_baseline_lines
+    from .record.summary_tables import routing_tables, storage_table, udp_table
+
     rows = run.results.load()
     coverage = config.pluginmanager.get_plugin("pinet-coverage")
     planned = coverage.planned if isinstance(coverage, _Coverage) else {}
@@ -412,7 +516,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     if undecided:
         terminalreporter.write_line(
             f"pinet: {len(undecided)} undecided (the measured interval held the line; neither pass "
-            "nor regression, see docs/adaptive-duration.md):",
+            f"nor regression, see {doc('adaptive-duration.md')}):",
             yellow=True,
         )
         for report in undecided:
@@ -442,6 +546,8 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
 def _write_allure_run_files(alluredir: Path, run: PinetRun) -> None:
     """environment.properties, executor.json, categories.json: once, by the controller."""
     from .record.allure_out import write_run_files
+    from .record.data_home import store_url
+    from .record.run_summary import failed_checks, latest_health
 
     rows = run.results.load()
     environment = {

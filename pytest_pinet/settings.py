@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .traffic.adaptive import SettleRule
-from .virtlab.topology import LabSpec, lab_spec
+if TYPE_CHECKING:  # loaded when a run needs them, not at every pytest start
+    from .traffic.adaptive import SettleRule
+    from .virtlab.topology import LabSpec
 
 VIRTUAL = "virtual"
 
@@ -45,13 +47,17 @@ class PinetSettings:
     places: int = 0  # virtual places pinet1..pinetN to spread over; 0 = one per xdist worker
     coordinator: str = ""  # labgrid coordinator (HOST:PORT) to reserve places from; "" = none
     place_tags: tuple[str, ...] = ()  # KEY=VALUE tags a reserved place must carry
+    place_wait: int = 1800  # seconds a take waits for a place another run holds
     boards: tuple[str, ...] = ()  # boards to measure; () = every board of the inventory
     image: tuple[str, ...] = ()  # catalogue images to flash and measure in turn; () = as found
     repeat: int = 1  # every board test this many times
     allow_skips: bool = False  # opt-out of "never green on nothing" (docs/nightly.md)
+    lab_source: str = "default of pinet_lab"  # how the lab was named: --lg-env, LG_ENV, ini ...
 
     def lab_spec(self) -> LabSpec:
         """The virtual lab this run builds and uses."""
+        from .virtlab.topology import lab_spec
+
         return lab_spec(
             self.virtual_lab,
             board=self.board,
@@ -61,6 +67,8 @@ class PinetSettings:
 
     def settle_rule(self) -> SettleRule | None:
         """The adaptive-duration rule, or None for fixed-duration runs."""
+        from .traffic.adaptive import SettleRule
+
         if not self.adaptive or self.adaptive_min >= self.duration:
             return None
         return SettleRule(self.adaptive_min, self.adaptive_precision)

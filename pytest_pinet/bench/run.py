@@ -33,6 +33,7 @@ from ..virtlab.topology import LabSpec
 from .batches import Batch, by_direction, measure_batch, overhead_per_test, run_batch
 from .fidelity import HIGH_PCT, LOW_PCT, Deviation, tcp_fidelity, udp_fidelity
 from .progress import say
+from .pytest_startup import measure_startup, startup_lines
 from .recording import connected
 from .sensitivity import (
     LEVELS,
@@ -85,11 +86,14 @@ def run_bench(
     sensitivity_runs: int = 10,
     sensitivity_history: int = 10,
     sensitivity_duration: int = 6,
+    pytest_startups: int = 5,
 ) -> dict[str, Any]:
     """Measure every figure on a bench lab of its own (pinet5); return them as data."""
     root = Path(tempfile.mkdtemp(prefix="pinet-bench-"))
     bench = Bench(LabSpec(name="pinet5", state_root=root / "state"), root, [], {}, [])
     try:
+        if pytest_startups > 0:
+            pytest_startup_figures(bench, pytest_startups)
         startup_figure(bench, startups)
         inventory = load_inventory(bench.spec.env_file)
         with connected(inventory) as hosts:
@@ -129,6 +133,23 @@ def startup_figure(bench: Bench, startups: int) -> None:
     bench.figures.append(
         _figure("start-up (lab up to first test ready)", "s", boot, "<= 10 s", statistics.median(boot) <= 10)
     )
+
+
+def pytest_startup_figures(bench: Bench, runs: int) -> None:
+    """What pinet installed costs a pytest start that does not use it (pytest_startup.py); no
+    lab needed."""
+    cost = measure_startup(runs, say)
+    bench.details["pytest start-up ms (median)"] = {
+        f"{plugins}{' -n 2' if workers else ''}": round(cost.median_ms(plugins, workers), 1)
+        for plugins, workers in cost.seconds
+    }
+    bench.details["pytest start-up ratio, installed / bare"] = {
+        "plain": round(cost.ratio(0), 3),
+        "-n 2": round(cost.ratio(2), 3),
+    }
+    bench.figures += [
+        _figure(name, "ms", samples, target, met) for name, samples, target, met in startup_lines(cost)
+    ]
 
 
 def fidelity_figures(

@@ -17,6 +17,12 @@ def register(sub: Any) -> None:
         help="start-up, fidelity, sensitivity, overhead and adaptive-duration figures (JSON and a table)",
     )
     bench.add_argument("--startups", type=int, default=3)
+    bench.add_argument(
+        "--pytest-startups",
+        type=int,
+        default=5,
+        help="pytest starts per plugin set for the start-up cost of pinet installed (0: skip; no lab needed)",
+    )
     bench.add_argument("--fidelity-runs", type=int, default=3, help="runs per direction")
     bench.add_argument(
         "--overhead-repeats", type=int, default=3, help="tests per direction in the overhead batch"
@@ -73,6 +79,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         args.sensitivity_runs,
         args.sensitivity_history,
         args.sensitivity_duration,
+        pytest_startups=args.pytest_startups,
     )
     if noise is not None:
         data["details"]["noise"] = noise

@@ -11,8 +11,9 @@ from typing import Any
 
 from ..errors import PinetError
 from ..virtlab import lab
-from ..virtlab.qemu_image import DEFAULT_IMAGE, RECIPES
-from ..virtlab.topology import ACCELERATORS, BOARD_KINDS, LabSpec
+from ..virtlab.names import ACCELERATORS, BOARD_KINDS, DEFAULT_IMAGE
+from ..virtlab.qemu_image import RECIPES
+from ..virtlab.topology import LabSpec
 from .lab_options import add_lab_option, spec_of
 from .lab_power import check_qemu_board
 

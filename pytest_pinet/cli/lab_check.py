@@ -71,6 +71,7 @@ def cmd_lab_check(args: argparse.Namespace) -> int:
         )
         if catalogue.images:
             print(f"  board {board.name:10} takes {', '.join(takes) or 'none of the images'} ({how})")
+    print_suite_readiness(inventory)
     return 0
 
 
@@ -106,3 +107,13 @@ def live_check(inventory: Any, env_file: Path) -> int:
         f"{inventory.source}: " + (f"UNHEALTHY: {', '.join(bad)}" if bad else "every board and link healthy")
     )
     return 1 if bad else 0
+
+
+def print_suite_readiness(inventory: Any) -> None:
+    """Per suite of pytest_pinet/suite: can this lab run it, on what, and why not."""
+    from ..lab.features import suite_readiness
+    from ..lab.inventory import read_env_data
+
+    print("  suites:")
+    for suite in suite_readiness(inventory, read_env_data(inventory.source)):
+        print(f"    {suite.suite:12} {suite.status}: {suite.why}")

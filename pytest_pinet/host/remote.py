@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError, LabFault
+from ..errors import ConfigError, LabFault, doc
 from .platform import Platform, platform_of_uname
 from .shell import quote
 from .ssh_route import Hop, auth_kwargs, read_config, resolve
@@ -216,7 +216,7 @@ class RemoteHost:
             raise LabFault(
                 "permission",
                 f"{self.name}: sudo -n refused `{what}` ({said}): give {user} passwordless sudo for it "
-                "(see docs/inventory.md, become)",
+                f"(see {doc('inventory.md')}, become)",
                 self.name,
             )
         if PERMISSION_DENIED.search(result.stderr):

@@ -122,11 +122,20 @@ def load_inventory(path: str | Path, substitutions: Mapping[str, str] | None = N
     ``substitutions`` fill ``!template $VAR`` before the environment does (a place's own name).
     """
     source = Path(path)
+    inventory = inventory_from_data(read_env_data(source, substitutions), source)
+    return replace(inventory, substitutions=tuple(sorted((substitutions or {}).items())))
+
+
+def read_env_data(source: Path, substitutions: Mapping[str, str] | None = None) -> Any:
+    """An env file's YAML as labgrid reads it (``!template`` filled), or a ConfigError naming
+    the file: unreadable, not UTF-8 text (a binary file) or malformed YAML."""
     where = str(source)
     try:
         text = source.read_text(encoding="utf-8")
     except OSError as exc:
-        raise ConfigError(where, f"cannot read lab env file: {exc.strerror}", "check --pinet-lab") from None
+        raise ConfigError(
+            where, f"cannot read lab env file: {exc.strerror}", "check the name given"
+        ) from None
     except UnicodeDecodeError as exc:
         raise ConfigError(where, f"not UTF-8 text (byte {exc.start})", "give a YAML env file") from None
     try:
@@ -140,8 +149,19 @@ def load_inventory(path: str | Path, substitutions: Mapping[str, str] | None = N
         mark = getattr(exc, "problem_mark", None)
         line = f" at line {mark.line + 1}" if mark is not None else ""
         raise ConfigError(where, f"malformed YAML{line}", "fix the syntax") from None
-    inventory = inventory_from_data(data, source)
-    return replace(inventory, substitutions=tuple(sorted((substitutions or {}).items())))
+    return data
+
+
+def check_env_shape(source: Path) -> None:
+    """What labgrid itself needs of an env file: readable YAML text, a mapping, at least one
+    target.  Checked before labgrid's plugin reads a file named by ``--lg-env`` or ``LG_ENV``
+    (labgrid answers these with an INTERNALERROR), for labgrid users who never use pinet too."""
+    data = read_env_data(source)
+    if not isinstance(data, Mapping):
+        raise ConfigError(str(source), f"expected a mapping with 'targets', got {type(data).__name__}")
+    targets = data.get("targets")
+    if not isinstance(targets, Mapping) or not targets:
+        raise ConfigError(str(source), "'targets' is missing or empty", "declare one labgrid target per host")
 
 
 class _EnvLoader(yaml.SafeLoader):

@@ -19,7 +19,7 @@ import hashlib
 import os
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -73,6 +73,14 @@ class PlaceLock:
         """True while this object holds the place."""
         return self._fd is not None
 
+    def holder(self) -> str:
+        """Who holds the place, as its lock file says ("pid 1234"), for a waiting message."""
+        try:
+            pid = self.path.read_text().strip()
+        except OSError:
+            return "another run"
+        return f"pid {pid}" if pid.isdigit() else "another run"
+
     def try_take(self) -> bool:
         """Take the place if nobody holds it; never waits."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -108,7 +116,20 @@ class PlaceLock:
             self.path.parent.rmdir()  # only when no other place is held
 
 
-def hold_hosts(lock_dir: Path, lab: str, hosts: Sequence[str], wait: float = 3600.0) -> list[PlaceLock]:
+Waiting = Callable[[str], None]  # told once, when a take has to wait, what it waits for
+
+
+def _waiting_line(lock: PlaceLock, wait: float) -> str:
+    """What a run that has to wait is waiting for: a silent wait of minutes looks like a hang."""
+    return (
+        f"pinet: waiting up to {wait:.0f} s for place {lock.place} "
+        f"(held by {lock.holder()}, lock {lock.path}; --pinet-place-wait sets the bound)"
+    )
+
+
+def hold_hosts(
+    lock_dir: Path, lab: str, hosts: Sequence[str], wait: float = 3600.0, waiting: Waiting | None = None
+) -> list[PlaceLock]:
     """Hold every host of ``hosts`` of one lab, all at once or none: a board and its peers.
 
     Several workers (or several runs) on one env file each measure their own board; a peer
@@ -124,6 +145,9 @@ def hold_hosts(lock_dir: Path, lab: str, hosts: Sequence[str], wait: float = 360
         for name in names:
             lock = PlaceLock(lock_dir, f"{lab}#{name}")
             if not lock.try_take():
+                if waiting is not None:
+                    waiting(_waiting_line(lock, wait))
+                    waiting = None
                 break
             taken.append(lock)
         if len(taken) == len(names):
@@ -139,7 +163,11 @@ def hold_hosts(lock_dir: Path, lab: str, hosts: Sequence[str], wait: float = 360
 
 
 def take_place(
-    candidates: Sequence[Place], lock_dir: Path, preferred: int = 0, wait: float = 3600.0
+    candidates: Sequence[Place],
+    lock_dir: Path,
+    preferred: int = 0,
+    wait: float = 3600.0,
+    waiting: Waiting | None = None,
 ) -> tuple[Place, PlaceLock]:
     """Take the first free place, starting at ``preferred`` (a worker's own index).
 
@@ -156,6 +184,9 @@ def take_place(
             lock = PlaceLock(lock_dir, place.name)
             if lock.try_take():
                 return place, lock
+            if waiting is not None and place is order[-1]:
+                waiting(_waiting_line(lock, wait))
+                waiting = None
         if time.monotonic() >= deadline:
             names = ", ".join(p.name for p in candidates)
             raise LabFault("place-busy", f"every place ({names}) stayed taken for {wait:.0f} s")

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import doc
+
 
 def latest_health(facts: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """The last ``health`` fact of each subject (a re-check after a power-cycle replaces the
@@ -76,7 +78,7 @@ def no_baseline_lines(facts: list[dict[str, Any]], store: str, needed: int) -> l
     return [
         f"pinet: {len(contexts)} context{'s' if len(contexts) != 1 else ''} had no baseline yet (fewer than "
         f"{needed} earlier results in {store}): judged by thresholds only. Baselines come from that "
-        "store's history; keep it between runs (docs/nightly.md)."
+        f"store's history; keep it between runs ({doc('nightly.md')})."
     ]
 
 

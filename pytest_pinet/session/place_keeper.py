@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -47,6 +48,15 @@ def virtual_place_names(settings: PinetSettings) -> list[str]:
 def env_places(settings: PinetSettings) -> list[Place]:
     """One place per env file of ``--pinet-lab a.yaml,b.yaml``."""
     return [Place(str(path), "env", path) for path in settings.lab_files]
+
+
+def say_waiting(line: str) -> None:
+    """Tell the user at once what the run waits for, past pytest's output capture (the wait
+    happens inside a fixture, whose output pytest would show only after the test)."""
+    stream = sys.__stderr__
+    if stream is not None:
+        stream.write(line + "\n")
+        stream.flush()
 
 
 class PlaceKeeper:
@@ -88,7 +98,9 @@ class PlaceKeeper:
             chosen = self.chooser(candidates, preferred)
             if chosen is not None:
                 candidates, preferred = list(chosen), 0
-        self.place, self._lock = take_place(candidates, lock_dir, preferred)
+        self.place, self._lock = take_place(
+            candidates, lock_dir, preferred, self.settings.place_wait, say_waiting
+        )
         self._note("taken")
         return self.place
 
@@ -149,7 +161,7 @@ class PlaceKeeper:
         place = self.take()
         if not self._per_host:
             return lambda: None
-        locks = hold_hosts(local_lock_dir(), place.name, hosts)
+        locks = hold_hosts(local_lock_dir(), place.name, hosts, self.settings.place_wait, say_waiting)
 
         def give_back() -> None:
             for lock in locks:

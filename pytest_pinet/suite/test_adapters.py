@@ -16,34 +16,40 @@ pytestmark = [pytest.mark.usb_adapter, pytest.mark.lg_feature("usb-ethernet")]
 CLOCKS = ["stock", "clock-1500", "clock-2000"]
 
 
-def _adapter_facts(host_facts, link):
-    facts = host_facts[link.board].interfaces.get(link.board_interface)
+def _adapter_facts(pinet_host_facts, link):
+    facts = pinet_host_facts[link.board].interfaces.get(link.board_interface)
     assert facts is not None, f"no facts for {link.board}:{link.board_interface}"
     return facts
 
 
 @pytest.mark.half_duplex
-@pytest.mark.parametrize("profile", CLOCKS, indirect=True)
+@pytest.mark.parametrize("pinet_profile", CLOCKS, indirect=True)
 @pytest.mark.parametrize("direction", ["board->peer", "peer->board"])
-def test_adapter_half_duplex(measure_tcp, judge_goodput, host_facts, link_under_test, direction):
-    facts = _adapter_facts(host_facts, link_under_test)
-    (measurement,) = judge_goodput(lambda: [measure_tcp.half_duplex(direction, scenario="usb-adapter")])
-    assert measurement.context.link == link_under_test.name
+def test_adapter_half_duplex(
+    pinet_measure_tcp, pinet_judge_goodput, pinet_host_facts, pinet_link_under_test, direction
+):
+    facts = _adapter_facts(pinet_host_facts, pinet_link_under_test)
+    (measurement,) = pinet_judge_goodput(
+        lambda: [pinet_measure_tcp.half_duplex(direction, scenario="usb-adapter")]
+    )
+    assert measurement.context.link == pinet_link_under_test.name
     assert measurement.context.driver == (facts.driver or "")
 
 
 @pytest.mark.full_duplex
-@pytest.mark.parametrize("profile", CLOCKS, indirect=True)
-def test_adapter_full_duplex(measure_tcp, judge_goodput):
-    to_peer, to_board = judge_goodput(lambda: list(measure_tcp.full_duplex(scenario="usb-adapter")))
+@pytest.mark.parametrize("pinet_profile", CLOCKS, indirect=True)
+def test_adapter_full_duplex(pinet_measure_tcp, pinet_judge_goodput):
+    to_peer, to_board = pinet_judge_goodput(
+        lambda: list(pinet_measure_tcp.full_duplex(scenario="usb-adapter"))
+    )
     assert to_peer.started < to_board.finished and to_board.started < to_peer.finished
 
 
 @pytest.mark.full_duplex
-@pytest.mark.parametrize("profile", CLOCKS, indirect=True)
-def test_adapter_full_duplex_peer_throttled(measure_tcp, judge_goodput):
-    to_peer, to_board = judge_goodput(
-        lambda: list(measure_tcp.full_duplex(scenario="usb-adapter", peer_stream_mbps=40))
+@pytest.mark.parametrize("pinet_profile", CLOCKS, indirect=True)
+def test_adapter_full_duplex_peer_throttled(pinet_measure_tcp, pinet_judge_goodput):
+    to_peer, to_board = pinet_judge_goodput(
+        lambda: list(pinet_measure_tcp.full_duplex(scenario="usb-adapter", peer_stream_mbps=40))
     )
     assert to_board.context.rate_target_mbps == 40 * to_board.context.streams
     assert to_peer.started < to_board.finished and to_board.started < to_peer.finished

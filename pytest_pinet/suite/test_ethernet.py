@@ -17,17 +17,17 @@ PROFILES = ["stock", "irq-pinned", "irq-pinned-rps-xps"]
 
 
 @pytest.mark.half_duplex
-@pytest.mark.parametrize("profile", PROFILES, indirect=True)
+@pytest.mark.parametrize("pinet_profile", PROFILES, indirect=True)
 @pytest.mark.parametrize("direction", ["board->peer", "peer->board"])
-def test_tcp_half_duplex_goodput(measure_tcp, judge_goodput, direction):
-    (measurement,) = judge_goodput(lambda: [measure_tcp.half_duplex(direction)])
+def test_tcp_half_duplex_goodput(pinet_measure_tcp, pinet_judge_goodput, direction):
+    (measurement,) = pinet_judge_goodput(lambda: [pinet_measure_tcp.half_duplex(direction)])
     assert len(measurement.per_stream_mbps) == measurement.context.streams
 
 
 @pytest.mark.full_duplex
-@pytest.mark.parametrize("profile", PROFILES, indirect=True)
-def test_tcp_full_duplex_goodput(measure_tcp, judge_goodput):
-    to_peer, to_board = judge_goodput(measure_tcp.full_duplex)
+@pytest.mark.parametrize("pinet_profile", PROFILES, indirect=True)
+def test_tcp_full_duplex_goodput(pinet_measure_tcp, pinet_judge_goodput):
+    to_peer, to_board = pinet_judge_goodput(pinet_measure_tcp.full_duplex)
     assert (to_peer.context.direction, to_board.context.direction) == ("board->peer", "peer->board")
     # Both directions overlapped: each started before the other finished.
     assert to_peer.started < to_board.finished and to_board.started < to_peer.finished

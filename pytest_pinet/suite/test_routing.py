@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_pinet.fixtures.routing import QDISC_NAMES
-from pytest_pinet.host.routed_path import UPLOAD_TARGETS
+from pytest_pinet.host.routed_path import QDISCS, UPLOAD_TARGETS
+
+QDISC_NAMES = sorted(QDISCS)
 
 pytestmark = [pytest.mark.routing]
 
@@ -27,25 +28,27 @@ def _carried_by_the_qdisc(measurement, interface):
 
 
 @pytest.mark.half_duplex
-@pytest.mark.parametrize("board_qdisc", QDISC_NAMES, indirect=True)
-def test_download_through_the_board(measure_routing, judge_goodput, route_entry):
-    (download,) = judge_goodput(lambda: [measure_routing.download()])
+@pytest.mark.parametrize("pinet_board_qdisc", QDISC_NAMES, indirect=True)
+def test_download_through_the_board(pinet_measure_routing, pinet_judge_goodput, pinet_route):
+    (download,) = pinet_judge_goodput(lambda: [pinet_measure_routing.download()])
     assert len(download.per_stream_mbps) == download.context.streams
     # The qdisc under test on the board's LAN side sent at least every byte that arrived
     # (headers and the warm-up make it more): it was in the path, not beside it.
-    assert _carried_by_the_qdisc(download, route_entry.lan.board_interface) >= 1.0
+    assert _carried_by_the_qdisc(download, pinet_route.lan.board_interface) >= 1.0
     assert download.tcp.min_max_stream_ratio is not None
 
 
 @pytest.mark.full_duplex
 @pytest.mark.parametrize("upload_mbps", UPLOAD_TARGETS, ids=lambda t: f"up-{t or 'unlimited'}")
-@pytest.mark.parametrize("board_qdisc", QDISC_NAMES, indirect=True)
-def test_download_while_uploading(measure_routing, judge_goodput, route_entry, upload_mbps):
-    download, upload = judge_goodput(lambda: list(measure_routing.download_while_uploading(upload_mbps)))
+@pytest.mark.parametrize("pinet_board_qdisc", QDISC_NAMES, indirect=True)
+def test_download_while_uploading(pinet_measure_routing, pinet_judge_goodput, pinet_route, upload_mbps):
+    download, upload = pinet_judge_goodput(
+        lambda: list(pinet_measure_routing.download_while_uploading(upload_mbps))
+    )
     assert (download.context.direction, upload.context.direction) == ("download", "upload")
-    target = measure_routing.scaled_target(upload_mbps)
+    target = pinet_measure_routing.scaled_target(upload_mbps)
     assert download.context.rate_target_mbps == upload.context.rate_target_mbps == target
     # Both directions overlapped, and each crossed the qdisc under test on its way out.
     assert download.started < upload.finished and upload.started < download.finished
-    assert _carried_by_the_qdisc(download, route_entry.lan.board_interface) >= 1.0
-    assert _carried_by_the_qdisc(upload, route_entry.wan.board_interface) >= 1.0
+    assert _carried_by_the_qdisc(download, pinet_route.lan.board_interface) >= 1.0
+    assert _carried_by_the_qdisc(upload, pinet_route.wan.board_interface) >= 1.0

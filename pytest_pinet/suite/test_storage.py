@@ -17,24 +17,26 @@ pytestmark = [pytest.mark.storage, pytest.mark.lg_feature("usb-disk")]
 
 
 @pytest.mark.parametrize("filesystem", sorted(FILESYSTEMS))
-def test_block_size_sweep(measure_storage, judge_goodput, filesystem):
-    runs = measure_storage.sweep(filesystem)
-    judge_goodput(*runs)
+def test_block_size_sweep(pinet_measure_storage, pinet_judge_goodput, filesystem):
+    runs = pinet_measure_storage.sweep(filesystem)
+    pinet_judge_goodput(*runs)
     assert [(r.context.block_bytes, r.context.direction) for r in runs] == [
         (block, direction) for block in DEFAULT_BLOCKS for direction in ("write", "read")
     ]
     for run in runs:
         # dd moved every byte asked of it (rounded down to whole blocks)
-        assert run.detail.bytes >= measure_storage.total_bytes - run.context.block_bytes
+        assert run.detail.bytes >= pinet_measure_storage.total_bytes - run.context.block_bytes
 
 
 @pytest.mark.routing
-def test_routing_while_the_disk_is_busy(measure_routing, scratch_disk, judge_goodput):
-    quiet = measure_routing.download()
-    scratch_disk.format("ext4")
-    with scratch_disk.busy(seconds=measure_routing.options.duration + measure_routing.options.omit + 10):
-        busy = measure_routing.download(scenario="routing+disk-io")
-    judge_goodput(quiet, busy)
+def test_routing_while_the_disk_is_busy(pinet_measure_routing, pinet_scratch_disk, pinet_judge_goodput):
+    quiet = pinet_measure_routing.download()
+    pinet_scratch_disk.format("ext4")
+    with pinet_scratch_disk.busy(
+        seconds=pinet_measure_routing.options.duration + pinet_measure_routing.options.omit + 10
+    ):
+        busy = pinet_measure_routing.download(scenario="routing+disk-io")
+    pinet_judge_goodput(quiet, busy)
     # both recorded; the difference is the shared bus's cost (none on a namespace lab)
     assert (quiet.context.scenario, busy.context.scenario) == ("routing", "routing+disk-io")
     assert busy.started > quiet.finished

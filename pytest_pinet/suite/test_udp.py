@@ -18,10 +18,10 @@ pytestmark = [pytest.mark.udp]
 
 
 @pytest.mark.parametrize("mode", ["sendto", "sendmmsg", "raw"])
-def test_udp_rate_over_the_link(measure_udp, judge_goodput, mode):
-    runs = measure_udp.sweep(mode, "link")
-    assert [r.context.streams for r in runs] == list(range(1, measure_udp.cores + 1))
-    judge_goodput(*runs)
+def test_udp_rate_over_the_link(pinet_measure_udp, pinet_judge_goodput, mode):
+    runs = pinet_measure_udp.sweep(mode, "link")
+    assert [r.context.streams for r in runs] == list(range(1, pinet_measure_udp.cores + 1))
+    pinet_judge_goodput(*runs)
     frames_per_second = LinkModel(runs[0].context.link_speed_mbps, runs[0].context.mtu).frames_per_second()
     for run in runs:
         udp = run.detail
@@ -34,8 +34,8 @@ def test_udp_rate_over_the_link(measure_udp, judge_goodput, mode):
 
 
 @pytest.mark.parametrize("mode", ["sendto", "sendmmsg"])
-def test_udp_rate_over_loopback(measure_udp, judge_goodput, mode):
-    runs = measure_udp.sweep(mode, LOOPBACK)
-    judge_goodput(*runs)
+def test_udp_rate_over_loopback(pinet_measure_udp, pinet_judge_goodput, mode):
+    runs = pinet_measure_udp.sweep(mode, LOOPBACK)
+    pinet_judge_goodput(*runs)
     for run in runs:
         assert run.context.link == LOOPBACK and run.detail.received_pps > 0

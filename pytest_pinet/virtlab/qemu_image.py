@@ -31,6 +31,7 @@ from pathlib import Path
 
 from ..errors import PinetError
 from . import system
+from .names import IMAGE_NAMES
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,7 @@ RECIPES = (
     ImageRecipe("debian12-k6.12", "bookworm", "12", "linux-image-6.12-amd64", "6.12."),
     ImageRecipe("debian13", "trixie", "13", "linux-image-amd64", "6.12."),
 )
-DEFAULT_IMAGE = "debian12-k6.1"
+assert tuple(recipe.name for recipe in RECIPES) == IMAGE_NAMES, "names.IMAGE_NAMES must list RECIPES"
 PACKAGES = (
     "systemd-sysv",
     "udev",

@@ -8,11 +8,11 @@ find what a crashed ``up`` left behind from the names alone.
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-LAB_NAME = re.compile(r"^pinet[0-9]{0,2}$")
+from .names import ACCELERATORS, BOARD_KINDS, LAB_NAME
+
 DEFAULT_LAB = "pinet"
 STATE_ROOT_ENV = "PINET_STATE_DIR"
 DEFAULT_STATE_ROOT = "/run/pinet"
@@ -60,8 +60,6 @@ class DiskSpec:
     size_mib: int = 512
 
 
-BOARD_KINDS = ("netns", "qemu")
-ACCELERATORS = ("tcg", "kvm")
 QEMU_BOARD = "qpi"
 # The QEMU board's LAN cable (its USB adapter): 10 Mbit/s, shaped on both ends.  Under TCG
 # QEMU's usb-net carries 55-60 Mbit/s one way and far less both ways at once; unshaped, that

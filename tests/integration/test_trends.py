@@ -25,8 +25,8 @@ from ..report_browser import chromium, result_id_of, serve, shoot
 ROOT = Path(__file__).resolve().parents[2]
 
 SUITE = """
-def test_goodput(measure_tcp, judge_goodput):
-    judge_goodput(lambda: [measure_tcp.half_duplex("board->peer")])
+def test_goodput(pinet_measure_tcp, pinet_judge_goodput):
+    pinet_judge_goodput(lambda: [pinet_measure_tcp.half_duplex("board->peer")])
 """
 
 

@@ -25,8 +25,8 @@ import pytest
 
 
 @pytest.mark.parametrize("floor", ["930", "941.4", "945"], ids=["clear", "inside", "above"])
-def test_goodput(measure_tcp, judge_goodput, floor):
-    judge_goodput(lambda: [measure_tcp.half_duplex("board->peer")])
+def test_goodput(pinet_measure_tcp, pinet_judge_goodput, floor):
+    pinet_judge_goodput(lambda: [pinet_measure_tcp.half_duplex("board->peer")])
 """
 
 

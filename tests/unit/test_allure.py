@@ -27,8 +27,8 @@ def fake(direction, goodput, profile):
 
 @pytest.mark.parametrize("profile", ["stock", "irq-pinned"])
 @pytest.mark.parametrize("direction", ["board->peer", "peer->board"])
-def test_goodput(record_measurement, judge_goodput, direction, profile):
-    judge_goodput(lambda: [record_measurement(fake(direction, GOODPUT, profile))])
+def test_goodput(pinet_record_measurement, pinet_judge_goodput, direction, profile):
+    pinet_judge_goodput(lambda: [pinet_record_measurement(fake(direction, GOODPUT, profile))])
 """
 THRESHOLDS = "rules:\n  - {id: gbe, match: {scenario: ethernet}, min_mbps: 940}\n"
 

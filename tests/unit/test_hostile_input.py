@@ -27,7 +27,7 @@ from pytest_pinet.host.profiles import Profile, load_profiles, profiles_from_dat
 from pytest_pinet.host.shell import quote
 from pytest_pinet.judge.thresholds import Thresholds, load_thresholds, thresholds_from_data
 from pytest_pinet.lab.inventory import Inventory, inventory_from_data, load_inventory
-from pytest_pinet.options import coordinator_address, place_tags, positive_int
+from pytest_pinet.options import check_named_lab_files, coordinator_address, place_tags, positive_int
 
 ROOT = Path(__file__).resolve().parents[2]
 T = TypeVar("T")
@@ -176,6 +176,28 @@ def test_any_bytes_as_a_lab_file_fail_cleanly(tmp_path, load, blob):
     path = tmp_path / "garbage.yaml"
     path.write_bytes(blob)
     loads_or_names(str(path), lambda: load(path))
+
+
+LAB_WAYS = ["--pinet-lab", "--lg-env", "LG_ENV", "PINET_LAB", "ini option pinet_lab"]
+
+
+@FUZZ
+@given(blob=st.binary(max_size=300), way=st.sampled_from(LAB_WAYS))
+def test_any_bytes_named_as_a_lab_any_way_fail_naming_the_way(tmp_path, blob, way):
+    # What labgrid's own plugin would read next: it must either be a readable env (a mapping
+    # with targets) or stop the run with an error that names how the lab was named.
+    path = tmp_path / "named.yaml"
+    path.write_bytes(blob)
+    loads_or_names(way, lambda: check_named_lab_files(str(path), way))
+
+
+@FUZZ
+@given(data=st.data(), way=st.sampled_from(LAB_WAYS))
+def test_hostile_env_files_named_any_way_fail_naming_the_way(tmp_path, data, way):
+    hostile = data.draw(mutated(_env_file(tmp_path)))
+    path = tmp_path / "named.yaml"
+    path.write_text(yaml.safe_dump(hostile, allow_unicode=True))
+    loads_or_names(way, lambda: check_named_lab_files(str(path), way))
 
 
 def test_unknown_tunable_is_named():

@@ -42,40 +42,40 @@ def make(request, goodput, driver="r8152", direction="board->peer", scenario="us
     detail = TcpDetail(goodput, 0, streams, None, None, "iperf 3.12", precision_pct=precision)
     m = Measurement(request.node.nodeid, context, goodput, 941.5, 0.0, 1.0, detail, interval_mbps=(goodput,),
                     observations=observations, measured_s=20.0)
-    return request.getfixturevalue("record_measurement")(m)
+    return request.getfixturevalue("pinet_record_measurement")(m)
 
 
-def test_hot_board(request, judge_goodput):
-    judge_goodput(make(request, 700.0, temperature=(79.0, 84.5)))
+def test_hot_board(request, pinet_judge_goodput):
+    pinet_judge_goodput(make(request, 700.0, temperature=(79.0, 84.5)))
 
 
-def test_throttled_during_run(request, judge_goodput):
-    judge_goodput(make(request, 700.0, throttled=(0, 0x40000)))
+def test_throttled_during_run(request, pinet_judge_goodput):
+    pinet_judge_goodput(make(request, 700.0, throttled=(0, 0x40000)))
 
 
-def test_known_slow_ax88179(request, judge_goodput):
-    judge_goodput(make(request, 736.0, driver="ax88179_178a"))
+def test_known_slow_ax88179(request, pinet_judge_goodput):
+    pinet_judge_goodput(make(request, 736.0, driver="ax88179_178a"))
 
 
-def test_ax88179_receiving_is_judged_normally(request, judge_goodput):
-    judge_goodput(make(request, 736.0, driver="ax88179_178a", direction="peer->board"))
+def test_ax88179_receiving_is_judged_normally(request, pinet_judge_goodput):
+    pinet_judge_goodput(make(request, 736.0, driver="ax88179_178a", direction="peer->board"))
 
 
-def test_sfq_unfair(request, judge_goodput):
-    judge_goodput(make(request, 949.0, scenario="routing", qdisc="sfq",
+def test_sfq_unfair(request, pinet_judge_goodput):
+    pinet_judge_goodput(make(request, 949.0, scenario="routing", qdisc="sfq",
                        streams=(362.0, 0.02, 0.02, 3.97, 3.42, 72.5, 0.03, 72.5, 72.6, 362.0)))
 
 
-def test_floor_inside_the_interval(request, judge_goodput):
-    judge_goodput(make(request, 931.0, precision=0.5))
+def test_floor_inside_the_interval(request, pinet_judge_goodput):
+    pinet_judge_goodput(make(request, 931.0, precision=0.5))
 
 
-def test_floor_clear_of_a_narrow_interval(request, judge_goodput):
-    judge_goodput(make(request, 931.0, precision=0.05))
+def test_floor_clear_of_a_narrow_interval(request, pinet_judge_goodput):
+    pinet_judge_goodput(make(request, 931.0, precision=0.05))
 
 
-def test_sfq_fair(request, judge_goodput):
-    judge_goodput(make(request, 943.0, scenario="routing", qdisc="sfq",
+def test_sfq_fair(request, pinet_judge_goodput):
+    pinet_judge_goodput(make(request, 943.0, scenario="routing", qdisc="sfq",
                        streams=(89.0, 93.6, 93.7, 96.4, 92.3, 99.6, 93.4, 92.0, 93.9, 99.7)))
 """
 

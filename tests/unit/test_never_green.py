@@ -20,11 +20,11 @@ CONTEXT = TrafficContext(lab="t", scenario="ethernet", board="pi", peer="pc", li
                          direction="board->peer", duplex="half", streams=10, duration_s=20, omit_s=2,
                          link_speed_mbps=1000, mtu=1500)
 
-def test_measures(record_measurement):
-    record_measurement(Measurement(test_id="x", context=CONTEXT, goodput_mbps=941.0, limit_mbps=941.5,
+def test_measures(pinet_record_measurement):
+    pinet_record_measurement(Measurement(test_id="x", context=CONTEXT, goodput_mbps=941.0, limit_mbps=941.5,
                                    started=0, finished=1, detail=TcpDetail(None, 0, (), None, None, None)))
 
-def test_board_off(record_measurement):
+def test_board_off(pinet_record_measurement):
     pytest.skip("board pi5 is switched off")
 """
 

@@ -71,6 +71,29 @@ def test_waiting_for_a_place_is_bounded_and_says_which(tmp_path):
         holder.wait()
 
 
+def test_a_wait_says_at_once_what_it_waits_for_and_who_holds_it(tmp_path):
+    holder = _holder(tmp_path, "pinet1")
+    try:
+        said: list[str] = []
+        with pytest.raises(LabFault):
+            take_place([Place("pinet1", "virtual")], tmp_path, wait=0.3, waiting=said.append)
+        assert len(said) == 1, said  # once, not once per retry
+        assert said[0].startswith("pinet: waiting up to 0 s for place pinet1 (held by pid ")
+        assert f"pid {holder.pid}," in said[0] and "--pinet-place-wait" in said[0]
+    finally:
+        os.kill(holder.pid, signal.SIGKILL)
+        holder.wait()
+    host = _holder(tmp_path, "lab.yaml#pc")  # a peer another run measures with its board
+    try:
+        said = []
+        with pytest.raises(LabFault):
+            hold_hosts(tmp_path, "lab.yaml", ["pi", "pc"], wait=0.2, waiting=said.append)
+        assert len(said) == 1 and "for place lab.yaml#pc (held by pid " in said[0], said
+    finally:
+        os.kill(host.pid, signal.SIGKILL)
+        host.wait()
+
+
 def test_odd_place_names_make_safe_lock_files(tmp_path):
     lock = PlaceLock(tmp_path, "../../etc/passwd; rm -rf /")
     assert lock.path.parent == tmp_path and "/" not in lock.path.name

@@ -12,10 +12,50 @@ def run(pytester, *args):
     return pytester.runpytest("-p", "no:labgrid", *args)
 
 
-def test_markers_are_registered(pytester):
-    result = run(pytester, "--markers")
-    for marker in ("ethernet", "half_duplex", "full_duplex", "routing", "usb_adapter", "udp", "storage"):
+SUITE_MARKERS = (
+    "ethernet",
+    "half_duplex",
+    "full_duplex",
+    "routing",
+    "usb_adapter",
+    "udp",
+    "storage",
+    "qemu_board",
+)
+
+
+def test_markers_are_registered_where_pinet_is_active(pytester):
+    result = run(pytester, "--markers", "--pinet-duration", "3")
+    for marker in SUITE_MARKERS:
         result.stdout.fnmatch_lines([f"@pytest.mark.{marker}:*"])
+
+
+def test_markers_are_not_registered_where_pinet_is_not_used(pytester):
+    # --strict-markers in a project that does not use pinet still catches its own typo
+    result = run(pytester, "--markers")
+    for marker in SUITE_MARKERS:
+        assert f"@pytest.mark.{marker}:" not in result.stdout.str()
+    pytester.makepyfile("import pytest\n\n@pytest.mark.storage\ndef test_typo():\n    pass\n")
+    result = run(pytester, "--strict-markers")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(["*'storage' not found in `markers` configuration option*"])
+
+
+def test_the_shipped_suite_registers_its_markers_itself(pytester):
+    # pytest --pyargs pytest_pinet.suite -m routing, with --strict-markers and no pinet option
+    result = run(
+        pytester,
+        "--strict-markers",
+        "--collect-only",
+        "-q",
+        "-m",
+        "routing",
+        "--pyargs",
+        "pytest_pinet.suite",
+    )
+    assert result.ret == 0, result.stdout.str()
+    result.stdout.fnmatch_lines(["*test_routing.py::test_download_through_the_board*"])
+    assert "test_ethernet.py" not in result.stdout.str()
 
 
 def test_header_names_lab_thresholds_and_results(pytester):
@@ -93,9 +133,9 @@ def fake(goodput):
     return Measurement(test_id="t", context=CONTEXT, goodput_mbps=goodput, limit_mbps=941.5, started=0,
                        finished=1, detail=TcpDetail(None, 7, (), None, None, None))
 
-def test_low_then_good(judge_goodput):
+def test_low_then_good(pinet_judge_goodput):
     results = iter([900.0, 941.0])
-    (kept,) = judge_goodput(lambda: [fake(next(results))])
+    (kept,) = pinet_judge_goodput(lambda: [fake(next(results))])
     assert kept.goodput_mbps == 941.0
 """
 THRESHOLDS = "rules:\n  - {id: gbe, match: {scenario: ethernet}, min_mbps: 940}\n"

@@ -54,10 +54,10 @@ CONTEXT = TrafficContext(lab="t", scenario="ethernet", board="pi", peer="pc", li
                          direction="board->peer", duplex="half", streams=10, duration_s=20, omit_s=2,
                          link_speed_mbps=1000, mtu=1500)
 
-def test_low(record_measurement, judge_goodput):
+def test_low(pinet_record_measurement, pinet_judge_goodput):
     m = Measurement(test_id="t", context=CONTEXT, goodput_mbps=900.0, limit_mbps=941.5, started=0,
                     finished=1, detail=TcpDetail(None, 0, (), None, None, None))
-    judge_goodput(record_measurement(m))
+    pinet_judge_goodput(pinet_record_measurement(m))
 """
 THRESHOLDS = "rules:\n  - {id: gbe, match: {scenario: ethernet}, min_mbps: 940}\n"
 

@@ -22,7 +22,10 @@ REPEATS = int(os.environ.get("PINET_BENCH_REPEATS", "3"))
 @pytest.mark.parametrize("repeat", range(REPEATS))
 @pytest.mark.parametrize("direction", ["board->peer", "peer->board"])
 def test_bench_half_duplex(
-    measure_tcp: TcpMeasurer, judge_goodput: Callable[..., list[Measurement]], direction: str, repeat: int
+    pinet_measure_tcp: TcpMeasurer,
+    pinet_judge_goodput: Callable[..., list[Measurement]],
+    direction: str,
+    repeat: int,
 ) -> None:
-    (measurement,) = judge_goodput(measure_tcp.half_duplex(direction))
+    (measurement,) = pinet_judge_goodput(pinet_measure_tcp.half_duplex(direction))
     assert len(measurement.per_stream_mbps) == measurement.context.streams
