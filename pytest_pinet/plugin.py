@@ -67,6 +67,7 @@ def register_markers(config: pytest.Config) -> None:
 pytest_plugins = [
     "pytest_pinet.fixtures.lab",
     "pytest_pinet.fixtures.tcp",
+    "pytest_pinet.fixtures.judging",
     "pytest_pinet.fixtures.routing",
     "pytest_pinet.fixtures.udp",
     "pytest_pinet.fixtures.storage",
