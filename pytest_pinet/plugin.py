@@ -42,6 +42,7 @@ MARKERS = {
     "half_duplex": "one end sends, the other receives",
     "full_duplex": "both ends send at once",
     "routing": "traffic routed through the board between two peers",
+    "latency": "round-trip time idle and under load beside the traffic, judged lower-is-better",
     "usb_adapter": "USB Ethernet adapters of the board",
     "udp": "UDP packet rates",
     "storage": "USB disk throughput",
