@@ -91,7 +91,7 @@ def _accepted(key: str, change: ChangePoint, acceptances: Sequence[Acceptance]) 
 
 def cmd_compare(args: argparse.Namespace) -> int:
     """Two runs per context: both figures, the change, and whether it is beyond noise."""
-    from ..record.compare import as_data, compare_runs, table
+    from ..record.compare import as_data, compare_runs, table, value_of
 
     store = open_store(args.db)
     try:
@@ -109,9 +109,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
                     "lab-fault",
                     "invalid-thermal",
                 ):
-                    per_run.setdefault(row.run_id, []).append(row.goodput_mbps)
+                    value = value_of(row, args.metric)
+                    if value is not None:
+                        per_run.setdefault(row.run_id, []).append(value)
             history[key] = [sorted(v)[len(v) // 2] for v in per_run.values()]
-        deltas = compare_runs(a, b, history)
+        deltas = compare_runs(a, b, history, args.metric)
     finally:
         store.close()
     if args.json:
@@ -159,6 +161,12 @@ def register(sub: Any) -> None:
     compare.add_argument("run_b")
     compare.add_argument("--db", default=None, help=STORE_HELP)
     compare.add_argument("--json", action="store_true", help="the comparison as JSON")
+    compare.add_argument(
+        "--metric",
+        choices=("goodput", "latency"),
+        default="goodput",
+        help="goodput (Mbit/s, higher is better) or latency (RTT under load p99, ms, lower is better)",
+    )
     compare.set_defaults(func=cmd_compare)
 
     runs = sub.add_parser("runs", help="list the runs of the store; exclude a known-bad one from baselines")

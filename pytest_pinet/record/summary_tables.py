@@ -29,6 +29,26 @@ def _last_per_cell(rows: list[dict[str, Any]], duplex: str) -> dict[tuple[str, f
     return cells
 
 
+def _ms(value: Any) -> str:
+    return f"{float(value):.1f}" if isinstance(value, int | float) else "-"
+
+
+def latency_cells(row: dict[str, Any]) -> str:
+    """Idle RTT median, RTT under load p50/p99 and probe loss of a row, or why there are none."""
+    latency = (row.get("detail") or {}).get("latency")
+    if not latency:
+        return "latency not probed"
+    if latency.get("not_measured"):
+        return f"latency not measured: {latency['not_measured']}"
+    idle, load = latency.get("idle") or {}, latency.get("load") or {}
+    loss = load.get("loss_pct")
+    lost = "-" if loss is None else f"{loss:.1f}"
+    return (
+        f"idle {_ms(idle.get('median_ms'))} ms, under load p50 {_ms(load.get('median_ms'))} "
+        f"p99 {_ms(load.get('p99_ms'))} ms, loss {lost} % ({latency.get('tool')})"
+    )
+
+
 def routing_tables(rows: list[dict[str, Any]]) -> list[str]:
     """Lines of both tables; empty when the run routed nothing."""
     lines: list[str] = []
@@ -47,6 +67,9 @@ def routing_tables(rows: list[dict[str, Any]]) -> list[str]:
                 f"{'-' if jain is None else f'{jain:.3f}':>6} {'-' if ratio is None else f'{ratio:.2f}':>8}  "
                 + " ".join(f"{v:.0f}" for v in streams)
             )
+    if download:
+        lines.append("routing: round-trip time through the board, idle and under that download")
+        lines += [f"  {qdisc:12} {latency_cells(row)}" for (qdisc, _t, _d), row in sorted(download.items())]
     full = _last_per_cell(rows, "full")
     if full:
         qdiscs = sorted({q for q, _t, _d in full})
@@ -64,6 +87,12 @@ def routing_tables(rows: list[dict[str, Any]]) -> list[str]:
                     else f"{'-':>17}"
                 )
             lines.append(f"  {f'{target:g}' if target else 'unlimited':>9} " + " ".join(cells))
+        lines.append("routing: round-trip time while downloading and uploading")
+        for (qdisc, target, direction), row in sorted(full.items()):
+            if direction == "download":
+                lines.append(
+                    f"  {qdisc:12} up {f'{target:g}' if target else 'unlimited':>9}  {latency_cells(row)}"
+                )
     return lines
 
 

@@ -20,6 +20,9 @@ from pytest_pinet.judge.latency import (
     lower_is_better,
 )
 from pytest_pinet.model.latency import LatencyUse, ProbeFigures
+from pytest_pinet.record.compare import compare_runs, table
+from pytest_pinet.record.metric_sets import latency_samples
+from pytest_pinet.record.store import StoredMeasurement
 from pytest_pinet.traffic.latency_parse import (
     ProbeOutputError,
     ProbeSeries,
@@ -197,3 +200,35 @@ def test_induced_latency_is_the_rise_of_the_median():
 def test_a_latency_rule_without_a_ceiling_names_the_file():
     with pytest.raises(ConfigError, match=r"t\.yaml: latency_rules\[0\].*max_p99_ms"):
         latency_rules_from_data({"latency_rules": [{"id": "x", "max_p99_ms": 0}]}, "t.yaml")
+
+
+def _row(run, p99, goodput=941.0):
+    key = "board=pi|scenario=routing|qdisc=pfifo_fast|direction=download"
+    return StoredMeasurement(1, run, "t", key, 0.0, goodput, "", "", "", "pi", "pass", (), p99)
+
+
+def test_compare_calls_a_rise_of_latency_worse_and_a_fall_better():
+    history = {_row("x", 0).context_key: [11.2, 11.3, 11.1]}
+    (rise,) = compare_runs([_row("a", 11.2)], [_row("b", 45.0)], history, "latency")
+    assert rise.beyond_noise and rise.worse and rise.delta_pct is not None and rise.delta_pct > 0
+    (fall,) = compare_runs([_row("a", 11.2)], [_row("b", 1.2)], history, "latency")
+    assert fall.beyond_noise and fall.worse is False
+    assert (
+        "BEYOND NOISE, WORSE" in table([rise], "a", "b")[2]
+        and "lower is better" in table([rise], "a", "b")[1]
+    )
+    # goodput keeps its direction: a fall is worse
+    (drop,) = compare_runs(
+        [_row("a", 1, 941.0)], [_row("b", 1, 800.0)], {_row("x", 0).context_key: [941, 940, 941]}
+    )
+    assert drop.worse
+
+
+def test_latency_has_its_own_metric_sets_in_ms_lower_is_better_and_none_when_unmeasured():
+    found = {s.kind.key: s for s in latency_samples(_latency(20.0, idle=2.0), "ctx")}
+    assert found["d-latency-p99"].value == 20.0 and found["d-latency-p99"].kind.better == "lower"
+    assert (
+        found["f-latency-induced"].value == pytest.approx(16.0) and found["d-latency-p99"].kind.unit == "ms"
+    )
+    missing = LatencyUse("", "", "", 0.0, None, None, not_measured="no ping")
+    assert list(latency_samples(missing, "ctx")) == []
