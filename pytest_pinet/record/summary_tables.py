@@ -67,9 +67,6 @@ def routing_tables(rows: list[dict[str, Any]]) -> list[str]:
                 f"{'-' if jain is None else f'{jain:.3f}':>6} {'-' if ratio is None else f'{ratio:.2f}':>8}  "
                 + " ".join(f"{v:.0f}" for v in streams)
             )
-    if download:
-        lines.append("routing: round-trip time through the board, idle and under that download")
-        lines += [f"  {qdisc:12} {latency_cells(row)}" for (qdisc, _t, _d), row in sorted(download.items())]
     full = _last_per_cell(rows, "full")
     if full:
         qdiscs = sorted({q for q, _t, _d in full})
@@ -87,12 +84,23 @@ def routing_tables(rows: list[dict[str, Any]]) -> list[str]:
                     else f"{'-':>17}"
                 )
             lines.append(f"  {f'{target:g}' if target else 'unlimited':>9} " + " ".join(cells))
-        lines.append("routing: round-trip time while downloading and uploading")
+    return lines
+
+
+def routing_latency_table(rows: list[dict[str, Any]]) -> list[str]:
+    """Round-trip time through the board per qdisc and upload target: idle, under load p50/p99."""
+    lines: list[str] = []
+    download = _last_per_cell(rows, "half")
+    if download:
+        lines.append("routing: round-trip time through the board, idle and under the download")
+        lines += [f"  {qdisc:12} {latency_cells(row)}" for (qdisc, _t, _d), row in sorted(download.items())]
+    full = _last_per_cell(rows, "full")
+    if full:
+        lines.append("routing: round-trip time while the LAN peer uploads")
         for (qdisc, target, direction), row in sorted(full.items()):
             if direction == "download":
-                lines.append(
-                    f"  {qdisc:12} up {f'{target:g}' if target else 'unlimited':>9}  {latency_cells(row)}"
-                )
+                upload = f"{target:g}" if target else "unlimited"
+                lines.append(f"  {qdisc:12} up {upload:>9}  {latency_cells(row)}")
     return lines
 
 

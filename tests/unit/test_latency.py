@@ -3,6 +3,8 @@ lower-is-better judgement (issue 34)."""
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +23,10 @@ from pytest_pinet.judge.latency import (
 )
 from pytest_pinet.model.latency import LatencyUse, ProbeFigures
 from pytest_pinet.record.compare import compare_runs, table
+from pytest_pinet.record.context_trend import run_series
 from pytest_pinet.record.metric_sets import latency_samples
 from pytest_pinet.record.store import StoredMeasurement
+from pytest_pinet.record.summary_tables import routing_latency_table
 from pytest_pinet.traffic.latency_parse import (
     ProbeOutputError,
     ProbeSeries,
@@ -232,3 +236,25 @@ def test_latency_has_its_own_metric_sets_in_ms_lower_is_better_and_none_when_unm
     )
     missing = LatencyUse("", "", "", 0.0, None, None, not_measured="no ping")
     assert list(latency_samples(missing, "ctx")) == []
+
+
+def test_the_latency_table_gives_each_qdisc_or_says_why_not():
+    measured = _latency(20.0, idle=2.0)
+    rows = [
+        {"context": {"scenario": "routing", "duplex": "half", "qdisc": "fq_codel", "direction": "download"},
+         "goodput_mbps": 9.4, "detail": {"latency": asdict(measured)}},
+        {"context": {"scenario": "routing", "duplex": "half", "qdisc": "sfq", "direction": "download"},
+         "goodput_mbps": 9.4,
+         "detail": {"latency": asdict(LatencyUse("", "", "", 0.0, None, None, not_measured="no ping on pc"))}},
+    ]  # fmt: skip
+    lines = routing_latency_table(rows)
+    assert lines[1].split()[:9] == ["fq_codel", "idle", "2.0", "ms,", "under", "load", "p50", "18.0", "p99"]
+    assert lines[2].endswith("latency not measured: no ping on pc")
+
+
+def test_trends_of_latency_take_every_probe_as_a_sample():
+    rows = [_row("a", 11.0), _row("b", 12.0)]
+    rows = [dataclasses.replace(r, latency_rtt_ms=(10.0, 11.0, 12.0)) for r in rows]
+    series = run_series(rows, "latency")
+    assert [s.samples for s in series] == [(10.0, 11.0, 12.0)] * 2
+    assert run_series([_row("c", None)], "latency") == []
