@@ -188,12 +188,12 @@ def test_lower_is_better_a_rise_is_a_regression_a_fall_is_not():
 
 def test_the_ceiling_of_the_qdisc_applies_and_states_its_rule():
     rules = load_latency_rules(THRESHOLDS)
-    context = {"scenario": "routing", "qdisc": "fq_codel", "link_speed_mbps": 10}
+    context = {"scenario": "routing", "qdisc": "fq_codel", "link_speed_mbps": 10, "duplex": "half"}
     assert judge_latency(_latency(12.0), context, rules, []).status == "pass"
     above = judge_latency(_latency(300.0), context, rules, [])
     assert above.failed and "latency-fq_codel-10m" in above.reason and above.ceiling_ms == 40
     fifo = {"scenario": "routing", "qdisc": "pfifo_fast", "link_speed_mbps": 10}
-    assert judge_latency(_latency(1400.0), fifo, rules, []).status == "pass"
+    assert judge_latency(_latency(3166.0), {**fifo, "duplex": "half"}, rules, []).status == "pass"
 
 
 def test_induced_latency_is_the_rise_of_the_median():
