@@ -203,7 +203,7 @@ def test_induced_latency_is_the_rise_of_the_median():
 
 def test_a_latency_rule_without_a_ceiling_names_the_file():
     with pytest.raises(ConfigError, match=r"t\.yaml: latency_rules\[0\].*max_p99_ms"):
-        latency_rules_from_data({"latency_rules": [{"id": "x", "max_p99_ms": 0}]}, "t.yaml")
+        latency_rules_from_data({"rules": [], "latency_rules": [{"id": "x", "max_p99_ms": 0}]}, "t.yaml")
 
 
 def _row(run, p99, goodput=941.0):
