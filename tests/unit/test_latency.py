@@ -258,3 +258,16 @@ def test_trends_of_latency_take_every_probe_as_a_sample():
     series = run_series(rows, "latency")
     assert [s.samples for s in series] == [(10.0, 11.0, 12.0)] * 2
     assert run_series([_row("c", None)], "latency") == []
+
+
+def test_a_lab_file_extending_the_shipped_one_keeps_its_latency_rules(tmp_path):
+    lab_file = tmp_path / "lab.yaml"
+    lab_file.write_text(
+        "extends: shipped\nrules: []\nlatency_rules:\n"
+        "  - {id: latency-fq_codel-10m, match: {qdisc: fq_codel}, max_p99_ms: 25}\n"
+    )
+    rules = {rule.rule_id: rule for rule in load_latency_rules(lab_file)}
+    assert rules["latency-fq_codel-10m"].max_p99_ms == 25  # the lab's overrides the shipped one
+    assert "latency-pfifo_fast-10m" in rules  # the rest come from the shipped file
+    lab_file.write_text(lab_file.read_text().replace("extends: shipped\n", ""))
+    assert [rule.rule_id for rule in load_latency_rules(lab_file)] == ["latency-fq_codel-10m"]
