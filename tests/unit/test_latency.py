@@ -21,7 +21,9 @@ from pytest_pinet.judge.latency import (
     load_latency_rules,
     lower_is_better,
 )
+from pytest_pinet.model import Measurement, TcpDetail, TrafficContext
 from pytest_pinet.model.latency import LatencyUse, ProbeFigures
+from pytest_pinet.record.allure_out import per_second_chart
 from pytest_pinet.record.compare import compare_runs, table
 from pytest_pinet.record.context_trend import run_series
 from pytest_pinet.record.metric_sets import latency_samples
@@ -271,3 +273,21 @@ def test_a_lab_file_extending_the_shipped_one_keeps_its_latency_rules(tmp_path):
     assert "latency-pfifo_fast-10m" in rules  # the rest come from the shipped file
     lab_file.write_text(lab_file.read_text().replace("extends: shipped\n", ""))
     assert [rule.rule_id for rule in load_latency_rules(lab_file)] == ["latency-fq_codel-10m"]
+
+
+def test_the_per_second_chart_draws_rtt_under_load_beside_goodput():
+    context = TrafficContext(
+        lab="virtual", scenario="routing", board="qpi", peer="inet<>pc", link="qpi-router",
+        adapter="virtio", direction="download", duplex="half", streams=10, duration_s=20, omit_s=2,
+        link_speed_mbps=10, mtu=1500, qdisc="pfifo_fast",
+    )  # fmt: skip
+    rtts = tuple(None if i % 10 == 9 else 2000.0 + i for i in range(100))
+    latency = dataclasses.replace(_latency(3166.0, idle=1.9), load_rtt_ms=rtts)
+    detail = TcpDetail(8.5, 0, (0.85,) * 10, 1.0, 2.0, "iperf 3.12", latency=latency)
+    measured = Measurement("t", context, 8.5, 9.4, 0.0, 22.0, detail, interval_mbps=(8.5,) * 20)
+    with_rtt = per_second_chart(measured)
+    without = per_second_chart(
+        dataclasses.replace(measured, detail=dataclasses.replace(detail, latency=None))
+    )
+    assert with_rtt is not None and without is not None
+    assert with_rtt.startswith(b"\x89PNG") and with_rtt != without  # the RTT series is drawn
