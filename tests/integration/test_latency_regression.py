@@ -24,10 +24,10 @@ from pytest_pinet.virtlab.topology import LabSpec, LinkSpec
 SUITE = """
 import pytest
 
-@pytest.mark.parametrize("board_qdisc", ["pfifo_fast"], indirect=True)
-def test_latency(measure_routing, judge_goodput, judge_latency_under_load):
-    (download,) = judge_goodput(lambda: [measure_routing.download()])
-    judge_latency_under_load([download])
+@pytest.mark.parametrize("pinet_board_qdisc", ["pfifo_fast"], indirect=True)
+def test_latency(pinet_measure_routing, pinet_judge_goodput, pinet_judge_latency):
+    (download,) = pinet_judge_goodput(lambda: [pinet_measure_routing.download()])
+    pinet_judge_latency([download])
 """
 
 
