@@ -42,6 +42,7 @@ MARKERS = {
     "half_duplex": "one end sends, the other receives",
     "full_duplex": "both ends send at once",
     "routing": "traffic routed through the board between two peers",
+    "latency": "round-trip time idle and under load beside the traffic, judged lower-is-better",
     "usb_adapter": "USB Ethernet adapters of the board",
     "udp": "UDP packet rates",
     "storage": "USB disk throughput",
@@ -490,7 +491,7 @@ def _write_summary(terminalreporter: Any, config: pytest.Config, run: PinetRun) 
     from .record.data_home import store_url
     from .record.image_table import image_table
     from .record.run_summary import lab_fault_lines, measurement_lines, no_baseline_lines
-    from .record.summary_tables import routing_tables, storage_table, udp_table
+    from .record.summary_tables import routing_latency_table, routing_tables, storage_table, udp_table
 
     rows = run.results.load()
     coverage = config.pluginmanager.get_plugin("pinet-coverage")
@@ -498,7 +499,13 @@ def _write_summary(terminalreporter: Any, config: pytest.Config, run: PinetRun) 
     _write_health(terminalreporter, run)
     if rows:
         terminalreporter.section("pinet measurements")
-        for line in measurement_lines(rows) + routing_tables(rows) + udp_table(rows) + storage_table(rows):
+        for line in (
+            measurement_lines(rows)
+            + routing_tables(rows)
+            + routing_latency_table(rows)
+            + udp_table(rows)
+            + storage_table(rows)
+        ):
             terminalreporter.write_line(line)
         for line in image_table(rows):
             terminalreporter.write_line(line)

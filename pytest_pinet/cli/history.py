@@ -43,7 +43,9 @@ def cmd_trends(args: argparse.Namespace) -> int:
     try:
         acceptances = store.acceptances()
         for key in store.context_keys():
-            series = run_series(store.history(key))
+            series = run_series(store.history(key), args.metric)
+            if not series:
+                continue
             changes = detect_change_points(series, policy)
             label = ", ".join(
                 p
@@ -60,7 +62,7 @@ def cmd_trends(args: argparse.Namespace) -> int:
                     "change_points": [
                         {
                             **asdict(change),
-                            "explain": change.explain(),
+                            "explain": explain_change(change, args.metric),
                             "accepted": _accepted(key, change, acceptances),
                         }
                         for change in changes
@@ -72,7 +74,7 @@ def cmd_trends(args: argparse.Namespace) -> int:
             if args.verbose or changes:
                 print(f"{label}  ({len(series)} runs)")
             for change in changes:
-                print(f"  change point: {change.explain()}")
+                print(f"  change point: {explain_change(change, args.metric)}")
                 for line in _accepted(key, change, acceptances):
                     print(f"    {line}")
     finally:
@@ -89,9 +91,22 @@ def _accepted(key: str, change: ChangePoint, acceptances: Sequence[Acceptance]) 
     return [a.explain() for a in acceptances if a.covers(key, change.run_id)]
 
 
+def explain_change(change: ChangePoint, metric: str) -> str:
+    """A change point in the metric's unit, saying whether it went the metric's bad way."""
+    if metric != "latency":
+        return change.explain()
+    worse = change.after_mean > change.before_mean  # RTT under load: lower is better
+    changes = ", ".join(f"{k} {a} -> {b}" for k, (a, b) in change.came_with.items()) or "no recorded change"
+    return (
+        f"run {change.run_id}: RTT under load {change.before_mean:.1f} -> {change.after_mean:.1f} ms "
+        f"({change.change_percent:+.2f} %, {'worse' if worse else 'better'}: lower is better, "
+        f"p={change.p_value:.1e}); came with: {changes}"
+    )
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
     """Two runs per context: both figures, the change, and whether it is beyond noise."""
-    from ..record.compare import as_data, compare_runs, table
+    from ..record.compare import as_data, compare_runs, table, value_of
 
     store = open_store(args.db)
     try:
@@ -109,9 +124,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
                     "lab-fault",
                     "invalid-thermal",
                 ):
-                    per_run.setdefault(row.run_id, []).append(row.goodput_mbps)
+                    value = value_of(row, args.metric)
+                    if value is not None:
+                        per_run.setdefault(row.run_id, []).append(value)
             history[key] = [sorted(v)[len(v) // 2] for v in per_run.values()]
-        deltas = compare_runs(a, b, history)
+        deltas = compare_runs(a, b, history, args.metric)
     finally:
         store.close()
     if args.json:
@@ -152,6 +169,12 @@ def register(sub: Any) -> None:
     trends.add_argument("--min-change", type=float, default=1.0, help="smallest shift that counts, percent")
     trends.add_argument("-v", "--verbose", action="store_true", help="list contexts without changes too")
     trends.add_argument("--json", action="store_true", help="every context and its change points as JSON")
+    trends.add_argument(
+        "--metric",
+        choices=("goodput", "latency"),
+        default="goodput",
+        help="goodput (per-second Mbit/s) or latency (every probe's RTT under load, ms; a rise is worse)",
+    )
     trends.set_defaults(func=cmd_trends)
 
     compare = sub.add_parser("compare", help="two runs per context: figures, change and whether beyond noise")
@@ -159,6 +182,12 @@ def register(sub: Any) -> None:
     compare.add_argument("run_b")
     compare.add_argument("--db", default=None, help=STORE_HELP)
     compare.add_argument("--json", action="store_true", help="the comparison as JSON")
+    compare.add_argument(
+        "--metric",
+        choices=("goodput", "latency"),
+        default="goodput",
+        help="goodput (Mbit/s, higher is better) or latency (RTT under load p99, ms, lower is better)",
+    )
     compare.set_defaults(func=cmd_compare)
 
     runs = sub.add_parser("runs", help="list the runs of the store; exclude a known-bad one from baselines")

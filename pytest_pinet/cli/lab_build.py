@@ -103,6 +103,14 @@ def register(lab_sub: Any) -> None:
         help="instead: one cable negotiates like a bad one, shaped to and reporting MBPS (0: its own)",
     )
     degrade.add_argument("--link", default=None, help="the cable --link-speed changes (default: the first)")
+    degrade.add_argument(
+        "--queue-packets",
+        type=int,
+        default=None,
+        metavar="N",
+        help="instead: give every cable end a queue of N packets (txqueuelen; a planted latency "
+        f"regression when deeper than {lab.DEFAULT_QUEUE_PACKETS}; 0 = back to {lab.DEFAULT_QUEUE_PACKETS})",
+    )
     degrade.set_defaults(func=cmd_lab_degrade)
 
 
@@ -246,7 +254,13 @@ def cmd_lab_vhost_power(args: argparse.Namespace) -> int:
 
 
 def cmd_lab_degrade(args: argparse.Namespace) -> int:
-    """Slow the virtual lab's cables by a percentage (0 = back to calibrated)."""
+    """Slow the virtual lab's cables by a percentage (0 = back to calibrated), give one cable
+    a bad link speed (``--link-speed``), or deepen every cable's queue (``--queue-packets``)."""
+    if args.queue_packets is not None:
+        packets = args.queue_packets or lab.DEFAULT_QUEUE_PACKETS
+        for line in lab.deepen_queues(spec_of(args), packets):
+            print(line)
+        return 0
     if args.link_speed is not None:
         for line in lab.degrade_link_speed(spec_of(args), args.link_speed, args.link):
             print(line)

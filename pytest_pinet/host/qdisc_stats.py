@@ -92,3 +92,27 @@ def read_qdisc_stats(host: RemoteHost, interface: str) -> list[QdiscStats]:
     """The qdiscs of ``interface`` on ``host`` with their counters."""
     checked_interface(interface)
     return parse_qdisc_stats(host.check(host.platform.qdisc_show(interface, stats=True), timeout=15))
+
+
+BACKLOG = re.compile(r"backlog\s+(?P<size>\d+(?:\.\d+)?)(?P<unit>[KMG]?)b\s+(?P<packets>\d+)p")
+SIZE_UNIT = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3}  # tc's sprint_size: binary units
+
+
+def parse_backlog(text: str, kind: str) -> tuple[int, int] | None:
+    """The queue held by every qdisc of ``kind`` in ``tc -s qdisc show`` output right now:
+    (bytes, packets), or None when no qdisc of that kind is there.  ``tc`` prints large
+    backlogs rounded (``150Kb``): the bytes are then as exact as tc made them."""
+    found: tuple[int, int] | None = None
+    current: str | None = None
+    for line in text.splitlines():
+        head = HEAD.match(line.strip())
+        if head:
+            current = head.group("kind")
+            continue
+        backlog = BACKLOG.search(line)
+        if backlog and current == kind:
+            size = int(float(backlog.group("size")) * SIZE_UNIT[backlog.group("unit")])
+            was = found or (0, 0)
+            found = (was[0] + size, was[1] + int(backlog.group("packets")))
+            current = None
+    return found

@@ -91,9 +91,21 @@ class RuleSchema:
 
 
 @attrs.frozen
+class LatencyRuleSchema:
+    """A ceiling on the p99 RTT under load (lower is better; judged by ``judge.latency``)."""
+
+    schema_label: ClassVar[str] = "id"
+
+    id: Annotated[str, NonEmptyText("must be a non-empty string")]
+    max_p99_ms: Annotated[float, Positive()]
+    match: Mapping[Annotated[str, MatchKey()], Annotated[Any, ScalarOrList()]] = attrs.field(factory=dict)
+    why: Annotated[str, Text()] = ""
+
+
+@attrs.frozen
 class ThresholdsFile:
-    """A thresholds file: its rules, how it relates to the shipped ones (and the format
-    version, not read yet)."""
+    """A thresholds file: its goodput rules, its latency rules, how it relates to the shipped
+    ones (and the format version, not read yet)."""
 
     rules: tuple[RuleSchema, ...]
     version: Any = None
@@ -103,6 +115,7 @@ class ThresholdsFile:
         None
     )
     replace: Annotated[bool, Flag()] = False
+    latency_rules: tuple[LatencyRuleSchema, ...] = ()
 
 
 def read_thresholds_file(data: Any, source: str) -> ThresholdsFile:

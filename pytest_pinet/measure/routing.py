@@ -13,9 +13,12 @@ from ..judge.fairness import min_max_ratio
 from ..judge.linerate import tcp_goodput_limit
 from ..model import Measurement, QdiscUse, RouteUse, TcpDetail, TrafficContext
 from ..model.lab import RouteEntry
+from ..model.latency import LatencyUse
 from ..traffic.adaptive import SettleRule
 from ..traffic.iperf3_measurement import measurement_from_iperf3
 from ..traffic.iperf3_runner import AdaptiveStop, Iperf3Options, Iperf3Run, run_iperf3, run_iperf3_both_ways
+from ..traffic.latency_probe import ProbePlan, choose_probe
+from ..traffic.load_watch import LoadWatch
 from ..traffic.observers import Snapshot
 from .base import Measurer, Site
 
@@ -62,6 +65,24 @@ class RoutingMeasurer(Measurer):
             (self.lan_peer, route.lan.peer_interface),
             (self.wan_peer, route.wan.peer_interface),
         )
+        self._probe_plan: ProbePlan | str | None = None
+
+    def load_watch(self) -> LoadWatch:
+        """Latency probes from the lan peer to the wan peer, through the board, and the board's
+        qdisc backlog, beside one run; the idle probe is taken here, before the load."""
+        r = self.route
+        if self._probe_plan is None:
+            self._probe_plan = choose_probe(self.lan_peer, self.wan_peer, r.wan.peer_address)
+        watch = LoadWatch(
+            self._probe_plan,
+            self.board,
+            (r.lan.board_interface, r.wan.board_interface),
+            self.qdisc,
+            self.options.omit,
+            self.options.duration,
+        )
+        watch.probe_idle()
+        return watch
 
     def _counters(self) -> Counters:
         """Observers' snapshots and the qdisc's counters, all at once."""
@@ -104,8 +125,14 @@ class RoutingMeasurer(Measurer):
         )
 
     def _record(
-        self, context: TrafficContext, run: Iperf3Run, limit: float, before: Counters, after: Counters
+        self,
+        context: TrafficContext,
+        run: Iperf3Run,
+        limit: float,
+        counters: tuple[Counters, Counters],
+        latency: LatencyUse,
     ) -> Measurement:
+        before, after = counters
         observations = self.observations(self.ends, before[0], after[0])
         test_id = f"{self.test_id}#{context.direction}"
         measured = measurement_from_iperf3(
@@ -120,6 +147,7 @@ class RoutingMeasurer(Measurer):
             qdisc=qdisc,
             route=RouteUse(self.route.lan.name, self.route.wan.name, self.route.board),
             min_max_stream_ratio=min_max_ratio(measured.detail.per_stream_mbps),
+            latency=latency,
         )
         return self.record(dataclasses.replace(measured, detail=detail))
 
@@ -132,16 +160,19 @@ class RoutingMeasurer(Measurer):
         context = self._context(DOWNLOAD, "half", scenario=scenario)
         lines = self.decision_lines(context, self.limit)
         adaptive = AdaptiveStop(self.settle, r.lan.peer_interface, lines) if self.settle else None
+        watch = self.load_watch()
         before = self._counters()
-        run = run_iperf3(
-            self.wan_peer,
-            self.lan_peer,
-            r.lan.peer_address,
-            self._options(self.wan_peer),
-            adaptive,
-            self.progress("download"),
-        )
-        return self._record(context, run, self.limit, before, self._counters())
+        with watch:
+            run = run_iperf3(
+                self.wan_peer,
+                self.lan_peer,
+                r.lan.peer_address,
+                self._options(self.wan_peer),
+                adaptive,
+                self.progress("download"),
+            )
+        counters = (before, self._counters())
+        return self._record(context, run, self.limit, counters, watch.result())
 
     def scaled_target(self, upload_mbps: float) -> float:
         """The seed's upload target for this route (see :func:`scale_upload_target`)."""
@@ -158,20 +189,23 @@ class RoutingMeasurer(Measurer):
         down_context = self._context(DOWNLOAD, "full", upload_mbps)
         up_context = self._context(UPLOAD, "full", upload_mbps)
         lines = (self.decision_lines(down_context, self.limit), self.decision_lines(up_context, up_limit))
+        watch = self.load_watch()
         before = self._counters()
-        down, up = run_iperf3_both_ways(
-            self.wan_peer,
-            self.lan_peer,
-            r.wan.peer_address,
-            r.lan.peer_address,
-            self._options(self.wan_peer),
-            self._options(self.lan_peer, per_stream),
-            (self.settle, r.wan.peer_interface, r.lan.peer_interface) if self.settle else None,
-            self.progress(f"download, upload at {upload_mbps or 'full'} Mbit/s"),
-            lines,
-        )
-        after = self._counters()
+        with watch:
+            down, up = run_iperf3_both_ways(
+                self.wan_peer,
+                self.lan_peer,
+                r.wan.peer_address,
+                r.lan.peer_address,
+                self._options(self.wan_peer),
+                self._options(self.lan_peer, per_stream),
+                (self.settle, r.wan.peer_interface, r.lan.peer_interface) if self.settle else None,
+                self.progress(f"download, upload at {upload_mbps or 'full'} Mbit/s"),
+                lines,
+            )
+        counters = (before, self._counters())
+        latency = watch.result()  # one probe saw both directions' queues at once
         return (
-            self._record(down_context, down, self.limit, before, after),
-            self._record(up_context, up, up_limit, before, after),
+            self._record(down_context, down, self.limit, counters, latency),
+            self._record(up_context, up, up_limit, counters, latency),
         )

@@ -8,18 +8,22 @@ from __future__ import annotations
 
 from .context import TrafficContext
 from .facts import HostFacts, InterfaceFacts
+from .latency import BacklogSample, LatencyUse, ProbeFigures
 from .measurement import Detail, DiskDetail, Measurement, QdiscUse, RouteUse, TcpDetail, UdpDetail
 from .observation import CpuUse, Observation
 from .udp_counters import ReceiverCounters
 
 __all__ = [
+    "BacklogSample",
     "CpuUse",
     "Detail",
     "DiskDetail",
     "HostFacts",
     "InterfaceFacts",
+    "LatencyUse",
     "Measurement",
     "Observation",
+    "ProbeFigures",
     "QdiscUse",
     "ReceiverCounters",
     "RouteUse",

@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from .context import TrafficContext
 from .facts import HostFacts
+from .latency import LatencyUse
 from .observation import Observation
 from .udp_counters import ReceiverCounters
 
@@ -64,6 +65,7 @@ class TcpDetail:
     qdisc: tuple[QdiscUse, ...] = ()  # routing: proof the qdisc under test carried the traffic
     route: RouteUse | None = None
     min_max_stream_ratio: float | None = None  # routing: slowest stream over the fastest
+    latency: LatencyUse | None = None  # routing: round-trip time idle and under this load
     kind: Literal["tcp"] = "tcp"
 
 

@@ -218,7 +218,8 @@ def observer_table(measurement: Measurement) -> str:
 
 
 def per_second_chart(measurement: Measurement) -> bytes | None:
-    """PNG of goodput per second against the line-rate limit (None without matplotlib)."""
+    """PNG of goodput per second against the line-rate limit, and beside it (right axis) the
+    RTT of every latency probe under load, where the run has them (None without matplotlib)."""
     try:
         import matplotlib
 
@@ -236,6 +237,19 @@ def per_second_chart(measurement: Measurement) -> bytes | None:
         f"{measurement.context.board} {measurement.context.direction} ({measurement.context.profile})"
     )
     axes.legend(loc="lower right")
+    latency = measurement.tcp.latency if measurement.tcp else None
+    if latency is not None and latency.load_rtt_ms and latency.interval_ms:
+        # Probes are isochronous: the n-th left n intervals after the warm-up ended.
+        step = latency.interval_ms / 1000.0
+        points = [(1 + i * step, rtt) for i, rtt in enumerate(latency.load_rtt_ms) if rtt is not None]
+        rtt_axes = axes.twinx()
+        rtt_axes.plot(
+            [t for t, _ in points], [r for _, r in points], color="tab:orange", linewidth=0.8,
+            alpha=0.8, label=f"RTT under load ({latency.tool})",
+        )  # fmt: skip
+        rtt_axes.set_ylabel("RTT ms")
+        rtt_axes.set_ylim(bottom=0)
+        rtt_axes.legend(loc="upper right")
     figure.tight_layout()
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png")

@@ -8,6 +8,10 @@ smallest band the baseline uses (1 %).  With fewer than three other runs there i
 run-to-run spread to learn from: the two runs' own per-second samples then give it (three
 standard errors of the difference of their means), and a context without such samples (a
 disk's dd) has an unknown noise and is never called a change.
+
+Goodput is compared by default; ``metric="latency"`` compares the RTT under load (p99), where
+lower is better: a change beyond noise is then *worse* when it rises (``worse`` says which
+way a change went, whichever the metric's direction).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from ..judge.latency import lower_is_better
 from .store import StoredMeasurement
 
 LABEL_FIELDS = (
@@ -26,6 +31,12 @@ LABEL_FIELDS = (
 )  # fmt: skip
 MIN_BAND_PCT = 1.0
 NOT_MEASUREMENTS = ("lab-fault", "invalid-thermal")
+METRICS = {"goodput": "goodput_mbps", "latency": "rtt_load_p99_ms"}  # name -> judge.latency.DIRECTIONS key
+
+
+def value_of(row: StoredMeasurement, metric: str = "goodput") -> float | None:
+    """The figure of ``row`` that ``metric`` compares (None: the row has none)."""
+    return row.latency_p99_ms if metric == "latency" else row.goodput_mbps
 
 
 @dataclass(frozen=True)
@@ -40,6 +51,8 @@ class ContextDelta:
     noise_pct: float | None  # None: unknown (too little history, no per-second samples)
     noise_from: str  # "history (N runs)", "per-second samples" or why it is unknown
     beyond_noise: bool | None  # None: cannot tell
+    metric: str = "goodput"
+    worse: bool | None = None  # beyond noise in the metric's bad direction (None: cannot tell)
 
 
 def label_of(key: str) -> str:
@@ -48,11 +61,12 @@ def label_of(key: str) -> str:
     return ", ".join(f"{parts[name]}" for name in LABEL_FIELDS if parts.get(name))
 
 
-def _median_by_context(rows: Sequence[StoredMeasurement]) -> dict[str, float]:
+def _median_by_context(rows: Sequence[StoredMeasurement], metric: str) -> dict[str, float]:
     values: dict[str, list[float]] = {}
     for row in rows:
-        if row.verdict not in NOT_MEASUREMENTS:
-            values.setdefault(row.context_key, []).append(row.goodput_mbps)
+        value = value_of(row, metric)
+        if row.verdict not in NOT_MEASUREMENTS and value is not None:
+            values.setdefault(row.context_key, []).append(value)
     return {key: statistics.median(v) for key, v in values.items()}
 
 
@@ -87,20 +101,27 @@ def compare_runs(
     a: Sequence[StoredMeasurement],
     b: Sequence[StoredMeasurement],
     history: Mapping[str, Sequence[float]],
+    metric: str = "goodput",
 ) -> list[ContextDelta]:
     """Per context of either run: both medians, B's change against A and the noise band.
 
-    ``history`` maps a context to the per-run medians of the store's other runs.
+    ``history`` maps a context to the per-run medians of the store's other runs (of
+    ``metric``).  Per-second samples are goodput's: latency's noise comes from history only.
     """
-    first, second = _median_by_context(a), _median_by_context(b)
-    a_samples, b_samples = _samples_by_context(a), _samples_by_context(b)
+    first, second = _median_by_context(a, metric), _median_by_context(b, metric)
+    if metric == "goodput":
+        a_samples, b_samples = _samples_by_context(a), _samples_by_context(b)
+    else:
+        a_samples, b_samples = {}, {}
+    lower = lower_is_better(METRICS[metric])
     result = []
     for key in sorted(set(first) | set(second)):
         noise, source = noise_of(history.get(key, ()), a_samples.get(key, ()), b_samples.get(key, ()))
         x, y = first.get(key), second.get(key)
         delta = 100.0 * (y - x) / x if x and y is not None else None
         beyond = None if delta is None or noise is None else abs(delta) > noise
-        result.append(ContextDelta(key, label_of(key), x, y, delta, noise, source, beyond))
+        worse = None if beyond is None or delta is None else beyond and (delta > 0 if lower else delta < 0)
+        result.append(ContextDelta(key, label_of(key), x, y, delta, noise, source, beyond, metric, worse))
     return result
 
 
@@ -111,16 +132,17 @@ def as_data(deltas: Sequence[ContextDelta]) -> list[dict[str, Any]]:
 
 def table(deltas: Sequence[ContextDelta], run_a: str, run_b: str) -> list[str]:
     """The comparison for people: one line per context, the ones beyond noise marked."""
+    unit = "p99 ms" if any(d.metric == "latency" for d in deltas) else "Mbit/s"
     lines = [
-        f"{'context':60} {'A Mbit/s':>9} {'B Mbit/s':>9} {'change':>8} {'noise':>7}",
-        f"A = {run_a}, B = {run_b}",
+        f"{'context':60} {'A ' + unit:>9} {'B ' + unit:>9} {'change':>8} {'noise':>7}",
+        f"A = {run_a}, B = {run_b}" + ("  (RTT under load: lower is better)" if unit != "Mbit/s" else ""),
     ]
     for d in deltas:
         a = f"{d.a_mbps:9.1f}" if d.a_mbps is not None else f"{'-':>9}"
         b = f"{d.b_mbps:9.1f}" if d.b_mbps is not None else f"{'-':>9}"
         change = f"{d.delta_pct:+7.2f}%" if d.delta_pct is not None else f"{'only one':>8}"
         noise = f"{d.noise_pct:6.2f}%" if d.noise_pct is not None else f"{'?':>7}"
-        mark = "  BEYOND NOISE" if d.beyond_noise else ""
+        mark = ("  BEYOND NOISE, WORSE" if d.worse else "  BEYOND NOISE, BETTER") if d.beyond_noise else ""
         lines.append(f"{d.label[:60]:60} {a} {b} {change} {noise}{mark}")
     beyond = sum(1 for d in deltas if d.beyond_noise)
     unknown = sum(1 for d in deltas if d.beyond_noise is None and d.delta_pct is not None)

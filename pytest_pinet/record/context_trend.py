@@ -21,15 +21,21 @@ NOT_EVIDENCE = ("lab-fault", "invalid-thermal")  # never a measurement of the so
 MAX_RUNS = 40
 
 
-def run_series(rows: Sequence[StoredMeasurement]) -> list[RunSeries]:
-    """A context's stored rows as one series per run (per-second samples, what it ran on)."""
+def run_series(rows: Sequence[StoredMeasurement], metric: str = "goodput") -> list[RunSeries]:
+    """A context's stored rows as one series per run (per-second samples, what it ran on);
+    with ``metric="latency"`` the samples are the probes' RTTs under load (ms)."""
     by_run: dict[str, list[float]] = {}
     meta: dict[str, dict[str, str]] = {}
     started: dict[str, float] = {}
     for row in rows:
         if row.verdict in NOT_EVIDENCE:
             continue
-        by_run.setdefault(row.run_id, []).extend(row.intervals or (row.goodput_mbps,))
+        if metric == "latency":
+            if not row.latency_rtt_ms:
+                continue
+            by_run.setdefault(row.run_id, []).extend(row.latency_rtt_ms)
+        else:
+            by_run.setdefault(row.run_id, []).extend(row.intervals or (row.goodput_mbps,))
         meta[row.run_id] = {"kernel": row.kernel, "os": row.os, "adapter": row.adapter, "board": row.board}
         started.setdefault(row.run_id, row.started)
     return [RunSeries(r, started[r], tuple(v), meta[r]) for r, v in by_run.items()]

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from ..model import Measurement
+from ..model import LatencyUse, Measurement
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,11 @@ RETRANSMITS = MetricKind("9-retransmits", "TCP retransmits per run", "", "lower"
 SENDER_CPU = MetricKind("a-cpu-sender", "Sender CPU", "%", "lower")
 RECEIVER_CPU = MetricKind("b-cpu-receiver", "Receiver CPU", "%", "lower")
 DISK = MetricKind("c-storage", "Storage: disk throughput", "MB/s", "higher")
+LATENCY_P99 = MetricKind("d-latency-p99", "Latency under load, RTT p99", "ms", "lower")
+LATENCY_MEDIAN = MetricKind("e-latency-median", "Latency under load, RTT median", "ms", "lower")
+LATENCY_INDUCED = MetricKind(
+    "f-latency-induced", "Latency induced by the load (median over idle)", "ms", "lower"
+)
 KINDS = (
     TCP_GOODPUT,
     ROUTED_GOODPUT,
@@ -57,6 +62,9 @@ KINDS = (
     SENDER_CPU,
     RECEIVER_CPU,
     DISK,
+    LATENCY_P99,
+    LATENCY_MEDIAN,
+    LATENCY_INDUCED,
 )
 
 
@@ -140,6 +148,20 @@ def samples(measurement: Measurement) -> Iterator[MetricSample]:
         yield MetricSample(SENDER_CPU, where, round(detail.cpu_sender_percent, 1))
     if detail.cpu_receiver_percent is not None:
         yield MetricSample(RECEIVER_CPU, where, round(detail.cpu_receiver_percent, 1))
+    yield from latency_samples(detail.latency, where)
+
+
+def latency_samples(latency: LatencyUse | None, where: str) -> Iterator[MetricSample]:
+    """RTT under load (p99, median) and the latency the load induced, in ms; nothing at all
+    when the probe measured nothing (a missing latency is never a 0 ms sample)."""
+    if latency is None or latency.not_measured or latency.load is None:
+        return
+    if latency.load.p99_ms is not None:
+        yield MetricSample(LATENCY_P99, where, round(latency.load.p99_ms, 3))
+    if latency.load.median_ms is not None:
+        yield MetricSample(LATENCY_MEDIAN, where, round(latency.load.median_ms, 3))
+    if latency.induced_ms is not None:
+        yield MetricSample(LATENCY_INDUCED, where, round(latency.induced_ms, 3))
 
 
 def perf_entry(sample: MetricSample, measurement: Measurement) -> dict[str, object]:

@@ -29,6 +29,26 @@ def _last_per_cell(rows: list[dict[str, Any]], duplex: str) -> dict[tuple[str, f
     return cells
 
 
+def _ms(value: Any) -> str:
+    return f"{float(value):.1f}" if isinstance(value, int | float) else "-"
+
+
+def latency_cells(row: dict[str, Any]) -> str:
+    """Idle RTT median, RTT under load p50/p99 and probe loss of a row, or why there are none."""
+    latency = (row.get("detail") or {}).get("latency")
+    if not latency:
+        return "latency not probed"
+    if latency.get("not_measured"):
+        return f"latency not measured: {latency['not_measured']}"
+    idle, load = latency.get("idle") or {}, latency.get("load") or {}
+    loss = load.get("loss_pct")
+    lost = "-" if loss is None else f"{loss:.1f}"
+    return (
+        f"idle {_ms(idle.get('median_ms'))} ms, under load p50 {_ms(load.get('median_ms'))} "
+        f"p99 {_ms(load.get('p99_ms'))} ms, loss {lost} % ({latency.get('tool')})"
+    )
+
+
 def routing_tables(rows: list[dict[str, Any]]) -> list[str]:
     """Lines of both tables; empty when the run routed nothing."""
     lines: list[str] = []
@@ -64,6 +84,23 @@ def routing_tables(rows: list[dict[str, Any]]) -> list[str]:
                     else f"{'-':>17}"
                 )
             lines.append(f"  {f'{target:g}' if target else 'unlimited':>9} " + " ".join(cells))
+    return lines
+
+
+def routing_latency_table(rows: list[dict[str, Any]]) -> list[str]:
+    """Round-trip time through the board per qdisc and upload target: idle, under load p50/p99."""
+    lines: list[str] = []
+    download = _last_per_cell(rows, "half")
+    if download:
+        lines.append("routing: round-trip time through the board, idle and under the download")
+        lines += [f"  {qdisc:12} {latency_cells(row)}" for (qdisc, _t, _d), row in sorted(download.items())]
+    full = _last_per_cell(rows, "full")
+    if full:
+        lines.append("routing: round-trip time while the LAN peer uploads")
+        for (qdisc, target, direction), row in sorted(full.items()):
+            if direction == "download":
+                upload = f"{target:g}" if target else "unlimited"
+                lines.append(f"  {qdisc:12} up {upload:>9}  {latency_cells(row)}")
     return lines
 
 

@@ -497,6 +497,37 @@ def status(spec: LabSpec) -> dict[str, object]:
     }
 
 
+DEFAULT_QUEUE_PACKETS = 1000  # a veth's txqueuelen, as an Ethernet NIC's
+
+
+def deepen_queues(spec: LabSpec, packets: int) -> list[str]:
+    """Give every emulated cable end a device queue of ``packets`` (txqueuelen).
+
+    The planted latency regression: pfifo_fast (and every FIFO the kernel sizes by the device)
+    then holds ``packets`` frames, so a full queue at link rate R adds packets x 1538 B x 8 / R
+    to a round trip.  A qdisc takes the length when it is created: the routing suite puts
+    its qdisc under test on the board afresh for every test, so the next test sees it.
+    """
+    system.require_root("pinet lab degrade --queue-packets")
+    if not 1 <= packets <= 100_000:
+        raise PinetError(f"queue packets must be 1..100000, got {packets}")
+    if not is_up(spec):
+        raise PinetError(f"virtual lab {spec.name} is not up: run `pinet lab up` first")
+    changed = []
+    for link in spec.links:
+        ends = [(link.board, link.board_interface), (link.peer, link.peer_interface)]
+        if _is_qemu_board(spec, link.board):
+            ends = ends[1:]  # the board's own NIC is inside the QEMU machine
+        for host, device in ends:
+            system.run(
+                [system.find_tool("ip"), "link", "set", "dev", device, "txqueuelen", str(packets)],
+                netns=spec.netns(host),
+            )
+            changed.append(f"{host}:{device} txqueuelen {packets}")
+    (spec.state_dir / "queue.json").write_text(json.dumps({"packets": packets}), encoding="utf-8")
+    return changed
+
+
 def degrade(spec: LabSpec, percent: float, jitter_pct: float = 0.0, hold_s: float = 10.0) -> list[str]:
     """Slow every emulated cable of the lab by ``percent`` (0 restores the calibrated rate).
 

@@ -1,0 +1,182 @@
+"""Judging latency under load: lower is better.
+
+Goodput is judged "at least"; latency "at most".  Each metric therefore states its direction
+(:data:`DIRECTIONS`), and everything that compares a value with a line or with history asks
+it instead of assuming "higher is better":
+
+* ``latency_rules`` in the thresholds file: a ceiling on the RTT under load (p99) per qdisc,
+  derived from queue physics stated beside each rule (queue limit x packet time at the link
+  rate, plus the idle RTT);
+* the baseline: a p99 above the history's band is a regression, one below it an improvement.
+
+A latency that was not measured is never judged: its verdict says so, with the reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..errors import ConfigError
+from ..model.latency import LatencyUse
+from .baseline import BaselinePolicy, BaselineVerdict, judge_baseline
+from .thresholds import SHIPPED, Scalar, _same
+
+HIGHER, LOWER = "higher", "lower"
+# Which way is better, per metric the store keeps and the reports chart.
+DIRECTIONS: dict[str, str] = {
+    "goodput_mbps": HIGHER,
+    "jain": HIGHER,
+    "rtt_idle_median_ms": LOWER,
+    "rtt_load_median_ms": LOWER,
+    "rtt_load_p90_ms": LOWER,
+    "rtt_load_p99_ms": LOWER,
+    "induced_latency_ms": LOWER,
+    "probe_loss_pct": LOWER,
+}
+
+
+def lower_is_better(metric: str) -> bool:
+    """True for a metric where a smaller value is the better one (latency, loss)."""
+    return DIRECTIONS.get(metric, HIGHER) == LOWER
+
+
+@dataclass(frozen=True)
+class LatencyRule:
+    """A ceiling on the p99 round-trip time under load, for the contexts it matches."""
+
+    rule_id: str
+    match: Mapping[str, tuple[Scalar, ...]]
+    max_p99_ms: float
+    why: str
+
+    def matches(self, context: Mapping[str, Any]) -> bool:
+        """True when every key of the rule is in the context with an allowed value."""
+        return all(
+            key in context and any(_same(context[key], option) for option in allowed)
+            for key, allowed in self.match.items()
+        )
+
+
+def latency_rules_from_data(data: Any, source: str) -> tuple[LatencyRule, ...]:
+    """The ``latency_rules`` of a decoded thresholds file (none: empty), validated by the
+    file's declared schema (:mod:`.thresholds_schema`), each error naming file, rule and key."""
+    # Imported here, when a file is read, as thresholds.py does: the schema library must not
+    # cost a pytest run anything at plugin import (issue 27).
+    from .thresholds_schema import read_thresholds_file
+
+    return tuple(
+        LatencyRule(raw.id, dict(raw.match), raw.max_p99_ms, raw.why)
+        for raw in read_thresholds_file(data, source).latency_rules
+    )
+
+
+def load_latency_rules(path: str | Path) -> tuple[LatencyRule, ...]:
+    """The latency rules of a thresholds file (its goodput rules are :mod:`.thresholds`').
+
+    As for goodput, a lab's file with ``extends: shipped`` (and no ``replace: true``) adds to
+    the shipped latency rules: one with a shipped rule's id overrides it, its own come first.
+    """
+    data = _read_yaml(path)
+    own = latency_rules_from_data(data, str(path))
+    extends = isinstance(data, Mapping) and data.get("extends") == "shipped" and not data.get("replace")
+    if not extends or Path(path).resolve() == SHIPPED:
+        return own
+    ids = {rule.rule_id for rule in own}
+    shipped = latency_rules_from_data(_read_yaml(SHIPPED), str(SHIPPED))
+    return own + tuple(rule for rule in shipped if rule.rule_id not in ids)
+
+
+def _read_yaml(path: str | Path) -> Any:
+    try:
+        return yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise ConfigError(str(path), f"cannot read latency rules: {exc}") from None
+
+
+def latency_rule_for(rules: Sequence[LatencyRule], context: Mapping[str, Any]) -> LatencyRule | None:
+    """The most specific matching rule; among equals the first."""
+    best: LatencyRule | None = None
+    for rule in rules:
+        if rule.matches(context) and (best is None or len(rule.match) > len(best.match)):
+            best = rule
+    return best
+
+
+def baseline_lower_is_better(
+    value: float, history: Sequence[float], policy: BaselinePolicy | None = None
+) -> BaselineVerdict:
+    """:func:`.baseline.judge_baseline` for a lower-is-better metric: the same band, mirrored,
+    so a rise beyond it is the regression and a fall beyond it the improvement."""
+    mirrored = judge_baseline(-value, [-h for h in history], policy)
+    return BaselineVerdict(
+        mirrored.status,
+        value,
+        -mirrored.baseline if mirrored.baseline is not None else None,
+        mirrored.band,
+        mirrored.history,
+    )
+
+
+@dataclass(frozen=True)
+class LatencyVerdict:
+    """The outcome of judging one run's latency under load."""
+
+    status: str  # pass, above-ceiling, regression, not-measured
+    p99_ms: float | None
+    ceiling_ms: float | None
+    rule_id: str | None
+    baseline: BaselineVerdict | None
+    reason: str
+
+    @property
+    def failed(self) -> bool:
+        """A ceiling crossed or a regression against the baseline (never a missing figure)."""
+        return self.status in ("above-ceiling", "regression")
+
+
+def judge_latency(
+    latency: LatencyUse | None,
+    context: Mapping[str, Any],
+    rules: Sequence[LatencyRule],
+    history: Sequence[float],
+    policy: BaselinePolicy | None = None,
+) -> LatencyVerdict:
+    """Judge the p99 RTT under load against its ceiling and its history (lower is better)."""
+    if latency is None or latency.not_measured or latency.load is None or latency.load.p99_ms is None:
+        why = latency.not_measured if latency is not None and latency.not_measured else "no probe came back"
+        if latency is None:
+            why = "this measurement carries no latency probe"
+        return LatencyVerdict("not-measured", None, None, None, None, f"latency not measured: {why}")
+    p99 = latency.load.p99_ms
+    rule = latency_rule_for(rules, context)
+    base = baseline_lower_is_better(p99, history, policy)
+    figures = f"RTT under load p99 {p99:.1f} ms"
+    if rule is not None and p99 > rule.max_p99_ms:
+        return LatencyVerdict(
+            "above-ceiling",
+            p99,
+            rule.max_p99_ms,
+            rule.rule_id,
+            base,
+            f"{figures} above the ceiling {rule.max_p99_ms:g} ms (rule {rule.rule_id}: lower is better)",
+        )
+    if base.regression and base.baseline is not None and base.band is not None:
+        return LatencyVerdict(
+            "regression",
+            p99,
+            rule.max_p99_ms if rule else None,
+            rule.rule_id if rule else None,
+            base,
+            f"{figures}: regression against baseline {base.baseline:.1f} +- {base.band:.1f} ms "
+            f"(from {base.history} earlier results; lower is better)",
+        )
+    ceiling = f", ceiling {rule.max_p99_ms:g} ms (rule {rule.rule_id})" if rule else ""
+    return LatencyVerdict(
+        "pass", p99, rule.max_p99_ms if rule else None, rule.rule_id if rule else None, base,
+        f"{figures}{ceiling}; baseline: {base.status}",
+    )  # fmt: skip

@@ -1,0 +1,210 @@
+"""Round-trip probes over SSH between the two ends of a route: ``irtt`` where both ends have
+it, else ``ping`` at a fixed interval (iputils or BSD).
+
+A probe runs like an iperf3 client: a remote ``timeout`` bounds it on the host itself, its
+pid file lets pinet stop exactly this probe (SIGINT, so it still prints what it measured),
+and an output that holds no series is a lab fault, never an empty figure.  An ``irtt``
+server is one per probe, on a free UDP port, stopped through its own pid file and only if
+that pid is still the server pinet started.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+import uuid
+from dataclasses import dataclass
+
+from ..errors import LabFault
+from ..host.remote import CommandResult, RemoteHost
+from ..host.shell import Argv, quote
+from .iperf3_runner import client_script, interrupt_script
+from .latency_parse import ProbeOutputError, ProbeSeries, parse_irtt, parse_ping, sent_before
+
+IRTT, PING = "irtt", "ping"
+PING_INTERVAL_S = {"linux": 0.2, "bsd": 1.0}  # unprivileged minimum: iputils 0.2 s, FreeBSD 1 s
+IRTT_INTERVAL_S = 0.05  # isochronous UDP: 20 probes a second, 20 bytes each, no load to speak of
+REPLY_WAIT_S = 3  # how long the last probe may take to come back (a deep FIFO: ~2 s)
+IRTT_PORTS = (30000, 39999)
+
+
+def tools_script() -> str:
+    """Prints each probe tool the host has, one a line (never fails)."""
+    return f'for t in {IRTT} {PING}; do command -v "$t" >/dev/null 2>&1 && echo "$t"; done; true'
+
+
+def probe_tools(host: RemoteHost) -> set[str]:
+    """The probe tools ``host`` has (``irtt``, ``ping``)."""
+    return set(host.run_shell(tools_script(), timeout=15).stdout.split()) & {IRTT, PING}
+
+
+@dataclass(frozen=True)
+class ProbePlan:
+    """Which tool probes, from where to where, how often."""
+
+    tool: str
+    prober: RemoteHost
+    target: RemoteHost
+    address: str
+    interval_s: float
+
+
+def choose_probe(prober: RemoteHost, target: RemoteHost, address: str) -> ProbePlan | str:
+    """irtt when both ends have it, else ping on the prober; else why neither can run."""
+    mine = probe_tools(prober)
+    if IRTT in mine and IRTT in probe_tools(target):
+        return ProbePlan(IRTT, prober, target, address, IRTT_INTERVAL_S)
+    if PING in mine:
+        flavour = "linux" if prober.platform.name == "linux" else "bsd"
+        return ProbePlan(PING, prober, target, address, PING_INTERVAL_S[flavour])
+    return f"neither irtt nor ping is installed on {prober.name}"
+
+
+def ping_argv(address: str, count: int, interval_s: float) -> Argv:
+    """``count`` echo requests ``interval_s`` apart, numeric output; the same flags mean the
+    same on iputils and the BSDs (``-W`` is seconds on iputils, milliseconds on FreeBSD, and
+    only bounds the wait for the last reply, so it is left out)."""
+    return ["ping", "-n", "-c", count, "-i", f"{interval_s:g}", address]
+
+
+def irtt_argv(address: str, port: int, seconds: float, interval_s: float) -> Argv:
+    """An irtt client run of ``seconds``, JSON on stdout, nothing else printed."""
+    return [
+        "irtt", "client", "-Q", "-i", f"{int(interval_s * 1000)}ms", "-d", f"{seconds:g}s",
+        f"--wait={REPLY_WAIT_S}s", "-o", "-", f"{address}:{port}",
+    ]  # fmt: skip
+
+
+class IrttServer:
+    """One irtt server on a free UDP port of the target, for one probe."""
+
+    def __init__(self, host: RemoteHost, address: str, lifetime_s: float) -> None:
+        self.host = host
+        self.address = address
+        self.lifetime_s = lifetime_s
+        self.pid_file = f"/tmp/pinet-irtt-{uuid.uuid4().hex[:12]}.pid"  # noqa: S108 - remote, unguessable
+        self.port = 0
+
+    def _argv(self, port: int) -> Argv:
+        return ["timeout", int(self.lifetime_s), "irtt", "server", "-b", f"{self.address}:{port}"]
+
+    def start(self, attempts: int = 4) -> int:
+        """Start on a free port and wait until it listens; return the port."""
+        last = ""
+        for _ in range(attempts):
+            port = random.randint(*IRTT_PORTS)  # noqa: S311 - spreading ports, not security
+            listening = f"{quote(['ss', '-Huln', f'sport = :{port}'])} | {quote(['grep', '-q', '.'])}"
+            start = quote(["sh", "-c", 'echo $$ > "$0" && exec "$@"', self.pid_file, *self._argv(port)])
+            script = (
+                f"{listening} && exit 4; ({start}) >/dev/null 2>&1 </dev/null & "
+                f"for i in $(seq 100); do {listening} && exit 0; sleep 0.05; done; exit 3"
+            )
+            result = self.host.run_shell(script, timeout=20)
+            if result.ok:
+                self.port = port
+                return port
+            last = f"exit {result.exit_code} on port {port}"
+            self.port = port
+            self.stop()
+        name = self.host.name
+        raise LabFault("latency-probe", f"{name}: irtt server did not start ({last})", name)
+
+    def stop(self) -> None:
+        """Stop this server, only while its pid is still the ``timeout ... irtt server`` pinet
+        started, and remove its pid file.  A host that is gone leaves nothing to stop."""
+        mine = quote(["grep", "-q", "--", f"irtt server -b {self.address}:{self.port}"])
+        script = (
+            f"pid=$({quote(['cat', self.pid_file])} 2>/dev/null); "
+            f'[ -n "$pid" ] && ps -o args= -p "$pid" | {mine} && kill "$pid"; '
+            f"{quote(['rm', '-f', self.pid_file])}; true"
+        )
+        try:
+            self.host.run_shell(script, timeout=15)
+        except LabFault:
+            pass
+
+
+class Probe:
+    """One probe run of ``seconds`` on the prober; :meth:`run` blocks, :meth:`stop` ends it
+    early from another thread."""
+
+    def __init__(self, plan: ProbePlan, seconds: float, port: int = 0) -> None:
+        self.plan = plan
+        self.seconds = seconds
+        if plan.tool == IRTT:
+            argv = irtt_argv(plan.address, port, seconds, plan.interval_s)
+        else:
+            argv = ping_argv(plan.address, max(1, round(seconds / plan.interval_s)), plan.interval_s)
+        self.limit = seconds + REPLY_WAIT_S + 10
+        self.command = quote(argv)
+        self.pid_file = f"/tmp/pinet-probe-{uuid.uuid4().hex[:12]}.pid"  # noqa: S108 - remote, unguessable
+        self.script = client_script(["timeout", "--kill-after=5", int(self.limit), *argv], self.pid_file)
+        self.outcome: CommandResult | None = None
+        self.stopped_early = False
+        self.started = 0.0
+        self.stopped_after_s: float | None = None
+
+    def run(self) -> None:
+        """Run to its end (or until :meth:`stop`)."""
+        self.started = time.monotonic()
+        self.outcome = self.plan.prober.run_shell(self.script, timeout=self.limit + 10)
+
+    def stop(self) -> None:
+        """End the probe with the load.  ping takes SIGINT and prints its summary; irtt
+        prints nothing when interrupted, so it runs on and only the probes it sent before
+        now are kept (:func:`.latency_parse.sent_before`)."""
+        self.stopped_early = True
+        self.stopped_after_s = time.monotonic() - self.started if self.started else 0.0
+        if self.plan.tool != IRTT:
+            self.plan.prober.run_shell(interrupt_script(self.pid_file), timeout=15)
+
+    def series(self) -> ProbeSeries:
+        """The probes as a series; a probe that printed none is a lab fault."""
+        host = self.plan.prober.name
+        if self.outcome is None:
+            raise LabFault("latency-probe", f"{self.plan.tool} on {host} did not run", host)
+        source = f"{self.plan.tool} on {host} ({self.command})"
+        parse = parse_irtt if self.plan.tool == IRTT else parse_ping
+        try:
+            series = parse(self.outcome.stdout, source)
+        except ProbeOutputError as exc:
+            detail = self.outcome.stderr.strip()[:300]
+            fault = LabFault(
+                "latency-probe",
+                f"{exc}; exit {self.outcome.exit_code}{'; stderr: ' + detail if detail else ''}",
+                host,
+            )
+            fault.evidence["probe output"] = self.outcome.stdout[-20000:]
+            raise fault from None
+        if self.stopped_after_s is not None and self.plan.tool == IRTT:
+            series = sent_before(series, self.stopped_after_s)
+        return trimmed(series) if self.stopped_early else series
+
+
+def trimmed(series: ProbeSeries) -> ProbeSeries:
+    """A series stopped by pinet without its trailing lost probes: those were still in flight
+    when the load ended, and whether they would have come back is unknown."""
+    end = len(series.rtt_ms)
+    while end and series.rtt_ms[end - 1] is None:
+        end -= 1
+    return ProbeSeries(
+        series.tool, series.rtt_ms[:end], series.send_ms[:end], series.receive_ms[:end], series.sent_s[:end]
+    )
+
+
+def run_probe(plan: ProbePlan, seconds: float) -> ProbeSeries:
+    """A probe of ``seconds`` from start to end (the idle probe), with its own irtt server."""
+    server = IrttServer(plan.target, plan.address, seconds + REPLY_WAIT_S + 30) if plan.tool == IRTT else None
+    port = server.start() if server else 0
+    try:
+        probe = Probe(plan, seconds, port)
+        probe.run()
+    finally:
+        if server:
+            server.stop()
+    return probe.series()
+
+
+def sleep_until(deadline: float) -> None:
+    """Sleep until ``time.monotonic()`` reaches ``deadline``."""
+    time.sleep(max(0.0, deadline - time.monotonic()))

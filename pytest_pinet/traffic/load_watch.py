@@ -1,0 +1,152 @@
+"""Latency under load of one run: an idle probe first, then, beside the load, a probe that
+starts after the warm-up and the board's qdisc backlog sampled once a second.
+
+:class:`LoadWatch` is a context manager around the traffic::
+
+    watch = LoadWatch(plan_or_reason, board, interfaces, qdisc, omit_s, duration_s)
+    watch.probe_idle()
+    with watch:
+        run = run_iperf3(...)
+    latency = watch.result()
+
+A probe that cannot run at all (no tool, every idle probe lost) leaves ``not_measured``
+with the reason and takes no load probe; one that dies mid-run is a lab fault.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from types import TracebackType
+
+from ..errors import LabFault
+from ..host.qdisc_stats import parse_backlog
+from ..host.remote import RemoteHost
+from ..model.latency import BacklogSample, LatencyUse
+from .latency_parse import ProbeSeries, figures_of
+from .latency_probe import IRTT, REPLY_WAIT_S, IrttServer, Probe, ProbePlan, run_probe, sleep_until
+
+log = logging.getLogger(__name__)
+
+IDLE_SECONDS = 2.0  # 10 pings or 40 irtt probes: enough for an idle median
+BACKLOG_EVERY_S = 1.0
+
+
+class LoadWatch:
+    """Probes and qdisc backlog beside one run of load."""
+
+    def __init__(
+        self,
+        plan: ProbePlan | str,
+        board: RemoteHost,
+        interfaces: tuple[str, ...],
+        qdisc: str,
+        omit_s: float,
+        duration_s: float,
+    ) -> None:
+        self.plan = plan
+        self.board = board
+        self.interfaces = interfaces
+        self.qdisc = qdisc
+        self.omit_s = omit_s
+        self.duration_s = duration_s
+        self.not_measured = plan if isinstance(plan, str) else None
+        self.idle: ProbeSeries | None = None
+        self.probe: Probe | None = None
+        self.server: IrttServer | None = None
+        self.backlog: list[BacklogSample] = []
+        system = board.platform.name
+        self.backlog_not_reported = None if system == "linux" else f"{board.name} runs {system}: not reported"
+
+        self._stop = threading.Event()
+        self._pool = ThreadPoolExecutor(max_workers=2)
+        self._futures: list[Future[None]] = []
+        self._load_started = 0.0
+
+    def probe_idle(self) -> None:
+        """Probe before the load; all idle probes lost means the probe cannot see this path."""
+        if isinstance(self.plan, str):
+            return
+        self.idle = run_probe(self.plan, IDLE_SECONDS)
+        if self.idle.received == 0:
+            self.not_measured = (
+                f"all {self.idle.sent} idle {self.plan.tool} probes from {self.plan.prober.name} to "
+                f"{self.plan.address} were lost (ICMP/UDP filtered or no route)"
+            )
+
+    def __enter__(self) -> LoadWatch:
+        self._load_started = time.monotonic()
+        if self.backlog_not_reported is None:
+            self._futures.append(self._pool.submit(self._sample_backlog))
+        if self.not_measured is None and isinstance(self.plan, ProbePlan):
+            if self.plan.tool == IRTT:
+                lifetime = self.omit_s + self.duration_s + REPLY_WAIT_S + 60
+                self.server = IrttServer(self.plan.target, self.plan.address, lifetime)
+                port = self.server.start()
+            else:
+                port = 0
+            self.probe = Probe(self.plan, self.duration_s, port)
+            self._futures.append(self._pool.submit(self._probe_after_warm_up))
+        return self
+
+    def _probe_after_warm_up(self) -> None:
+        sleep_until(self._load_started + self.omit_s)
+        if not self._stop.is_set() and self.probe is not None:
+            self.probe.run()
+
+    def _sample_backlog(self) -> None:
+        tick = self._load_started
+        while not self._stop.is_set():
+            for interface in self.interfaces:
+                try:
+                    text = self.board.check(self.board.platform.qdisc_show(interface, stats=True), timeout=10)
+                except LabFault as exc:
+                    log.warning("backlog of %s on %s not sampled: %s", interface, self.board.name, exc)
+                    continue
+                found = parse_backlog(text, self.qdisc)
+                if found is not None:
+                    seconds = time.monotonic() - self._load_started
+                    self.backlog.append(BacklogSample(round(seconds, 2), interface, *found))
+            tick += BACKLOG_EVERY_S
+            self._stop.wait(max(0.0, tick - time.monotonic()))
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self._stop.set()
+        try:
+            if self.probe is not None and self.probe.outcome is None:
+                started = self._load_started + self.omit_s
+                if time.monotonic() > started:
+                    try:
+                        self.probe.stop()  # the load ended before the probe's planned end
+                    except LabFault as fault:
+                        log.warning("could not stop the latency probe early: %s", fault)
+            for future in self._futures:
+                future.result()
+        finally:
+            self._pool.shutdown(wait=True)
+            if self.server is not None:
+                self.server.stop()
+
+    def result(self) -> LatencyUse:
+        """The figures of this run; a probe that died is raised here as the lab's fault."""
+        plan = self.plan if isinstance(self.plan, ProbePlan) else None
+        if self.not_measured is None and self.probe is not None and self.probe.outcome is None:
+            self.not_measured = f"the load ended within its {self.omit_s:g} s warm-up: no probe under load"
+        series = self.probe.series() if self.not_measured is None and self.probe is not None else None
+        load = figures_of(series) if series is not None else None
+        return LatencyUse(
+            tool=plan.tool if plan else "",
+            prober=plan.prober.name if plan else "",
+            target=plan.address if plan else "",
+            interval_ms=plan.interval_s * 1000 if plan else 0.0,
+            idle=figures_of(self.idle) if self.idle is not None else None,
+            load=load,
+            not_measured=self.not_measured,
+            backlog=tuple(self.backlog),
+            backlog_not_reported=self.backlog_not_reported,
+            load_rtt_ms=series.rtt_ms if series is not None else (),
+        )
