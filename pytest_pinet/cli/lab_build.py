@@ -20,6 +20,11 @@ from .lab_power import check_qemu_board
 
 def register(lab_sub: Any) -> None:
     """The lab-building subcommands of ``pinet lab``."""
+    _register_up(lab_sub)
+    _register_the_rest(lab_sub)
+
+
+def _register_up(lab_sub: Any) -> None:
     up = lab_sub.add_parser("up", help="build the lab: hosts, GbE link, sshd, labgrid env file")
     add_lab_option(up)
     up.add_argument("--replace", action="store_true", help="rebuild even if the lab is up")
@@ -53,6 +58,8 @@ def register(lab_sub: Any) -> None:
     )
     up.set_defaults(func=cmd_lab_up)
 
+
+def _register_the_rest(lab_sub: Any) -> None:
     export = lab_sub.add_parser(
         "export", help="offer places pinet1..K through a labgrid coordinator (exporter + env files)"
     )
@@ -78,40 +85,6 @@ def register(lab_sub: Any) -> None:
     vhost.add_argument("host")
     vhost.add_argument("state", choices=["on", "off"])
     vhost.set_defaults(func=cmd_lab_vhost_power)
-
-    degrade = lab_sub.add_parser(
-        "degrade", help="slow the emulated cables by a percentage (a known regression)"
-    )
-    add_lab_option(degrade)
-    degrade.add_argument("--percent", type=float, default=3.0, help="how much slower (default 3)")
-    degrade.add_argument(
-        "--jitter",
-        type=float,
-        default=0.0,
-        metavar="PERCENT",
-        help="noise model: the rate varies by this spread run to run and second to second (default 0)",
-    )
-    degrade.add_argument(
-        "--hold", type=float, default=10.0, help="seconds one run-to-run level holds (default 10)"
-    )
-    degrade.add_argument("--reset", action="store_true", help="back to the calibrated rate, no jitter")
-    degrade.add_argument(
-        "--link-speed",
-        type=int,
-        default=None,
-        metavar="MBPS",
-        help="instead: one cable negotiates like a bad one, shaped to and reporting MBPS (0: its own)",
-    )
-    degrade.add_argument("--link", default=None, help="the cable --link-speed changes (default: the first)")
-    degrade.add_argument(
-        "--queue-packets",
-        type=int,
-        default=None,
-        metavar="N",
-        help="instead: give every cable end a queue of N packets (txqueuelen; a planted latency "
-        f"regression when deeper than {lab.DEFAULT_QUEUE_PACKETS}; 0 = back to {lab.DEFAULT_QUEUE_PACKETS})",
-    )
-    degrade.set_defaults(func=cmd_lab_degrade)
 
 
 def cmd_lab_up(args: argparse.Namespace) -> int:
@@ -250,24 +223,4 @@ def cmd_lab_vhost_power(args: argparse.Namespace) -> int:
             f"no host {args.host!r} in lab {spec.name}; hosts: {[h.name for h in spec.hosts]}"
         ) from None
     lab.power(spec, args.host, args.state)
-    return 0
-
-
-def cmd_lab_degrade(args: argparse.Namespace) -> int:
-    """Slow the virtual lab's cables by a percentage (0 = back to calibrated), give one cable
-    a bad link speed (``--link-speed``), or deepen every cable's queue (``--queue-packets``)."""
-    if args.queue_packets is not None:
-        packets = args.queue_packets or lab.DEFAULT_QUEUE_PACKETS
-        for line in lab.deepen_queues(spec_of(args), packets):
-            print(line)
-        return 0
-    if args.link_speed is not None:
-        for line in lab.degrade_link_speed(spec_of(args), args.link_speed, args.link):
-            print(line)
-        return 0
-    percent = 0.0 if args.reset else args.percent
-    jitter = 0.0 if args.reset else args.jitter
-    for line in lab.degrade(spec_of(args), percent, jitter, args.hold):
-        steady = f" (degraded {percent:g} %)" if percent else " (calibrated)"
-        print(line if line.startswith("jitter") else line + steady)
     return 0

@@ -19,6 +19,7 @@ from . import (
     history,
     lab_build,
     lab_check,
+    lab_degrade,
     lab_power,
     main_job,
     report,
@@ -31,7 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     lab_parser = sub.add_parser("lab", help="the lab: build the virtual one, power, check, degrade")
     lab_sub = lab_parser.add_subparsers(dest="lab_command", required=True)
-    for lab_command in (lab_build, lab_power, lab_check):
+    for lab_command in (lab_build, lab_degrade, lab_power, lab_check):
         lab_command.register(lab_sub)
     for command in (history, accept, report, bench_command, main_job, bisect_command):
         command.register(sub)
