@@ -14,16 +14,36 @@ got 'ten'``), because the user must know *which* of four places to fix.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 import pytest
 
-from .errors import ConfigError
-from .settings import VIRTUAL, PinetSettings
-from .virtlab.names import ACCELERATORS, BOARD_KINDS, DEFAULT_IMAGE, IMAGE_NAMES, LAB_NAME
+from .option_values import (
+    adaptive_min,
+    coordinator_address,
+    data_file,
+    host_names,
+    image_names,
+    lab_file,
+    non_negative_int,
+    on_off,
+    one_of,
+    percent,
+    place_tags,
+    places,
+    positive_int,
+    precision,
+    remeasure,
+    rootdir_path,
+    temperature,
+    text,
+    virtual_lab_name,
+)
+from .settings import VIRTUAL
+from .virtlab.names import ACCELERATORS, BOARD_KINDS, DEFAULT_IMAGE, IMAGE_NAMES
 
 Parse = Callable[[str, str], Any]
 DATA = Path(__file__).parent / "data"  # the lab data shipped in the wheel
@@ -33,207 +53,6 @@ IniType = Literal["string", "bool", "int", "float"]
 # parsed by the same validator either way, only `pytest --help` and TOML typing differ).
 _PYTEST_VERSION = re.match(r"(\d+)\.(\d+)", pytest.__version__)
 NUMERIC_INI = _PYTEST_VERSION is None or (int(_PYTEST_VERSION[1]), int(_PYTEST_VERSION[2])) >= (8, 4)
-
-# --- validators: (value, source) -> value, or ConfigError naming the source ----------------------
-
-
-def _whole_number(value: str, source: str) -> int:
-    """A whole number, or a ConfigError naming ``source``."""
-    try:
-        return int(value)
-    except ValueError:
-        raise ConfigError(source, f"expected a whole number, got {value!r}") from None
-
-
-def positive_int(value: str, source: str) -> int:
-    """Parse a positive integer or fail naming ``source``."""
-    number = _whole_number(value, source)
-    if number < 1:
-        raise ConfigError(source, f"must be at least 1, got {number}")
-    return number
-
-
-def non_negative_int(value: str, source: str) -> int:
-    """Parse a whole number >= 0 or fail naming ``source``."""
-    number = _whole_number(value, source)
-    if number < 0:
-        raise ConfigError(source, f"must not be negative, got {number}")
-    return number
-
-
-def percent(value: str, source: str) -> float:
-    """A percentage below 100: a band or precision of 100 % or more judges nothing."""
-    try:
-        number = float(value)
-    except ValueError:
-        raise ConfigError(source, f"expected a percentage, got {value!r}") from None
-    if not 0 <= number < 100:
-        raise ConfigError(source, f"must be 0..100, got {number}")
-    return number
-
-
-def one_of(choices: tuple[str, ...]) -> Parse:
-    """A parser accepting exactly ``choices``; the message lists them, so a typo is fixed at once."""
-
-    def parse(value: str, source: str) -> str:
-        if value not in choices:
-            raise ConfigError(source, f"expected one of {', '.join(choices)}, got {value!r}")
-        return value
-
-    return parse
-
-
-def on_off(value: str, source: str) -> bool:
-    """``on``/``off`` (any case): the words the docs use, rather than Python's truthiness."""
-    if value.lower() not in ("on", "off"):
-        raise ConfigError(source, f"expected on or off, got {value!r}")
-    return value.lower() == "on"
-
-
-def temperature(value: str, source: str) -> float:
-    """A board temperature limit; outside 20..125 °C it is a typo, not a policy."""
-    try:
-        number = float(value)
-    except ValueError:
-        raise ConfigError(source, f"expected degrees Celsius, got {value!r}") from None
-    if not 20 <= number <= 125:
-        raise ConfigError(source, f"must be 20..125 degrees Celsius, got {number}")
-    return number
-
-
-COORDINATOR = re.compile(r"^(?:[A-Za-z0-9.-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\]):[0-9]{1,5}$")
-# labgrid's own rule for tag names and values (the coordinator refuses anything else).
-TAG = re.compile(r"^[a-z0-9_-]+$")
-
-
-def coordinator_address(value: str, source: str) -> str:
-    """``HOST:PORT`` of a labgrid coordinator, or "" for none."""
-    if value and not COORDINATOR.match(value):
-        raise ConfigError(source, f"expected HOST:PORT of a labgrid coordinator, got {value!r}")
-    return value
-
-
-def place_tags(value: str, source: str) -> tuple[str, ...]:
-    """``key=value,key=value`` -> ("key=value", ...), each part checked against labgrid's rule."""
-    tags = []
-    for part in (p.strip() for p in value.split(",")):
-        if not part:
-            continue
-        key, sep, tag_value = part.partition("=")
-        if not sep or not TAG.match(key) or not TAG.match(tag_value):
-            raise ConfigError(
-                source, f"tag {part!r} is not KEY=VALUE of lowercase letters, digits, '_' and '-'"
-            )
-        tags.append(f"{key}={tag_value}")
-    return tuple(tags)
-
-
-HOST_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
-
-
-def host_names(value: str, source: str) -> tuple[str, ...]:
-    """``pi4,pi5`` -> ("pi4", "pi5"): names of hosts as the inventory spells them."""
-    names = tuple(part.strip() for part in value.split(",") if part.strip())
-    for name in names:
-        if not HOST_NAME.match(name):
-            raise ConfigError(source, f"{name!r} is not a host name of an inventory")
-    return names
-
-
-def image_names(value: str, source: str) -> tuple[str, ...]:
-    """``a,b`` -> ("a", "b"): catalogue image names, in the order the run flashes them."""
-    from .model.lab import IMAGE_NAME  # the model loads when settings are resolved, not at start-up
-
-    names = tuple(part.strip() for part in value.split(",") if part.strip())
-    for name in names:
-        if not IMAGE_NAME.fullmatch(name):
-            raise ConfigError(source, f"{name!r} is not an image name of a catalogue")
-    if len(set(names)) != len(names):
-        raise ConfigError(source, f"names an image twice: {value!r}")
-    return names
-
-
-def _exists(path: str, kind: Callable[[Path], bool]) -> bool:
-    """``Path.is_file``/``is_dir`` that says False, not OSError, for a name too long to stat."""
-    try:
-        return kind(Path(path))
-    except OSError:
-        return False
-
-
-def lab(value: str, source: str) -> str:
-    """``virtual``, one directory of ``PLACE.yaml`` env files (for a coordinator), or env files
-    separated by commas (one per place), made absolute so workers in other directories agree."""
-    if value == VIRTUAL:
-        return value
-    parts = [part.strip() for part in value.split(",") if part.strip()]
-    if len(parts) == 1 and _exists(parts[0], Path.is_dir):
-        return str(Path(parts[0]).resolve())  # one env file per place, for a coordinator
-    for part in parts:
-        if not _exists(part, Path.is_file):
-            raise ConfigError(
-                source,
-                f"lab env file {part!r} does not exist",
-                "give a labgrid env file, several separated by commas (one per place), or 'virtual'",
-            )
-    if not parts:
-        raise ConfigError(source, "no env file given", "give a labgrid env file or 'virtual'")
-    return ",".join(str(Path(part).resolve()) for part in parts)
-
-
-def places(value: str, source: str) -> int:
-    """How many virtual places; the lab names them pinet1..pinet99, so 99 at most."""
-    number = non_negative_int(value, source)
-    if number > 99:
-        raise ConfigError(source, f"at most 99 virtual places (pinet1..pinet99), got {number}")
-    return number
-
-
-def adaptive_min(value: str, source: str) -> int:
-    """Seconds before an adaptive stop: one second has no spread to judge settling by."""
-    number = positive_int(value, source)
-    if number < 2:
-        raise ConfigError(source, f"an adaptive run needs at least 2 measured seconds, got {number}")
-    return number
-
-
-def precision(value: str, source: str) -> float:
-    """The settling precision: 0 never settles, above 50 % settles on noise."""
-    number = percent(value, source)
-    if not 0 < number <= 50:
-        raise ConfigError(source, f"must be more than 0 and at most 50, got {number}")
-    return number
-
-
-def virtual_lab_name(value: str, source: str) -> str:
-    """A virtual lab's name; the lab tooling knows only pinet and pinet1..pinet99."""
-    if not LAB_NAME.match(value):
-        raise ConfigError(source, f"virtual lab name {value!r} must be pinet, pinet1 ... pinet99")
-    return value
-
-
-def text(value: str, source: str) -> str:
-    """Any text (a URL checked by the store that opens it)."""
-    return value
-
-
-def rootdir_path(value: str, source: str) -> Path:
-    """A path; :func:`resolve` anchors a relative one at the rootdir, not the working
-    directory, so a run started from a subdirectory finds the same files."""
-    return Path(value)
-
-
-def data_file(value: str, source: str) -> Path | None:
-    """A lab data file (thresholds, profiles); "" = the lab's own under the rootdir, else the
-    copy shipped in the package, so a ``pip install`` user runs the suite without a clone."""
-    return Path(value) if value else None
-
-
-def remeasure(value: str, source: str) -> int | None:
-    """Remeasure count, or None ("" = auto): :func:`resolve` picks it from the lab, which is
-    parsed by then (the virtual lab shares its host's CPUs, so it earns one retry)."""
-    return None if value == "" else non_negative_int(value, source)
-
 
 # --- the table ------------------------------------------------------------------------------------
 
@@ -293,7 +112,7 @@ class Option:
 OPTIONS: tuple[Option, ...] = (
     Option(
         "lab",
-        lab,
+        lab_file,
         VIRTUAL,
         "labgrid env file of the lab, several separated by commas (one per place), a directory of "
         "PLACE.yaml env files (with --pinet-coordinator), or 'virtual' for the namespace lab; "
@@ -558,152 +377,6 @@ def add_options(parser: pytest.Parser) -> None:
             type=option.declared_ini_type,
             default=None,
         )
-
-
-def _as_text(value: object) -> str:
-    """A command-line or typed ini value as the text the validators parse (None = not set)."""
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "on" if value else "off"
-    return str(value)
-
-
-def value_of(
-    option: Option,
-    getoption: Callable[[str], Any],
-    getini: Callable[[str], Any],
-    environ: Mapping[str, str],
-) -> Any:
-    """The first given of ``--pinet-NAME``, ``PINET_NAME``, ini ``pinet_NAME``, the default,
-    parsed naming where it came from."""
-    text, source = given_or_default(option, getoption, getini, environ)
-    return option.parse(text, source)
-
-
-def given_or_default(
-    option: Option,
-    getoption: Callable[[str], Any],
-    getini: Callable[[str], Any],
-    environ: Mapping[str, str],
-) -> tuple[str, str]:
-    """The text of the first given of ``--pinet-NAME`` (or an alias), ``PINET_NAME`` (or an
-    alias), ini ``pinet_NAME``, else the default, with where it came from (``LG_ENV``): the
-    run header says how its lab was chosen, and a bad value names that place.
-
-    An empty environment variable or ini value counts as not set, as an unset ``export`` is
-    easy to leave behind. The ini is read only when needed, so an option can override a key
-    that pytest cannot convert.
-    """
-    given = _one_of(
-        option,
-        [(option.cli, getoption(option.cli))]
-        + [(a.cli, _alias_option(getoption, a.cli)) for a in option.aliases],
-    )
-    if given is not None:
-        return given
-    given = _one_of(
-        option,
-        [(option.env, environ.get(option.env))] + [(a.env, environ.get(a.env)) for a in option.aliases],
-    )
-    if given is not None:
-        return given
-    source = f"ini option {option.ini}"
-    try:
-        configured = getini(option.ini)
-    except (pytest.UsageError, ValueError, TypeError) as exc:  # pytest's own conversion failed
-        raise ConfigError(source, f"expected a value of type {option.declared_ini_type} ({exc})") from None
-    if configured_text := _as_text(configured):
-        return configured_text, source
-    return option.default, f"default of {option.ini}"
-
-
-def named_lab(
-    getoption: Callable[[str], Any], getini: Callable[[str], Any], environ: Mapping[str, str]
-) -> tuple[str, str]:
-    """The lab as the user named it, any of the five ways, and which way: (text, source)."""
-    (option,) = [option for option in OPTIONS if option.name == "lab"]
-    return given_or_default(option, getoption, getini, environ)
-
-
-def _alias_option(getoption: Callable[[str], Any], cli: str) -> Any:
-    """Another plugin's option, or None when that plugin is not active (``-p no:labgrid``)."""
-    try:
-        return getoption(cli)
-    except ValueError:
-        return None
-
-
-def _one_of(option: Option, candidates: list[tuple[str, Any]]) -> tuple[str, str] | None:
-    """The value (text, source) given at one level under pinet's name or an alias; the names
-    disagreeing is an error naming both, never a silent pick."""
-    given = [
-        (source, _as_text(value)) for source, value in candidates if value is not None and _as_text(value)
-    ]
-    if len({text for _, text in given}) > 1:
-        said = " and ".join(f"{source} {text!r}" for source, text in given)
-        raise ConfigError(said, f"two names for {option.cli} disagree", "give one of them, or the same value")
-    return (given[0][1], given[0][0]) if given else None
-
-
-def any_given(getoption: Callable[[str], Any], getini: Callable[[str], Any]) -> bool:
-    """True when the command line or the ini file sets any pinet option: what engages pinet.
-
-    A key counts as set by the same rule :func:`value_of` uses (an ini ``0`` or ``off`` is set,
-    an empty value is not), and a key pytest cannot convert counts as set, so that
-    :func:`resolve` then reports it naming the key instead of pytest's bare conversion error.
-    """
-    for option in OPTIONS:
-        if getoption(option.cli) is not None:
-            return True
-        try:
-            if _as_text(getini(option.ini)):
-                return True
-        except (pytest.UsageError, ValueError, TypeError):
-            return True
-    return False
-
-
-def resolve(
-    getoption: Callable[[str], Any],
-    getini: Callable[[str], Any],
-    environ: Mapping[str, str],
-    rootdir: Path,
-) -> PinetSettings:
-    """The run's settings: each option layered by :func:`value_of`, then the two things a
-    validator alone cannot know: relative paths anchored at ``rootdir`` and the automatic
-    remeasure count, which depends on the lab."""
-    values: dict[str, Any] = {option.name: value_of(option, getoption, getini, environ) for option in OPTIONS}
-    values["lab_source"] = named_lab(getoption, getini, environ)[1]
-    for name, value in values.items():
-        if isinstance(value, Path) and not value.is_absolute():
-            values[name] = rootdir / value
-    for name in ("thresholds", "profiles"):
-        if values[name] is None:
-            own = rootdir / "lab" / f"{name}.yaml"
-            values[name] = own if own.is_file() else DATA / f"{name}.yaml"
-    if values["remeasure"] is None:
-        values["remeasure"] = 1 if values["lab"] == VIRTUAL else 0
-    return PinetSettings(**values)
-
-
-def check_named_lab_files(text: str, source: str) -> None:
-    """A lab named any of the five ways (``--pinet-lab``, ``--lg-env``, ``PINET_LAB``,
-    ``LG_ENV``, ini ``pinet_lab``) that labgrid could not even read (missing, a binary file,
-    not a mapping, no targets) is a ConfigError naming the way it was named, raised before
-    labgrid's plugin reads it (whose answer is an INTERNALERROR).  Nothing is loaded when no
-    lab is named."""
-    if source.startswith("default of") or text == VIRTUAL:
-        return
-    from .lab.inventory import check_env_shape
-
-    for part in lab(text, source).split(","):
-        path = Path(part)
-        for env_file in sorted(path.glob("*.yaml")) if path.is_dir() else [path]:
-            try:
-                check_env_shape(env_file)
-            except ConfigError as exc:
-                raise ConfigError(source, str(exc)) from None
 
 
 def _cell(value: str) -> str:

@@ -20,7 +20,8 @@ import pytest
 from . import __version__, hookspecs
 from .errors import ConfigError, LabFault, PinetError, doc
 from .fixtures.state import MEASURED, PINET_RUN, RUN_ID, UNDECIDED_PREFIX, pinet_run
-from .options import add_options, any_given, check_named_lab_files, named_lab
+from .option_layers import any_given, check_named_lab_files, named_lab
+from .options import add_options
 from .secrets import mask
 
 if TYPE_CHECKING:

@@ -18,7 +18,12 @@ from pathlib import Path
 PACKAGE_DIR = Path(__file__).resolve().parents[2] / "pytest_pinet"
 CORE_ROOMS = ("lab", "host", "traffic", "judge", "record", "virtlab", "model", "measure")
 PYTEST_WORLD = frozenset({"pytest", "_pytest", "pluggy", "xdist"})
-PLUGIN_LAYER = ("plugin", "hookspecs", "options")  # and every top-level name starting with "fixtures"
+PLUGIN_LAYER = (
+    "plugin",
+    "hookspecs",
+    "options",
+    "option_layers",
+)  # and every top-level name starting with "fixtures"
 BASICS = ("errors", "secrets")
 
 Graph = dict[str, set[str]]  # module -> the package's modules it imports, plus external top-level names

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from pytest_pinet.errors import ConfigError
-from pytest_pinet.options import OPTIONS, any_given, markdown_table, resolve, value_of
+from pytest_pinet.option_layers import any_given, resolve, value_of
+from pytest_pinet.options import OPTIONS, markdown_table
 from pytest_pinet.settings import PinetSettings
 
 pytest_plugins = ["pytester"]
