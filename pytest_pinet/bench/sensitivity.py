@@ -25,7 +25,7 @@ from ..judge.baseline import T_995, T_995_LARGE, BaselinePolicy, judge_baseline
 from ..lab.inventory import Inventory
 from ..measure import TcpMeasurer
 from ..traffic.iperf3_runner import Iperf3Options
-from ..virtlab import lab
+from ..virtlab import cable_faults
 from ..virtlab.topology import LabSpec
 from .recording import bench_site
 
@@ -62,7 +62,7 @@ def measure_trials(
     trials = []
     try:
         for level, count in counts:
-            lab.degrade(spec, level)
+            cable_faults.degrade(spec, level)
             for number in range(count):
                 say(f"sensitivity: {f'{level:g} % slower' if level else 'clean'}, {number + 1} of {count}")
                 started = time.monotonic()
@@ -74,7 +74,7 @@ def measure_trials(
                 trials.append(Trial(level, measured.goodput_mbps, time.monotonic() - started))
                 say(f"  {measured.goodput_mbps:.2f} Mbit/s")
     finally:
-        lab.degrade(spec, 0.0)
+        cable_faults.degrade(spec, 0.0)
     return trials
 
 

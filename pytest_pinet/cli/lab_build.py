@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import PinetError
-from ..virtlab import lab
+from ..virtlab import lab, lab_status
 from ..virtlab.names import ACCELERATORS, BOARD_KINDS, DEFAULT_IMAGE
 from ..virtlab.qemu_image import RECIPES
 from ..virtlab.topology import LabSpec
@@ -94,7 +94,7 @@ def cmd_lab_up(args: argparse.Namespace) -> int:
     started = time.monotonic()
     env_file = lab.up(spec, replace=args.replace)
     print(f"virtual lab {spec.name} up in {time.monotonic() - started:.1f} s; env file {env_file}")
-    _print_status(lab.status(spec), as_json=False)
+    _print_status(lab_status.status(spec), as_json=False)
     if spec.is_qemu and args.boot_check:
         check_qemu_board(env_file, spec.board_host.name)
     return 0
@@ -175,7 +175,7 @@ def cmd_lab_down(args: argparse.Namespace) -> int:
 
 
 def cmd_lab_status(args: argparse.Namespace) -> int:
-    data = lab.status(spec_of(args))
+    data = lab_status.status(spec_of(args))
     _print_status(data, as_json=args.json)
     return 0 if data["up"] else 1
 

@@ -7,8 +7,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..virtlab import lab
+from ..virtlab import cable_faults
 from .lab_options import add_lab_option, spec_of
+
+QUEUE = cable_faults.DEFAULT_QUEUE_PACKETS
 
 
 def register(lab_sub: Any) -> None:
@@ -43,7 +45,7 @@ def register(lab_sub: Any) -> None:
         default=None,
         metavar="N",
         help="instead: give every cable end a queue of N packets (txqueuelen; a planted latency "
-        f"regression when deeper than {lab.DEFAULT_QUEUE_PACKETS}; 0 = back to {lab.DEFAULT_QUEUE_PACKETS})",
+        f"regression when deeper than {QUEUE}; 0 = back to {QUEUE})",
     )
     degrade.set_defaults(func=cmd_lab_degrade)
 
@@ -52,17 +54,17 @@ def cmd_lab_degrade(args: argparse.Namespace) -> int:
     """Slow the virtual lab's cables by a percentage (0 = back to calibrated), give one cable
     a bad link speed (``--link-speed``), or deepen every cable's queue (``--queue-packets``)."""
     if args.queue_packets is not None:
-        packets = args.queue_packets or lab.DEFAULT_QUEUE_PACKETS
-        for line in lab.deepen_queues(spec_of(args), packets):
+        packets = args.queue_packets or cable_faults.DEFAULT_QUEUE_PACKETS
+        for line in cable_faults.deepen_queues(spec_of(args), packets):
             print(line)
         return 0
     if args.link_speed is not None:
-        for line in lab.degrade_link_speed(spec_of(args), args.link_speed, args.link):
+        for line in cable_faults.degrade_link_speed(spec_of(args), args.link_speed, args.link):
             print(line)
         return 0
     percent = 0.0 if args.reset else args.percent
     jitter = 0.0 if args.reset else args.jitter
-    for line in lab.degrade(spec_of(args), percent, jitter, args.hold):
+    for line in cable_faults.degrade(spec_of(args), percent, jitter, args.hold):
         steady = f" (degraded {percent:g} %)" if percent else " (calibrated)"
         print(line if line.startswith("jitter") else line + steady)
     return 0

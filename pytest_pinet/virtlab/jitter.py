@@ -11,7 +11,7 @@ model of noise, not of a cable.
 
 :class:`NoiseModel` is the model; the bench's sensitivity under noise draws its simulated
 nights from it (``bench.noise``), and :func:`main` is the process that applies it to the
-lab's cables (started and stopped by ``virtlab.lab.degrade``), one ``tc qdisc change`` per
+lab's cables (started and stopped by ``virtlab.cable_faults.degrade``), one ``tc qdisc change`` per
 cable end per second.
 """
 

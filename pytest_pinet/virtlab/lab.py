@@ -23,7 +23,7 @@ from .topology import DiskSpec, LabSpec, LinkSpec
 REQUIRED_TOOLS = ("ip", "tc", "ethtool", "sshd", "ssh-keygen", "iperf3")
 
 
-def _ip(*args: str, netns: str | None = None, check: bool = True) -> str:
+def run_ip(*args: str, netns: str | None = None, check: bool = True) -> str:
     argv = [system.find_tool("ip")]
     if netns is not None:
         argv += ["-n", netns]
@@ -32,14 +32,14 @@ def _ip(*args: str, netns: str | None = None, check: bool = True) -> str:
 
 def namespaces(prefix: str) -> list[str]:
     """Existing network namespaces whose name starts with ``prefix``."""
-    out = _ip("netns", "list", check=False)
+    out = run_ip("netns", "list", check=False)
     names = [line.split()[0] for line in out.splitlines() if line.strip()]
     return sorted(name for name in names if name.startswith(prefix))
 
 
 def root_links(prefix: str) -> list[str]:
     """Root-namespace interfaces whose name starts with ``prefix``."""
-    out = _ip("-o", "link", "show", check=False)
+    out = run_ip("-o", "link", "show", check=False)
     found = []
     for line in out.splitlines():
         parts = line.split(":", 2)
@@ -52,7 +52,7 @@ def root_links(prefix: str) -> list[str]:
 
 def netns_pids(netns: str) -> list[int]:
     """Processes running inside ``netns``."""
-    out = _ip("netns", "pids", netns, check=False)
+    out = run_ip("netns", "pids", netns, check=False)
     return [int(p) for p in out.split() if p.isdigit()]
 
 
@@ -98,13 +98,13 @@ def down(spec: LabSpec) -> DownReport:
         jitter.stop(spec.state_dir)  # it runs outside the namespaces, so it is stopped by its pid
     for netns in namespaces(spec.netns_prefix):
         report.processes += kill_netns_processes(netns)
-        _ip("netns", "delete", netns, check=False)
+        run_ip("netns", "delete", netns, check=False)
         report.namespaces.append(netns)
     # After the processes: a filesystem a test mounted lived in a host's mount namespace,
     # which went with them, so the loop devices are free to detach.
     report.disks = detach_disks(spec)
     for link in root_links(f"{spec.name}-"):
-        _ip("link", "delete", link, check=False)
+        run_ip("link", "delete", link, check=False)
         report.links.append(link)
     if spec.state_dir.exists():
         shutil.rmtree(spec.state_dir, ignore_errors=True)
@@ -212,7 +212,7 @@ def up(spec: LabSpec, *, replace: bool = False) -> Path:
 
 def _check_address_plan(spec: LabSpec) -> None:
     """Refuse to shadow a network this machine already routes."""
-    routes = _ip("-4", "route", "show", check=False)
+    routes = run_ip("-4", "route", "show", check=False)
     for prefix in [f"10.203.{spec.index}."] + [f"10.{204 + n}.{spec.index}." for n in range(len(spec.links))]:
         if prefix in routes:
             raise PinetError(
@@ -280,9 +280,9 @@ def _build(spec: LabSpec, image: qemu_image.BoardImage | None = None) -> None:
         json.dumps({"lab": spec.name, "state": "building"}), encoding="utf-8"
     )
 
-    _ip("link", "add", spec.bridge, "type", "bridge")
-    _ip("addr", "add", f"{spec.mgmt_gateway}/24", "dev", spec.bridge)
-    _ip("link", "set", spec.bridge, "up")
+    run_ip("link", "add", spec.bridge, "type", "bridge")
+    run_ip("addr", "add", f"{spec.mgmt_gateway}/24", "dev", spec.bridge)
+    run_ip("link", "set", spec.bridge, "up")
 
     client_key = spec.state_dir / "id_ed25519"
     sshd.generate_key(client_key, f"pinet-client@{spec.name}")
@@ -295,7 +295,7 @@ def _build(spec: LabSpec, image: qemu_image.BoardImage | None = None) -> None:
         _make_link(spec, link)
     known_hosts = []
     if image is not None:
-        qemu_board.plumb(spec, _ip)
+        qemu_board.plumb(spec, run_ip)
         qemu_board.write_wrapper(spec)
         qemu_board.flash_card(spec, image, spec.image)
         qemu_board.make_disk(spec, spec.disks[0].size_mib)
@@ -306,7 +306,7 @@ def _build(spec: LabSpec, image: qemu_image.BoardImage | None = None) -> None:
         devices = {disk.name: _make_disk(spec, disk) for disk in spec.disks}
 
     for host in spec.hosts:
-        if _is_qemu_board(spec, host.name):
+        if is_qemu_board(spec, host.name):
             continue
         host_dir = spec.host_dir(host.name)
         address = spec.mgmt_address(host.name)
@@ -320,14 +320,14 @@ def _build(spec: LabSpec, image: qemu_image.BoardImage | None = None) -> None:
     (spec.state_dir / "lab.json").write_text(json.dumps(built), encoding="utf-8")
 
 
-def _is_qemu_board(spec: LabSpec, host: str) -> bool:
+def is_qemu_board(spec: LabSpec, host: str) -> bool:
     return spec.is_qemu and host == spec.board_host.name
 
 
 def _make_host(spec: LabSpec, host: str) -> None:
     netns = spec.netns(host)
-    _ip("netns", "add", netns)
-    _ip("link", "set", "lo", "up", netns=netns)
+    run_ip("netns", "add", netns)
+    run_ip("link", "set", "lo", "up", netns=netns)
     # Each host's own default congestion control is cubic, as on the boards' and peers' OSes
     # (this machine's may be BBR). Being the default is also what lets a peer's ordinary
     # login user ask iperf3 for it (-C cubic): Linux refuses other algorithms to non-root.
@@ -335,15 +335,15 @@ def _make_host(spec: LabSpec, host: str) -> None:
         [system.find_tool("sysctl"), "-qw", "net.ipv4.tcp_congestion_control=cubic"], netns=netns, check=False
     )
     veth = spec.mgmt_veth(host)
-    _ip("link", "add", veth, "type", "veth", "peer", "name", "mgmt0", "netns", netns)
-    _ip("link", "set", veth, "master", spec.bridge)
-    _ip("link", "set", veth, "up")
+    run_ip("link", "add", veth, "type", "veth", "peer", "name", "mgmt0", "netns", netns)
+    run_ip("link", "set", veth, "master", spec.bridge)
+    run_ip("link", "set", veth, "up")
     host_dir = spec.host_dir(host)
     host_dir.mkdir(mode=0o700, exist_ok=True)
-    if _is_qemu_board(spec, host):
+    if is_qemu_board(spec, host):
         return  # its mgmt0 is a bridge port; the address is the QEMU machine's
-    _ip("addr", "add", f"{spec.mgmt_address(host)}/24", "dev", "mgmt0", netns=netns)
-    _ip("link", "set", "mgmt0", "up", netns=netns)
+    run_ip("addr", "add", f"{spec.mgmt_address(host)}/24", "dev", "mgmt0", netns=netns)
+    run_ip("link", "set", "mgmt0", "up", netns=netns)
     sshd.generate_key(host_dir / "ssh_host_ed25519_key", f"{host}@{spec.name}")
 
 
@@ -354,9 +354,9 @@ def _make_link(spec: LabSpec, link: LinkSpec) -> None:
     its namespace is only a port of the bridge that joins it to the board's tap.
     """
     board_ns, peer_ns = spec.netns(link.board), spec.netns(link.peer)
-    qemu = _is_qemu_board(spec, link.board)
+    qemu = is_qemu_board(spec, link.board)
     board_end = qemu_board.cable_end(link.board_interface) if qemu else link.board_interface
-    _ip(
+    run_ip(
         "link",
         "add",
         board_end,
@@ -372,17 +372,17 @@ def _make_link(spec: LabSpec, link: LinkSpec) -> None:
     )
     ends = [(peer_ns, link.peer_interface, "peer")]
     if qemu:
-        _ip("link", "set", board_end, "mtu", str(link.mtu), netns=board_ns)
-        _ip("link", "set", board_end, "up", netns=board_ns)
+        run_ip("link", "set", board_end, "mtu", str(link.mtu), netns=board_ns)
+        run_ip("link", "set", board_end, "up", netns=board_ns)
     else:
         ends.insert(0, (board_ns, board_end, "board"))
     for netns, device, side in ends:
-        _ip("link", "set", device, "mtu", str(link.mtu), netns=netns)
+        run_ip("link", "set", device, "mtu", str(link.mtu), netns=netns)
         shaping.disable_offloads(netns, device)
         shaping.apply(netns, device, shaping.Shaping(link.speed_mbps, link.mtu))
         shaping.label(netns, device, link.speed_mbps)
-        _ip("addr", "add", f"{spec.link_address(link, side)}/24", "dev", device, netns=netns)
-        _ip("link", "set", device, "up", netns=netns)
+        run_ip("addr", "add", f"{spec.link_address(link, side)}/24", "dev", device, netns=netns)
+        run_ip("link", "set", device, "up", netns=netns)
     for netns, device, _ in ends:
         _wait_operstate_up(netns, device)
 
@@ -391,7 +391,7 @@ def _wait_operstate_up(netns: str, device: str, timeout: float = 5.0) -> None:
     """A cable is ready when both ends report carrier, not when the command returned."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if "state UP" in _ip("link", "show", "dev", device, netns=netns, check=False):
+        if "state UP" in run_ip("link", "show", "dev", device, netns=netns, check=False):
             return
         time.sleep(0.02)
     raise PinetError(f"pinet lab up: {netns}:{device} has no carrier after {timeout:.0f} s")
@@ -405,7 +405,7 @@ def power(spec: LabSpec, host: str, state: str) -> None:
     """
     system.require_root("pinet lab power")
     spec.host(host)  # KeyError for an unknown host, turned into a message by the CLI
-    if _is_qemu_board(spec, host):
+    if is_qemu_board(spec, host):
         raise PinetError(
             f"{host} is a QEMU board: labgrid's QEMUDriver in the test run powers it "
             f"(`pinet lab power {host} cycle` boots and checks it)"
@@ -413,213 +413,20 @@ def power(spec: LabSpec, host: str, state: str) -> None:
     netns = spec.netns(host)
     if netns not in namespaces(spec.netns_prefix):
         raise PinetError(f"virtual lab {spec.name} is not up: run `pinet lab up` first")
-    devices = [name for name in _netns_links(netns) if name != "lo"]
+    devices = [name for name in netns_links(netns) if name != "lo"]
     if state == "off":
         kill_netns_processes(netns)
         for device in devices:
-            _ip("link", "set", device, "down", netns=netns)
+            run_ip("link", "set", device, "down", netns=netns)
     elif state == "on":
         for device in devices:
-            _ip("link", "set", device, "up", netns=netns)
+            run_ip("link", "set", device, "up", netns=netns)
         if sshd.read_pid(spec.host_dir(host)) == 0 or not netns_pids(netns):
             sshd.start(netns, spec.host_dir(host), spec.mgmt_address(host))
     else:
         raise PinetError(f"power state must be 'on' or 'off', got {state!r}")
 
 
-def _netns_links(netns: str) -> list[str]:
-    out = _ip("-o", "link", "show", netns=netns, check=False)
+def netns_links(netns: str) -> list[str]:
+    out = run_ip("-o", "link", "show", netns=netns, check=False)
     return [line.split(":", 2)[1].strip().split("@")[0] for line in out.splitlines() if ":" in line]
-
-
-@dataclass
-class HostStatus:
-    """One host as ``pinet lab status`` shows it."""
-
-    name: str
-    role: str
-    netns: str
-    present: bool
-    mgmt_address: str
-    sshd_running: bool
-    interfaces: list[str]
-
-
-def status(spec: LabSpec) -> dict[str, object]:
-    """Hosts, addresses, links and shaping of the lab, as data for display or JSON."""
-    present = set(namespaces(spec.netns_prefix))
-    hosts = []
-    for host in spec.hosts:
-        netns = spec.netns(host.name)
-        here = netns in present
-        interfaces = []
-        if here:
-            out = _ip("-br", "addr", "show", netns=netns, check=False)
-            interfaces = [" ".join(line.split()) for line in out.splitlines() if line.strip()]
-        pid = sshd.read_pid(spec.host_dir(host.name))
-        if _is_qemu_board(spec, host.name):
-            pid = qemu_board.running_pid(spec)
-        hosts.append(
-            HostStatus(
-                host.name,
-                host.role,
-                netns,
-                here,
-                spec.mgmt_address(host.name),
-                here and pid > 0 and pid in netns_pids(netns),
-                interfaces,
-            ).__dict__
-        )
-    links = []
-    for link in spec.links:
-        entry: dict[str, object] = {
-            "name": link.name,
-            "board": f"{link.board}:{link.board_interface} {spec.link_address(link, 'board')}",
-            "peer": f"{link.peer}:{link.peer_interface} {spec.link_address(link, 'peer')}",
-            "speed_mbps": link.speed_mbps,
-            "mtu": link.mtu,
-        }
-        for side, host_name, device in (
-            ("board", link.board, link.board_interface),
-            ("peer", link.peer, link.peer_interface),
-        ):
-            if spec.netns(host_name) in present:
-                entry[f"{side}_qdisc"] = shaping.describe(spec.netns(host_name), device)
-        links.append(entry)
-    return {
-        "lab": spec.name,
-        "up": is_up(spec),
-        "board": spec.board,
-        "image": spec.image or None,
-        "env_file": str(spec.env_file) if spec.env_file.exists() else None,
-        "hosts": hosts,
-        "links": links,
-    }
-
-
-DEFAULT_QUEUE_PACKETS = 1000  # a veth's txqueuelen, as an Ethernet NIC's
-
-
-def deepen_queues(spec: LabSpec, packets: int) -> list[str]:
-    """Give every emulated cable end a device queue of ``packets`` (txqueuelen).
-
-    The planted latency regression: pfifo_fast (and every FIFO the kernel sizes by the device)
-    then holds ``packets`` frames, so a full queue at link rate R adds packets x 1538 B x 8 / R
-    to a round trip.  A qdisc takes the length when it is created: the routing suite puts
-    its qdisc under test on the board afresh for every test, so the next test sees it.
-    """
-    system.require_root("pinet lab degrade --queue-packets")
-    if not 1 <= packets <= 100_000:
-        raise PinetError(f"queue packets must be 1..100000, got {packets}")
-    if not is_up(spec):
-        raise PinetError(f"virtual lab {spec.name} is not up: run `pinet lab up` first")
-    changed = []
-    for link in spec.links:
-        ends = [(link.board, link.board_interface), (link.peer, link.peer_interface)]
-        if _is_qemu_board(spec, link.board):
-            ends = ends[1:]  # the board's own NIC is inside the QEMU machine
-        for host, device in ends:
-            system.run(
-                [system.find_tool("ip"), "link", "set", "dev", device, "txqueuelen", str(packets)],
-                netns=spec.netns(host),
-            )
-            changed.append(f"{host}:{device} txqueuelen {packets}")
-    (spec.state_dir / "queue.json").write_text(json.dumps({"packets": packets}), encoding="utf-8")
-    return changed
-
-
-def degrade(spec: LabSpec, percent: float, jitter_pct: float = 0.0, hold_s: float = 10.0) -> list[str]:
-    """Slow every emulated cable of the lab by ``percent`` (0 restores the calibrated rate).
-
-    This is the knob that lets a test (or a person) produce a known regression: three runs,
-    the third on a link a few percent slower, must show up as a drop in the trends.  With
-    ``jitter_pct`` the rate also varies by that spread, run to run (a level held ``hold_s``
-    seconds) and second to second (:mod:`.jitter`); 0 stops the variation.
-    """
-    system.require_root("pinet lab degrade")
-    if not 0 <= percent < 100:
-        raise PinetError(f"degrade percent must be 0..99, got {percent}")
-    if not 0 <= jitter_pct <= 20:
-        raise PinetError(f"jitter percent must be 0..20, got {jitter_pct}")
-    if not is_up(spec):
-        raise PinetError(f"virtual lab {spec.name} is not up: run `pinet lab up` first")
-    jitter.stop(spec.state_dir)
-    cables: list[jitter.CableEnd] = []
-    changed = []
-    for link in spec.links:
-        ends = [(link.board, link.board_interface), (link.peer, link.peer_interface)]
-        if _is_qemu_board(spec, link.board):
-            ends = ends[1:]  # the board shapes its own egress inside the QEMU machine
-        speed = cable_speed(spec, link)  # a cable made bad by --link-speed stays bad
-        for host, device in ends:
-            shaper = shaping.Shaping(
-                speed, link.mtu, calibration=shaping.DEFAULT_CALIBRATION * (1 - percent / 100.0)
-            )
-            system.run(
-                [system.find_tool("tc"), "qdisc", "change", "dev", device, "root", *shaper.tc_args()],
-                netns=spec.netns(host),
-            )
-            changed.append(f"{host}:{device} {shaper.rate_kbit} kbit/s")
-            cables.append(jitter.CableEnd(spec.netns(host), device, speed, link.mtu))
-    if jitter_pct > 0:
-        pid = jitter.start(spec.state_dir, cables, percent, jitter_pct, hold_s)
-        changed.append(
-            f"jitter {jitter_pct:g} % run to run ({hold_s:g} s levels) and second to second, pid {pid}"
-        )
-    state = {"percent": percent, "jitter_pct": jitter_pct, "hold_s": hold_s}
-    (spec.state_dir / "degrade.json").write_text(json.dumps(state), encoding="utf-8")
-    return changed
-
-
-def degrade_link_speed(spec: LabSpec, speed_mbps: int, link_name: str | None = None) -> list[str]:
-    """Make one emulated cable negotiate like a bad one: shaped to ``speed_mbps`` and reporting
-    it (0 gives it back its own speed).  The first link when ``link_name`` is None.
-
-    The cable stays so across power-cycles of its hosts, as a bad cable does: the health check
-    finds it before the link's tests measure (docs/lab-health.md).
-    """
-    system.require_root("pinet lab degrade")
-    if not is_up(spec):
-        raise PinetError(f"virtual lab {spec.name} is not up: run `pinet lab up` first")
-    names = [link.name for link in spec.links]
-    chosen = [link for link in spec.links if link_name in (None, link.name)][:1]
-    if not chosen:
-        raise PinetError(f"virtual lab {spec.name} has no link {link_name!r} (links: {', '.join(names)})")
-    if not 0 <= speed_mbps <= 100_000:
-        raise PinetError(f"link speed must be 1..100000 Mbit/s (0: the link's own), got {speed_mbps}")
-    link = chosen[0]
-    speed = speed_mbps or link.speed_mbps
-    ends = [(link.board, link.board_interface), (link.peer, link.peer_interface)]
-    if _is_qemu_board(spec, link.board):
-        ends = ends[1:]  # the board's own port is inside the QEMU machine
-    changed = []
-    for host, device in ends:
-        shaper = shaping.Shaping(speed, link.mtu)
-        system.run(
-            [system.find_tool("tc"), "qdisc", "change", "dev", device, "root", *shaper.tc_args()],
-            netns=spec.netns(host),
-        )
-        shaping.label(spec.netns(host), device, speed)
-        changed.append(f"{link.name}: {host}:{device} shaped to and reporting {speed} Mbit/s")
-    speeds = _cable_speeds(spec)
-    speeds.pop(link.name, None)
-    if speed != link.speed_mbps:
-        speeds[link.name] = speed
-    (spec.state_dir / LINK_SPEEDS).write_text(json.dumps(speeds), encoding="utf-8")
-    return changed
-
-
-LINK_SPEEDS = "link-speeds.json"  # the cables `degrade --link-speed` made negotiate otherwise
-
-
-def _cable_speeds(spec: LabSpec) -> dict[str, int]:
-    try:
-        data = json.loads((spec.state_dir / LINK_SPEEDS).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return {str(k): int(v) for k, v in data.items()} if isinstance(data, dict) else {}
-
-
-def cable_speed(spec: LabSpec, link: LinkSpec) -> int:
-    """The speed ``link`` is shaped to now: its own, unless ``degrade --link-speed`` changed it."""
-    return _cable_speeds(spec).get(link.name, link.speed_mbps)

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from pytest_pinet.cli.report import last_night
-from pytest_pinet.virtlab import lab
+from pytest_pinet.virtlab import cable_faults, lab
 from pytest_pinet.virtlab.topology import LabSpec
 
 SELECTION = "half_duplex and stock"  # two contexts: board->peer and peer->board
@@ -89,7 +89,7 @@ def test_a_regression_stays_red_until_accepted(lab32, tmp_path):
     for _ in range(2):
         clean = _night(tmp_path)
         assert clean.returncode == 0, clean.stdout[-3000:]
-    lab.degrade(lab32, 3.0)
+    cable_faults.degrade(lab32, 3.0)
     third = _night(tmp_path)
     assert third.returncode == 1, third.stdout[-3000:]
     assert third.stdout.count("regression against baseline (new tonight)") >= 2, third.stdout[-3000:]

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_pinet.virtlab import lab, shaping
+from pytest_pinet.virtlab import cable_faults, lab, shaping
 from pytest_pinet.virtlab.topology import LabSpec
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,12 +43,12 @@ def bad_cable_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabSpec]
     lab.down(spec)
     lab.up(spec)
     try:
-        changed = lab.degrade_link_speed(spec, 100, "usb")
+        changed = cable_faults.degrade_link_speed(spec, 100, "usb")
         assert len(changed) == 2 and all("100 Mbit/s" in line for line in changed)
         # A later `degrade --percent` (here back to calibrated) keeps the bad cable bad.
-        lab.degrade(spec, 0.0)
+        cable_faults.degrade(spec, 0.0)
         usb = next(link for link in spec.links if link.name == "usb")
-        assert lab.cable_speed(spec, usb) == 100
+        assert cable_faults.cable_speed(spec, usb) == 100
         rate = f"rate {shaping.Shaping(100, usb.mtu).rate_kbit}Kbit"
         assert rate in shaping.describe(spec.netns("pi"), "eth1"), shaping.describe(spec.netns("pi"), "eth1")
         yield spec

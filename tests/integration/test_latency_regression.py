@@ -18,7 +18,7 @@ import sys
 
 import pytest
 
-from pytest_pinet.virtlab import lab
+from pytest_pinet.virtlab import cable_faults, lab
 from pytest_pinet.virtlab.topology import LabSpec, LinkSpec
 
 SUITE = """
@@ -41,7 +41,7 @@ def lab7(root_required, tmp_path, monkeypatch):
     spec = LabSpec(name="pinet7", links=links, state_root=tmp_path / "state")
     lab.down(spec)
     lab.up(spec)
-    lab.deepen_queues(spec, 100)
+    cable_faults.deepen_queues(spec, 100)
     yield spec
     lab.down(spec)
 
@@ -75,11 +75,11 @@ def test_a_deeper_queue_is_a_latency_regression_a_shallower_one_is_not(lab7, tmp
     for _ in range(2):  # the baseline's minimum history (its band is wide: t(1) x s x 1.22)
         clean = _pytest(tmp_path)
         assert clean.returncode == 0, clean.stdout[-3000:]
-    lab.deepen_queues(lab7, 400)
+    cable_faults.deepen_queues(lab7, 400)
     deeper = _pytest(tmp_path)
     assert deeper.returncode == 1, deeper.stdout[-3000:]
     assert "regression against baseline" in deeper.stdout and "lower is better" in deeper.stdout
-    lab.deepen_queues(lab7, 30)
+    cable_faults.deepen_queues(lab7, 30)
     shallower = _pytest(tmp_path)
     assert shallower.returncode == 0, shallower.stdout[-3000:]
     *clean_p99, deep_p99, shallow_p99 = _p99s(tmp_path)

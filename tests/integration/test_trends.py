@@ -17,7 +17,7 @@ import pytest
 
 from pytest_pinet.cli.report import last_night
 from pytest_pinet.record.report import build_report
-from pytest_pinet.virtlab import lab
+from pytest_pinet.virtlab import cable_faults, lab
 from pytest_pinet.virtlab.topology import LabSpec
 
 from ..report_browser import chromium, result_id_of, serve, shoot
@@ -110,7 +110,7 @@ def test_clean_runs_then_a_degraded_one(lab8, tmp_path):
         ok = _pytest(tmp_path)
         assert ok.returncode == 0, ok.stdout[-3000:]
         _report(tmp_path)  # each night's report, as a nightly builds it: the metrics keep history
-    lab.degrade(lab8, 3.0)
+    cable_faults.degrade(lab8, 3.0)
     bad = _pytest(tmp_path)
     assert bad.returncode == 1, bad.stdout[-3000:]
     report = _report(tmp_path)

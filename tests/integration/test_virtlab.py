@@ -12,7 +12,7 @@ import pytest
 from pytest_pinet.errors import LabFault
 from pytest_pinet.host.remote import RemoteHost, SshEndpoint
 from pytest_pinet.lab.inventory import load_inventory
-from pytest_pinet.virtlab import lab, shaping
+from pytest_pinet.virtlab import lab, lab_status, shaping
 from pytest_pinet.virtlab.topology import LabSpec
 
 
@@ -55,7 +55,7 @@ def test_up_builds_hosts_link_and_pinned_ssh(fresh_lab):
         rate = re.search(r"rate (\d+)Kbit", qdisc)
         assert rate is not None, qdisc
         assert int(rate.group(1)) == pytest.approx(shaping.Shaping(1000).rate_kbit, rel=1e-3)
-    status = lab.status(spec)
+    status = lab_status.status(spec)
     assert status["up"] is True
     hosts = status["hosts"]
     assert isinstance(hosts, list)

@@ -1,0 +1,140 @@
+"""Cables made worse on purpose, as real ones go bad: slower by a percentage (a planted
+regression), noisy (the jitter process), one cable negotiating a lower speed, deeper queues
+(a planted latency regression).  ``pinet lab degrade`` calls these; ``lab.down`` undoes them
+with the lab."""
+
+from __future__ import annotations
+
+import json
+
+from ..errors import PinetError
+from . import jitter, shaping, system
+from .lab import is_qemu_board, is_up
+from .topology import LabSpec, LinkSpec
+
+DEFAULT_QUEUE_PACKETS = 1000  # a veth's txqueuelen, as an Ethernet NIC's
+
+
+def deepen_queues(spec: LabSpec, packets: int) -> list[str]:
+    """Give every emulated cable end a device queue of ``packets`` (txqueuelen).
+
+    The planted latency regression: pfifo_fast (and every FIFO the kernel sizes by the device)
+    then holds ``packets`` frames, so a full queue at link rate R adds packets x 1538 B x 8 / R
+    to a round trip.  A qdisc takes the length when it is created: the routing suite puts
+    its qdisc under test on the board afresh for every test, so the next test sees it.
+    """
+    system.require_root("pinet lab degrade --queue-packets")
+    if not 1 <= packets <= 100_000:
+        raise PinetError(f"queue packets must be 1..100000, got {packets}")
+    if not is_up(spec):
+        raise PinetError(f"virtual lab {spec.name} is not up: run `pinet lab up` first")
+    changed = []
+    for link in spec.links:
+        ends = [(link.board, link.board_interface), (link.peer, link.peer_interface)]
+        if is_qemu_board(spec, link.board):
+            ends = ends[1:]  # the board's own NIC is inside the QEMU machine
+        for host, device in ends:
+            system.run(
+                [system.find_tool("ip"), "link", "set", "dev", device, "txqueuelen", str(packets)],
+                netns=spec.netns(host),
+            )
+            changed.append(f"{host}:{device} txqueuelen {packets}")
+    (spec.state_dir / "queue.json").write_text(json.dumps({"packets": packets}), encoding="utf-8")
+    return changed
+
+
+def degrade(spec: LabSpec, percent: float, jitter_pct: float = 0.0, hold_s: float = 10.0) -> list[str]:
+    """Slow every emulated cable of the lab by ``percent`` (0 restores the calibrated rate).
+
+    This is the knob that lets a test (or a person) produce a known regression: three runs,
+    the third on a link a few percent slower, must show up as a drop in the trends.  With
+    ``jitter_pct`` the rate also varies by that spread, run to run (a level held ``hold_s``
+    seconds) and second to second (:mod:`.jitter`); 0 stops the variation.
+    """
+    system.require_root("pinet lab degrade")
+    if not 0 <= percent < 100:
+        raise PinetError(f"degrade percent must be 0..99, got {percent}")
+    if not 0 <= jitter_pct <= 20:
+        raise PinetError(f"jitter percent must be 0..20, got {jitter_pct}")
+    if not is_up(spec):
+        raise PinetError(f"virtual lab {spec.name} is not up: run `pinet lab up` first")
+    jitter.stop(spec.state_dir)
+    cables: list[jitter.CableEnd] = []
+    changed = []
+    for link in spec.links:
+        ends = [(link.board, link.board_interface), (link.peer, link.peer_interface)]
+        if is_qemu_board(spec, link.board):
+            ends = ends[1:]  # the board shapes its own egress inside the QEMU machine
+        speed = cable_speed(spec, link)  # a cable made bad by --link-speed stays bad
+        for host, device in ends:
+            shaper = shaping.Shaping(
+                speed, link.mtu, calibration=shaping.DEFAULT_CALIBRATION * (1 - percent / 100.0)
+            )
+            system.run(
+                [system.find_tool("tc"), "qdisc", "change", "dev", device, "root", *shaper.tc_args()],
+                netns=spec.netns(host),
+            )
+            changed.append(f"{host}:{device} {shaper.rate_kbit} kbit/s")
+            cables.append(jitter.CableEnd(spec.netns(host), device, speed, link.mtu))
+    if jitter_pct > 0:
+        pid = jitter.start(spec.state_dir, cables, percent, jitter_pct, hold_s)
+        changed.append(
+            f"jitter {jitter_pct:g} % run to run ({hold_s:g} s levels) and second to second, pid {pid}"
+        )
+    state = {"percent": percent, "jitter_pct": jitter_pct, "hold_s": hold_s}
+    (spec.state_dir / "degrade.json").write_text(json.dumps(state), encoding="utf-8")
+    return changed
+
+
+def degrade_link_speed(spec: LabSpec, speed_mbps: int, link_name: str | None = None) -> list[str]:
+    """Make one emulated cable negotiate like a bad one: shaped to ``speed_mbps`` and reporting
+    it (0 gives it back its own speed).  The first link when ``link_name`` is None.
+
+    The cable stays so across power-cycles of its hosts, as a bad cable does: the health check
+    finds it before the link's tests measure (docs/lab-health.md).
+    """
+    system.require_root("pinet lab degrade")
+    if not is_up(spec):
+        raise PinetError(f"virtual lab {spec.name} is not up: run `pinet lab up` first")
+    names = [link.name for link in spec.links]
+    chosen = [link for link in spec.links if link_name in (None, link.name)][:1]
+    if not chosen:
+        raise PinetError(f"virtual lab {spec.name} has no link {link_name!r} (links: {', '.join(names)})")
+    if not 0 <= speed_mbps <= 100_000:
+        raise PinetError(f"link speed must be 1..100000 Mbit/s (0: the link's own), got {speed_mbps}")
+    link = chosen[0]
+    speed = speed_mbps or link.speed_mbps
+    ends = [(link.board, link.board_interface), (link.peer, link.peer_interface)]
+    if is_qemu_board(spec, link.board):
+        ends = ends[1:]  # the board's own port is inside the QEMU machine
+    changed = []
+    for host, device in ends:
+        shaper = shaping.Shaping(speed, link.mtu)
+        system.run(
+            [system.find_tool("tc"), "qdisc", "change", "dev", device, "root", *shaper.tc_args()],
+            netns=spec.netns(host),
+        )
+        shaping.label(spec.netns(host), device, speed)
+        changed.append(f"{link.name}: {host}:{device} shaped to and reporting {speed} Mbit/s")
+    speeds = _cable_speeds(spec)
+    speeds.pop(link.name, None)
+    if speed != link.speed_mbps:
+        speeds[link.name] = speed
+    (spec.state_dir / LINK_SPEEDS).write_text(json.dumps(speeds), encoding="utf-8")
+    return changed
+
+
+LINK_SPEEDS = "link-speeds.json"  # the cables `degrade --link-speed` made negotiate otherwise
+
+
+def _cable_speeds(spec: LabSpec) -> dict[str, int]:
+    try:
+        data = json.loads((spec.state_dir / LINK_SPEEDS).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {str(k): int(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+
+def cable_speed(spec: LabSpec, link: LinkSpec) -> int:
+    """The speed ``link`` is shaped to now: its own, unless ``degrade --link-speed`` changed it."""
+    return _cable_speeds(spec).get(link.name, link.speed_mbps)
