@@ -17,11 +17,12 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from . import __version__, hookspecs
-from .errors import ConfigError, LabFault, PinetError, doc
+from . import hookspecs
+from .errors import ConfigError, LabFault, PinetError
 from .fixtures.state import MEASURED, PINET_RUN, RUN_ID, UNDECIDED_PREFIX, pinet_run
 from .option_layers import any_given, check_named_lab_files, named_lab
 from .options import add_options
+from .plugin_summary import write_allure_run_files, write_summary
 from .secrets import mask
 
 if TYPE_CHECKING:
@@ -421,7 +422,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     if not run.is_worker:
         alluredir = getattr(session.config.option, "allure_report_dir", None)
         if alluredir:
-            _write_allure_run_files(Path(alluredir), run)
+            write_allure_run_files(Path(alluredir), run)
     try:
         run.release_lab()
     except PinetError as exc:  # never hide the test results behind a teardown error
@@ -467,132 +468,11 @@ def pytest_report_teststatus(report: pytest.TestReport) -> tuple[str, str, str] 
     return None
 
 
-def _write_health(terminalreporter: Any, run: PinetRun) -> None:
-    """The boards and links the health check found unfit, first: they explain what follows."""
-    from .record.run_summary import health_lines
-
-    health = health_lines(run.results.load_facts())
-    if health:
-        terminalreporter.section("pinet lab health")
-        for line in health:
-            terminalreporter.write_line(line, red=line.startswith("UNHEALTHY"))
-
-
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     """Print every measurement of the run: direction, goodput, expectation, limit."""
     run = config.stash.get(PINET_RUN, None)
     if run is None or run.is_worker:
         return
-    _write_summary(terminalreporter, config, run)
-
-
-def _write_summary(terminalreporter: Any, config: pytest.Config, run: PinetRun) -> None:
-    """The measurements, what could not be measured and why, and the run's coverage."""
-    from .record.coverage import coverage_lines, measured_nothing
-    from .record.data_home import store_url
-    from .record.image_table import image_table
-    from .record.run_summary import lab_fault_lines, measurement_lines, no_baseline_lines
-    from .record.summary_tables import routing_latency_table, routing_tables, storage_table, udp_table
-
-    rows = run.results.load()
     coverage = config.pluginmanager.get_plugin("pinet-coverage")
     planned = coverage.planned if isinstance(coverage, _Coverage) else {}
-    _write_health(terminalreporter, run)
-    if rows:
-        terminalreporter.section("pinet measurements")
-        for line in (
-            measurement_lines(rows)
-            + routing_tables(rows)
-            + routing_latency_table(rows)
-            + udp_table(rows)
-            + storage_table(rows)
-        ):
-            terminalreporter.write_line(line)
-        for line in image_table(rows):
-            terminalreporter.write_line(line)
-        terminalreporter.write_line(f"results: {run.results.measurements_file}")
-    unsupported = {
-        f"unsupported: {fact['host']} {fact['tunable']} ({fact.get('what', 'profile')} {fact['profile']}): "
-        f"{fact['reason']}"
-        for fact in run.results.load_facts()
-        if fact.get("kind") == "unsupported-tunable"
-    }
-    for line in sorted(unsupported):
-        terminalreporter.write_line(line)
-    for line in lab_fault_lines(run.results.load_facts()):
-        terminalreporter.write_line(line)
-    undecided = terminalreporter.stats.get("undecided", [])
-    if undecided:
-        terminalreporter.write_line(
-            f"pinet: {len(undecided)} undecided (the measured interval held the line; neither pass "
-            f"nor regression, see {doc('adaptive-duration.md')}):",
-            yellow=True,
-        )
-        for report in undecided:
-            reason = str(report.longrepr[2]).split(UNDECIDED_PREFIX, 1)[-1]
-            terminalreporter.write_line(f"  {report.nodeid}: {reason}", yellow=True)
-    for line in no_baseline_lines(
-        run.results.load_facts(), mask(store_url(run.settings.db)), run.settings.baseline_min
-    ):
-        terminalreporter.write_line(line, yellow=True)
-    for line in coverage_lines(planned, rows):
-        terminalreporter.write_line(line)
-    if measured_nothing(planned, rows):
-        if run.settings.allow_skips:
-            terminalreporter.write_line(
-                "pinet: nothing was measured (allowed by --pinet-allow-skips)", yellow=True
-            )
-        else:
-            terminalreporter.write_line(
-                "pinet: FAILED: nothing was measured, so this run proves nothing about the boards "
-                "(see the reasons above; --pinet-allow-skips accepts such a run)",
-                red=True,
-            )
-    if run.lab_error:
-        terminalreporter.write_line(f"pinet: virtual lab teardown failed: {run.lab_error}", red=True)
-
-
-def _write_allure_run_files(alluredir: Path, run: PinetRun) -> None:
-    """environment.properties, executor.json, categories.json: once, by the controller."""
-    from .record.allure_out import write_run_files
-    from .record.data_home import store_url
-    from .record.run_summary import failed_checks, latest_health
-
-    rows = run.results.load()
-    environment = {
-        "pinet.version": __version__,
-        "lab": "virtual" if run.settings.virtual else run.settings.lab,
-        "thresholds": str(run.settings.thresholds),
-        "run": run.run_id,
-        "store": mask(store_url(run.settings.db)),
-    }
-    boards: list[str] = []
-    for row in rows:
-        board = (row.get("facts") or {}).get("board") or {}
-        if board:
-            host = board.get("host", "board")
-            if host not in boards:
-                boards.append(host)
-            environment[f"{host}.kernel"] = board.get("kernel", "")
-            environment[f"{host}.os"] = board.get("os_name", "")
-            environment[f"{host}.image"] = board.get("image", "") or "(not flashed by pinet)"
-            environment[f"{host}.iperf3"] = board.get("iperf3_version", "")
-    environment["boards"] = ", ".join(boards) or "(none measured)"
-    for subject, fact in latest_health(run.results.load_facts()).items():
-        if fact.get("healthy"):
-            environment["healthy"] = ", ".join(filter(None, [environment.get("healthy", ""), subject]))
-        else:
-            environment[f"unhealthy.{subject}"] = "; ".join(failed_checks(fact))
-    executor = {
-        "name": "pytest-pinet",
-        "type": "pytest",
-        "buildName": run.run_id,
-        "reportName": "pytest-pinet",
-    }
-    write_run_files(alluredir, environment, executor)
-    if rows:
-        # One chart per context across every run the store holds (kernel by colour, OS by
-        # shape), so a shift that came with a kernel or OS change shows at a glance.
-        from .record.plots import trend_charts, write_trends_result
-
-        write_trends_result(alluredir, trend_charts(run.store), run.run_id)
+    write_summary(terminalreporter, config, run, planned)
