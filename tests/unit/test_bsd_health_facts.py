@@ -12,18 +12,20 @@ import pytest
 
 from pytest_pinet.host.facts import facts_from_output
 from pytest_pinet.host.platform import FREEBSD, NETBSD
+from pytest_pinet.host.platform.bsd_devices import (
+    parse_pciconf,
+    parse_usbdevs,
+    undriven_xhci,
+    usb_id_of_instance,
+)
 from pytest_pinet.host.platform.bsd_parse import (
     cpu_model_of,
     freq_levels,
     mhz,
     parse_freebsd_version,
-    parse_pciconf,
-    parse_usbdevs,
     sysctl_lines,
     sysctl_temperature,
     sysctl_value,
-    undriven_xhci,
-    usb_id_of_instance,
 )
 from pytest_pinet.lab.health import FAULT, OK, board_findings, link_findings
 from pytest_pinet.lab.health_table import load_health_table

@@ -18,24 +18,26 @@ from pytest_pinet.host.cpu_tunables import Governor, IrqAffinity, QueueMask
 from pytest_pinet.host.facts import facts_from_output
 from pytest_pinet.host.net_tunables import Mtu, Offloads
 from pytest_pinet.host.platform import FREEBSD, LINUX, NETBSD, platform_of_uname
+from pytest_pinet.host.platform.bsd_devices import (
+    offloads_of,
+    parse_ifconfig,
+    parse_netstat_interface,
+    parse_usbconfig,
+    parse_usbdevs,
+    usb_speed_of_instance,
+)
 from pytest_pinet.host.platform.bsd_parse import (
     affinity_of_hw_intrs,
     cp_times_rows,
     envstat_temperature,
     mhz,
-    offloads_of,
     os_of_uname,
     parse_cpuset_irq,
     parse_hw_intrs,
-    parse_ifconfig,
     parse_intrctl_list,
-    parse_netstat_interface,
     parse_netstat_udp,
-    parse_usbconfig,
-    parse_usbdevs,
     parse_vmstat_i,
     sysctl_temperature,
-    usb_speed_of_instance,
 )
 from pytest_pinet.host.remote import CommandResult
 from pytest_pinet.host.tunables import apply_checked

@@ -19,25 +19,27 @@ from ...model.facts import HostFacts, InterfaceFacts
 from ..facts_parse import InterruptTable, image_of, parse_image_marker, parse_os_release
 from ..shell import checked_interface, quiet, quote, read_file_script, section, sequence
 from .base import FACTS_MARK, SNAPSHOT_MARK, Argv, Platform
-from .bsd_parse import (
+from .bsd_devices import (
     PciDevice,
     UsbDevice,
+    offloads_of,
+    parse_ifconfig,
+    parse_netstat_interface,
+    parse_pciconf,
+    undriven_xhci,
+    usb_id_of_instance,
+    usb_speed_of_instance,
+)
+from .bsd_parse import (
     cp_times_rows,
     cpu_model_of,
     freq_levels,
     mhz,
-    offloads_of,
     parse_freebsd_version,
-    parse_ifconfig,
-    parse_netstat_interface,
     parse_netstat_udp,
-    parse_pciconf,
     parse_vmstat_i,
     sysctl_temperature,
     sysctl_value,
-    undriven_xhci,
-    usb_id_of_instance,
-    usb_speed_of_instance,
 )
 
 # ethtool's short offload names -> the ifconfig switch of a BSD.

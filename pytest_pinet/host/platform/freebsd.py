@@ -15,14 +15,8 @@ from ..facts_parse import InterruptTable
 from ..shell import as_root, quiet, quote, section, sequence
 from .base import FACTS_MARK
 from .bsd import LINUX_ONLY, BsdPlatform
-from .bsd_parse import (
-    UsbDevice,
-    affinity_of_hw_intrs,
-    cp_times_rows,
-    parse_hw_intrs,
-    parse_usbconfig,
-    parse_vmstat_i,
-)
+from .bsd_devices import UsbDevice, parse_usbconfig
+from .bsd_parse import affinity_of_hw_intrs, cp_times_rows, parse_hw_intrs, parse_vmstat_i
 
 USB_ETHERNET = re.compile(r"^ue(\d+)$")
 

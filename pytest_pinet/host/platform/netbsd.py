@@ -11,13 +11,8 @@ from ..facts_parse import InterruptTable
 from ..shell import as_root, quiet, quote, section, sequence
 from .base import FACTS_MARK, Argv
 from .bsd import LINUX_ONLY, BsdPlatform
-from .bsd_parse import (
-    UsbDevice,
-    envstat_temperature,
-    parse_intrctl_list,
-    parse_usbdevs,
-    parse_vmstat_i,
-)
+from .bsd_devices import UsbDevice, parse_usbdevs
+from .bsd_parse import envstat_temperature, parse_intrctl_list, parse_vmstat_i
 
 
 class NetBsdPlatform(BsdPlatform):
