@@ -71,7 +71,7 @@ def board_strategy_for(env_file: Path, host: str, wait: float) -> tuple[Any, Any
     from labgrid import Environment
 
     from ..lab.inventory import load_inventory
-    from ..lab.strategy import new_strategy
+    from ..lab.strategy import NoBoardStrategy, board_strategy
 
     if not env_file.exists():
         raise PinetError(f"{env_file} not found: run `pinet lab up` or pass --env FILE")
@@ -80,9 +80,9 @@ def board_strategy_for(env_file: Path, host: str, wait: float) -> tuple[Any, Any
         raise PinetError(f"{env_file}: no host {host!r}; hosts: {sorted(inventory.hosts)}")
     target = Environment(config_file=str(env_file)).get_target(host)
     try:
-        strategy = new_strategy(target, host)
-    except Exception as exc:  # noqa: BLE001 - labgrid: no power driver, or one that fails to bind
-        raise PinetError(f"{env_file}: {host} has no usable power driver ({exc})") from None
+        strategy = board_strategy(target, host)
+    except NoBoardStrategy as exc:
+        raise PinetError(f"{env_file}: {exc}") from None
     strategy.remote = inventory.hosts[host].connect(connect_timeout=3)
     strategy.boot_timeout = wait
     return strategy, target

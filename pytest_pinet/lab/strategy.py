@@ -25,11 +25,12 @@ import time
 from typing import Any
 
 import attr
+from labgrid.exceptions import NoDriverFoundError
 from labgrid.factory import target_factory
 from labgrid.step import step
 from labgrid.strategy import Strategy, StrategyError
 
-from ..errors import LabFault
+from ..errors import LabFault, PinetError
 
 
 class BoardState(enum.Enum):
@@ -254,3 +255,28 @@ def new_strategy(target: Any, host: str, name: str = "pinet-strategy") -> PinetB
             raise
         target.set_binding_map({"service": host})
         return PinetBoardStrategy(target, name)
+
+
+class NoBoardStrategy(PinetError):
+    """A target pinet cannot power-cycle: its env file gives it no usable power driver."""
+
+    def __init__(self, host: str, why: str) -> None:
+        super().__init__(f"{host} cannot be power-cycled: {why}")
+        self.host = host
+
+
+def board_strategy(target: Any, host: str, name: str = "pinet-strategy") -> PinetBoardStrategy:
+    """The host's PinetBoardStrategy: the one its env file declares, else one made on demand.
+
+    The one way the fixtures, recovery and ``pinet lab power`` get a strategy; each decides
+    what :class:`NoBoardStrategy` means for it (a skip, reconnecting only, an error line).
+    """
+    try:
+        declared: PinetBoardStrategy = target.get_driver(PinetBoardStrategy, activate=False)
+        return declared
+    except NoDriverFoundError:
+        pass
+    try:
+        return new_strategy(target, host, name)
+    except Exception as exc:  # noqa: BLE001 - labgrid: no power driver, or one that fails to bind
+        raise NoBoardStrategy(host, str(exc)) from None
