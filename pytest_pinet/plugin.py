@@ -23,7 +23,7 @@ from .fixtures.state import MEASURED, PINET_RUN, RUN_ID, UNDECIDED_PREFIX, pinet
 from .option_layers import any_given, check_named_lab_files, named_lab
 from .options import add_options
 from .plugin_summary import write_allure_run_files, write_summary
-from .secrets import mask
+from .redaction import mask
 
 if TYPE_CHECKING:
     # What a run uses (the judge, the store, the lab) loads when a run needs it: a pytest run
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from .judge.thresholds import Thresholds
     from .judge.verdict import JudgePolicy, Verdict
     from .model import Measurement
-    from .record.coverage import PlannedTest
+    from .record.planned import PlannedTest
     from .session.run import PinetRun
     from .settings import PinetSettings
 
@@ -68,7 +68,7 @@ def register_markers(config: pytest.Config) -> None:
 
 
 pytest_plugins = [
-    "pytest_pinet.fixtures.lab",
+    "pytest_pinet.fixtures.lab_access",
     "pytest_pinet.fixtures.tcp",
     "pytest_pinet.fixtures.judging",
     "pytest_pinet.fixtures.routing",
@@ -80,7 +80,7 @@ FIXTURE_MODULES = "pytest_pinet.fixtures."
 AUTOUSE_FIXTURES = frozenset({"pinet_flash_image", "pinet_board_image", "pinet_repetition"})
 ENGAGED = pytest.StashKey[bool]()
 # A test asking for one of these means to measure: a run of such tests that measured nothing
-# is not green (see record/coverage.py).
+# is not green (see record/planned.py).
 MEASURING_FIXTURES = frozenset(
     {
         "pinet_measure_tcp",
@@ -171,7 +171,7 @@ class _Coverage:
         if not self.config.stash.get(ENGAGED, False):
             self.config.stash[ENGAGED] = True
             pinet_run(self.config)  # an xdist controller learns of pinet from its workers
-        from .record.coverage import PlannedTest
+        from .record.planned import PlannedTest
 
         test = self.planned.setdefault(report.nodeid, PlannedTest(report.nodeid))
         test.measured = test.measured or MEASURED in properties
@@ -409,7 +409,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     run = session.config.stash.get(PINET_RUN, None)
     if run is None:
         return
-    from .record.coverage import measured_nothing
+    from .record.planned import measured_nothing
 
     coverage = session.config.pluginmanager.get_plugin("pinet-coverage")
     if (

@@ -12,10 +12,10 @@ import pytest
 from . import __version__
 from .errors import doc
 from .fixtures.state import UNDECIDED_PREFIX
-from .secrets import mask
+from .redaction import mask
 
 if TYPE_CHECKING:
-    from .record.coverage import PlannedTest
+    from .record.planned import PlannedTest
     from .session.run import PinetRun
 
 
@@ -34,9 +34,9 @@ def write_summary(
     terminalreporter: Any, config: pytest.Config, run: PinetRun, planned: dict[str, PlannedTest]
 ) -> None:
     """The measurements, what could not be measured and why, and the run's coverage."""
-    from .record.coverage import coverage_lines, measured_nothing
     from .record.data_home import store_url
     from .record.image_table import image_table
+    from .record.planned import coverage_lines, measured_nothing
     from .record.run_summary import lab_fault_lines, measurement_lines, no_baseline_lines
     from .record.summary_tables import routing_latency_table, routing_tables, storage_table, udp_table
 

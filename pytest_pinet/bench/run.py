@@ -28,7 +28,7 @@ from typing import Any
 
 from ..host.facts import gather_facts
 from ..lab.inventory import Inventory, load_inventory
-from ..virtlab import lab
+from ..virtlab import virtual_lab
 from ..virtlab.topology import LabSpec
 from .batches import Batch, by_direction, measure_batch, overhead_per_test, run_batch
 from .fidelity import HIGH_PCT, LOW_PCT, Deviation, tcp_fidelity, udp_fidelity
@@ -107,7 +107,7 @@ def run_bench(
         if adaptive_repeats > 0:
             adaptive_duration_figures(bench, adaptive_repeats, fixed_duration)
     finally:
-        lab.down(bench.spec)
+        virtual_lab.down(bench.spec)
     return {
         "figures": [asdict(f) for f in bench.figures],
         "details": bench.details,
@@ -123,9 +123,9 @@ def startup_figure(bench: Bench, startups: int) -> None:
     boot = []
     for number in range(startups):
         say(f"start-up {number + 1} of {startups}: lab up, SSH, facts")
-        lab.down(bench.spec)
+        virtual_lab.down(bench.spec)
         started = time.monotonic()
-        inventory = load_inventory(lab.up(bench.spec))
+        inventory = load_inventory(virtual_lab.up(bench.spec))
         with connected(inventory) as hosts:
             for host in hosts.values():
                 gather_facts(host, ["eth0"])

@@ -18,10 +18,10 @@ from typing import Any
 
 from ..errors import PinetError
 from ..judge.standing import EVERY_CONTEXT
-from ..record.morning import context_text, scope_text
+from ..record.night_digest import context_text, scope_text
 from ..record.nightly import Persisting, persisting_regressions
 from ..record.store import ResultsStore
-from ..secrets import mask
+from ..redaction import mask
 from .bisect_images import Probe, references_of
 from .history import STORE_HELP, open_store
 

@@ -10,7 +10,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..errors import PinetError
-from ..secrets import register as register_secret
+from ..redaction import register as register_secret
 from .accept import since_change_references
 from .lab_options import db_url
 

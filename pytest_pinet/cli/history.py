@@ -19,7 +19,7 @@ from ..judge.changepoints import ChangePoint, ChangePolicy, detect_change_points
 from ..judge.standing import Acceptance
 from ..record.data_home import default_store_url
 from ..record.store import ResultsStore, store_exists
-from ..secrets import mask
+from ..redaction import mask
 
 STORE_HELP = "store URL (default: $PINET_DB, else pinet.sqlite in ~/.local/share/pinet)"
 

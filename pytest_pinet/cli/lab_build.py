@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import PinetError
-from ..virtlab import lab, lab_status
+from ..virtlab import lab_status, virtual_lab
 from ..virtlab.names import ACCELERATORS, BOARD_KINDS, DEFAULT_IMAGE
 from ..virtlab.qemu_image import RECIPES
 from ..virtlab.topology import LabSpec
@@ -92,7 +92,7 @@ def cmd_lab_up(args: argparse.Namespace) -> int:
         return _places_up(args)
     spec = spec_of(args)
     started = time.monotonic()
-    env_file = lab.up(spec, replace=args.replace)
+    env_file = virtual_lab.up(spec, replace=args.replace)
     print(f"virtual lab {spec.name} up in {time.monotonic() - started:.1f} s; env file {env_file}")
     _print_status(lab_status.status(spec), as_json=False)
     if spec.is_qemu and args.boot_check:
@@ -108,7 +108,7 @@ def _places_up(args: argparse.Namespace) -> int:
         args.lab = f"pinet{number}"
         spec = spec_of(args)
         started = time.monotonic()
-        env_file = lab.up(spec, replace=args.replace)
+        env_file = virtual_lab.up(spec, replace=args.replace)
         print(f"place {spec.name} up in {time.monotonic() - started:.1f} s; env file {env_file}")
         if spec.is_qemu and args.boot_check:
             check_qemu_board(env_file, spec.board_host.name)
@@ -144,7 +144,7 @@ def cmd_lab_export(args: argparse.Namespace) -> int:
 
 def _places_present(state_root: Path) -> set[str]:
     """Labs ``pinet lab up --places N`` made (pinet1..pinetN): by namespace or state directory."""
-    found = {ns.split("-", 1)[0] for ns in lab.namespaces("pinet")}
+    found = {ns.split("-", 1)[0] for ns in virtual_lab.namespaces("pinet")}
     found |= {p.name for p in state_root.glob("pinet*") if p.is_dir()}
     return {name for name in found if name.removeprefix("pinet").isdigit()}
 
@@ -154,7 +154,7 @@ def cmd_lab_down(args: argparse.Namespace) -> int:
     ``lab up --places`` made; ``--all`` every pinet lab of this machine."""
     state_root = Path(args.state_root) if args.state_root else LabSpec().state_root
     if args.all:
-        names = sorted({ns.split("-", 1)[0] for ns in lab.namespaces("pinet")})
+        names = sorted({ns.split("-", 1)[0] for ns in virtual_lab.namespaces("pinet")})
         names = sorted(set(names) | {p.name for p in state_root.glob("pinet*") if p.is_dir()})
     elif args.lab == "pinet":
         names = ["pinet", *sorted(_places_present(state_root), key=lambda n: int(n.removeprefix("pinet")))]
@@ -162,7 +162,7 @@ def cmd_lab_down(args: argparse.Namespace) -> int:
         names = [args.lab]
     for name in names or [args.lab]:
         args.lab = name
-        report = lab.down(spec_of(args))
+        report = virtual_lab.down(spec_of(args))
         if report.nothing:
             print(f"virtual lab {name}: nothing to remove")
         else:
@@ -222,5 +222,5 @@ def cmd_lab_vhost_power(args: argparse.Namespace) -> int:
         raise PinetError(
             f"no host {args.host!r} in lab {spec.name}; hosts: {[h.name for h in spec.hosts]}"
         ) from None
-    lab.power(spec, args.host, args.state)
+    virtual_lab.power(spec, args.host, args.state)
     return 0

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..errors import PinetError
 from ..record.data_home import store_url
-from ..virtlab import lab
+from ..virtlab import virtual_lab
 from ..virtlab.topology import LabSpec, lab_spec
 
 
@@ -33,7 +33,7 @@ def spec_of(args: argparse.Namespace) -> LabSpec:
                 if state_root is None
                 else LabSpec(name=args.lab, state_root=state_root)
             )
-            built = lab.built_as(plain)
+            built = virtual_lab.built_as(plain)
             return lab_spec(
                 args.lab,
                 board=built.get("board") or "netns",

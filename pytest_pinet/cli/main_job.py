@@ -13,8 +13,8 @@ from urllib.parse import urlsplit
 from ..errors import PinetError
 from ..record.results_dir import newest_run
 from ..record.store import ResultsStore, store_exists
-from ..secrets import mask
-from ..secrets import register as register_secret
+from ..redaction import mask
+from ..redaction import register as register_secret
 from ..suite import SUITE_DIR
 from .lab_options import db_url
 from .report import report_line

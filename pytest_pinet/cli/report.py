@@ -27,9 +27,9 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def last_night(results: Path, db: str) -> Any:
-    """The morning summary (``record.morning.Morning``) of the newest run under ``results``;
+    """The morning summary (``record.night_digest.NightDigest``) of the newest run under ``results``;
     None when there is no run or no store to read it from."""
-    from ..record.morning import morning_of
+    from ..record.night_digest import night_digest_of
     from ..record.results_dir import ResultsDir, newest_run
     from ..record.store import ResultsStore, store_exists
 
@@ -38,7 +38,7 @@ def last_night(results: Path, db: str) -> Any:
         return None
     store = ResultsStore(db)
     try:
-        return morning_of(store, run_id, ResultsDir(results, run_id).load_facts())
+        return night_digest_of(store, run_id, ResultsDir(results, run_id).load_facts())
     finally:
         store.close()
 

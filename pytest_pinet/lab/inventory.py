@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import yaml
 
-from .. import secrets
+from .. import redaction
 from ..errors import ConfigError, LabFault
 from ..host.platform import platform_named
 from ..host.remote import RemoteHost, SshEndpoint
@@ -370,7 +370,7 @@ def _endpoint(name: str, target: Any, where: str, ssh: SshSettings) -> SshEndpoi
         raise ConfigError(where, f"{key} is missing", "pinet reaches hosts over SSH: add a NetworkService")
     checked = read_network_service(service, where, key)
     password = checked.password or None
-    secrets.register(password)
+    redaction.register(password)
     if ssh.config is not None:
         resolve(checked.address, checked.username, checked.port, read_config(ssh.config), str(ssh.config))
     return SshEndpoint(

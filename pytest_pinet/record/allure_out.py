@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model import Measurement
-from ..secrets import mask, mask_data
+from ..redaction import mask, mask_data
 from .metric_sets import context_label, perf_entry, samples, system_of
 
 CATEGORIES = [

@@ -20,7 +20,7 @@ from pathlib import Path
 from ..errors import PinetError
 from .allure_out import CATEGORIES
 from .metric_sets import groups_config
-from .morning import Morning
+from .night_digest import NightDigest
 
 ANALYTICS = re.compile(
     r"<script[^>]*googletagmanager[^>]*>\s*</script>\s*(<script>.*?gtag\(.*?</script>)?", re.S
@@ -45,7 +45,11 @@ GROUP_BY = ["board", "system", "link", "suite"]
 
 
 def config(
-    output: Path, history: Path, name: str, morning: Morning | None = None, attachments: Sequence[str] = ()
+    output: Path,
+    history: Path,
+    name: str,
+    morning: NightDigest | None = None,
+    attachments: Sequence[str] = (),
 ) -> dict[str, object]:
     """The Allure 3 configuration pinet uses (written as allurerc.json)."""
     options: dict[str, object] = {
@@ -98,7 +102,7 @@ def build_report(
     output: Path,
     history: Path,
     name: str = "pytest-pinet",
-    morning: Morning | None = None,
+    morning: NightDigest | None = None,
 ) -> Path:
     """Generate the report from ``results`` into ``output``; return its index.html.
 

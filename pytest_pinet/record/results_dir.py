@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model import Measurement
-from ..secrets import mask, mask_data
+from ..redaction import mask, mask_data
 
 SAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
 

@@ -9,8 +9,8 @@ import json
 
 from ..errors import PinetError
 from . import jitter, shaping, system
-from .lab import is_qemu_board, is_up
 from .topology import LabSpec, LinkSpec
+from .virtual_lab import is_qemu_board, is_up
 
 DEFAULT_QUEUE_PACKETS = 1000  # a veth's txqueuelen, as an Ethernet NIC's
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import qemu_board, shaping, sshd
-from .lab import is_qemu_board, is_up, namespaces, netns_pids, run_ip
 from .topology import LabSpec
+from .virtual_lab import is_qemu_board, is_up, namespaces, netns_pids, run_ip
 
 
 @dataclass

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
-from . import lab
+from . import virtual_lab
 from .topology import LabSpec
 
 
@@ -44,12 +44,12 @@ def ensure_up(spec: LabSpec, run_id: str) -> Path:
     (``pinet lab up``) has no owner and is never torn down by a run.
     """
     with _locked(spec):
-        if lab.is_up(spec):
+        if virtual_lab.is_up(spec):
             owner = _owner_file(spec)
             if owner.exists():
                 owner.write_text(run_id, encoding="utf-8")
             return spec.env_file
-        env_file = lab.up(spec)
+        env_file = virtual_lab.up(spec)
         _owner_file(spec).write_text(run_id, encoding="utf-8")
         return env_file
 
@@ -91,7 +91,7 @@ def release(spec: LabSpec, run_id: str) -> bool:
         except OSError:
             built_by = ""
         if built_by == run_id:
-            lab.down(spec)
+            virtual_lab.down(spec)
             return True
     if not spec.state_dir.exists():
         # No lab at all: the lock file this call made is the only trace; leave none.

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_pinet.virtlab import lab
+from pytest_pinet.virtlab import virtual_lab
 from pytest_pinet.virtlab.topology import LabSpec
 
 
@@ -24,9 +24,9 @@ def root_required():
 def fresh_lab(root_required, tmp_path):
     """A lab of its own, with state under tmp_path; always torn down."""
     spec = LabSpec(name="pinet9", state_root=tmp_path / "state")
-    lab.down(spec)
+    virtual_lab.down(spec)
     yield spec
-    lab.down(spec)
+    virtual_lab.down(spec)
 
 
 SUDO_USER, PLAIN_USER = "pinet-sudo", "pinet-plain"

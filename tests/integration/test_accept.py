@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from pytest_pinet.cli.report import last_night
-from pytest_pinet.virtlab import cable_faults, lab
+from pytest_pinet.virtlab import cable_faults, virtual_lab
 from pytest_pinet.virtlab.topology import LabSpec
 
 SELECTION = "half_duplex and stock"  # two contexts: board->peer and peer->board
@@ -27,10 +27,10 @@ SELECTION = "half_duplex and stock"  # two contexts: board->peer and peer->board
 def lab32(root_required, tmp_path, monkeypatch):
     monkeypatch.setenv("PINET_STATE_DIR", str(tmp_path / "state"))
     spec = LabSpec(name="pinet32", state_root=tmp_path / "state")
-    lab.down(spec)
-    lab.up(spec)
+    virtual_lab.down(spec)
+    virtual_lab.up(spec)
     yield spec
-    lab.down(spec)
+    virtual_lab.down(spec)
 
 
 def _db(tmp_path: Path) -> str:

@@ -16,13 +16,13 @@ from pytest_pinet.errors import LabFault
 from pytest_pinet.host.net_tunables import Mtu, Sysctl
 from pytest_pinet.host.tunables import apply_checked
 from pytest_pinet.lab.inventory import load_inventory
-from pytest_pinet.virtlab import lab
+from pytest_pinet.virtlab import virtual_lab
 
 from .conftest import PLAIN_USER, SUDO_USER
 
 
 def _peer(spec, user: str, become: str | None):
-    inventory = load_inventory(lab.up(spec))
+    inventory = load_inventory(virtual_lab.up(spec))
     link = inventory.link("eth")
     entry = inventory.hosts[link.peer]
     entry = dataclasses.replace(

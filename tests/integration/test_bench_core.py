@@ -6,11 +6,11 @@ import subprocess
 import sys
 
 from pytest_pinet.bench.batches import measure_batch
-from pytest_pinet.virtlab import lab
+from pytest_pinet.virtlab import virtual_lab
 
 
 def test_a_batch_measures_both_directions_through_the_core(fresh_lab, tmp_path):
-    env_file = lab.up(fresh_lab)
+    env_file = virtual_lab.up(fresh_lab)
     batch = measure_batch(env_file, tmp_path, "fixed", repeats=1, duration=2, adaptive=False, omit=0)
     directions = sorted(row["context"]["direction"] for row in batch.rows)
     assert directions == ["board->peer", "peer->board"]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import yaml
 
-from pytest_pinet.virtlab import lab
+from pytest_pinet.virtlab import virtual_lab
 from pytest_pinet.virtlab.topology import LabSpec
 
 from .conftest import SUDO_USER
@@ -29,7 +29,7 @@ def _two_board_env(first: LabSpec, second: LabSpec, out: Path) -> Path:
     links = []
     known = []
     for suffix, spec in (("a", first), ("b", second)):
-        data = yaml.safe_load(lab.up(spec).read_text())
+        data = yaml.safe_load(virtual_lab.up(spec).read_text())
         for name in ("pi", "pc"):
             target = data["targets"][name]
             if name == "pc":  # a peer as a lab engineer's PC: an ordinary user with sudo
@@ -121,8 +121,8 @@ def test_every_board_is_measured_and_a_lab_that_is_down_fails(root_required, lab
             "pi-b",
         ]
     finally:
-        lab.down(first)
-        lab.down(second)
+        virtual_lab.down(first)
+        virtual_lab.down(second)
     down = _suite(env_file, tmp_path / "down")
     assert down.returncode != 0, down.stdout[-3000:]
     assert "lab fault" in down.stdout or "lab not available" in down.stdout

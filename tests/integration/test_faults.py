@@ -29,7 +29,7 @@ from typing import Any
 import pytest
 import yaml
 
-from pytest_pinet.virtlab import lab
+from pytest_pinet.virtlab import virtual_lab
 from pytest_pinet.virtlab.topology import LabSpec
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -47,10 +47,10 @@ def fault_lab(tmp_path_factory) -> Iterator[LabSpec]:
     if os.geteuid() != 0:
         pytest.skip("virtual lab tests need root (network namespaces)")
     spec = LabSpec(name="pinet7", state_root=tmp_path_factory.mktemp("faults") / "state")
-    lab.down(spec)
-    lab.up(spec)
+    virtual_lab.down(spec)
+    virtual_lab.up(spec)
     yield spec
-    lab.down(spec)
+    virtual_lab.down(spec)
 
 
 @pytest.fixture
@@ -60,10 +60,10 @@ def healthy_lab(fault_lab: LabSpec) -> Iterator[LabSpec]:
     remove_orphaned_run_files()
     for host in fault_lab.hosts:
         netns = fault_lab.netns(host.name)
-        for pid in lab.netns_pids(netns):
+        for pid in virtual_lab.netns_pids(netns):
             os.kill(pid, signal.SIGCONT)
-        lab.power(fault_lab, host.name, "off")
-        lab.power(fault_lab, host.name, "on")
+        virtual_lab.power(fault_lab, host.name, "off")
+        virtual_lab.power(fault_lab, host.name, "on")
 
 
 def remove_orphaned_run_files() -> None:

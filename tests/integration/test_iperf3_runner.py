@@ -21,12 +21,12 @@ from pytest_pinet.traffic.iperf3_runner import (
     run_iperf3_both_ways,
 )
 from pytest_pinet.traffic.iperf3_server import Iperf3Server
-from pytest_pinet.virtlab import lab
+from pytest_pinet.virtlab import virtual_lab
 
 
 @pytest.fixture
 def hosts(fresh_lab):
-    lab.up(fresh_lab)
+    virtual_lab.up(fresh_lab)
     inventory = load_inventory(fresh_lab.env_file)
     made = {name: RemoteHost(entry.endpoint) for name, entry in inventory.hosts.items()}
     yield fresh_lab, inventory, made
@@ -37,7 +37,7 @@ def hosts(fresh_lab):
 def _iperf3_pids(spec, host):
     return [
         pid
-        for pid in lab.netns_pids(spec.netns(host))
+        for pid in virtual_lab.netns_pids(spec.netns(host))
         if "iperf3" in Path(f"/proc/{pid}/cmdline").read_text()
     ]
 
@@ -172,9 +172,9 @@ def test_ssh_drop_mid_command_is_a_lab_fault(hosts):
     spec, _inventory, made = hosts
     pi = made["pi"]
     assert pi.check(["echo", "up"]).strip() == "up"
-    lab.power(spec, "pi", "off")  # kills sshd and every session of the host
+    virtual_lab.power(spec, "pi", "off")  # kills sshd and every session of the host
     with pytest.raises(LabFault) as info:
         pi.run(["sleep", "1"], timeout=5)
     assert info.value.category in {"ssh-dropped", "unreachable", "ssh"}
-    lab.power(spec, "pi", "on")
+    virtual_lab.power(spec, "pi", "on")
     assert pi.check(["echo", "back"]).strip() == "back"  # the connection is rebuilt

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_pinet.virtlab import cable_faults, lab, shaping
+from pytest_pinet.virtlab import cable_faults, shaping, virtual_lab
 from pytest_pinet.virtlab.topology import LabSpec
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,8 +40,8 @@ def bad_cable_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabSpec]
     if os.geteuid() != 0:
         pytest.skip("virtual lab tests need root (network namespaces)")
     spec = LabSpec(name="pinet6", state_root=tmp_path_factory.mktemp("health") / "state")
-    lab.down(spec)
-    lab.up(spec)
+    virtual_lab.down(spec)
+    virtual_lab.up(spec)
     try:
         changed = cable_faults.degrade_link_speed(spec, 100, "usb")
         assert len(changed) == 2 and all("100 Mbit/s" in line for line in changed)
@@ -53,7 +53,7 @@ def bad_cable_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabSpec]
         assert rate in shaping.describe(spec.netns("pi"), "eth1"), shaping.describe(spec.netns("pi"), "eth1")
         yield spec
     finally:
-        lab.down(spec)
+        virtual_lab.down(spec)
 
 
 def pinet(*args: str, spec: LabSpec) -> subprocess.CompletedProcess[str]:

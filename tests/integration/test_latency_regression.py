@@ -18,7 +18,7 @@ import sys
 
 import pytest
 
-from pytest_pinet.virtlab import cable_faults, lab
+from pytest_pinet.virtlab import cable_faults, virtual_lab
 from pytest_pinet.virtlab.topology import LabSpec, LinkSpec
 
 SUITE = """
@@ -39,11 +39,11 @@ def lab7(root_required, tmp_path, monkeypatch):
         LinkSpec("usb", "pi", "eth1", "inet", "eth0", adapter="emulated-usb"),
     )
     spec = LabSpec(name="pinet7", links=links, state_root=tmp_path / "state")
-    lab.down(spec)
-    lab.up(spec)
+    virtual_lab.down(spec)
+    virtual_lab.up(spec)
     cable_faults.deepen_queues(spec, 100)
     yield spec
-    lab.down(spec)
+    virtual_lab.down(spec)
 
 
 def _pytest(tmp_path):

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_pinet.virtlab import lab
+from pytest_pinet.virtlab import virtual_lab
 from pytest_pinet.virtlab.topology import LabSpec
 
 REPO = Path(__file__).resolve().parents[2]
@@ -29,13 +29,13 @@ def named_lab(root_required, tmp_path, monkeypatch):
     """A namespace lab of this test's own, its env file copied to where a user keeps theirs."""
     monkeypatch.setenv("PINET_STATE_DIR", str(tmp_path / "state"))
     spec = LabSpec(name=LAB, state_root=tmp_path / "state")
-    lab.down(spec)
-    lab.up(spec)
-    mine = tmp_path / "my-lab" / "bench-lab.yaml"
+    virtual_lab.down(spec)
+    virtual_lab.up(spec)
+    mine = tmp_path / "my-lab" / "bench-virtual_lab.yaml"
     mine.parent.mkdir()
     mine.write_text(spec.env_file.read_text())
     yield mine
-    lab.down(spec)
+    virtual_lab.down(spec)
 
 
 def _suite_run(

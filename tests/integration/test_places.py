@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from pytest_pinet.lab.coordinator import Client, client_program
-from pytest_pinet.virtlab import lab
+from pytest_pinet.virtlab import virtual_lab
 from pytest_pinet.virtlab.topology import LabSpec
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -103,7 +103,7 @@ def state_root(tmp_path) -> Iterator[Path]:
     root = tmp_path / "state"
     yield root
     for number in (1, 2):
-        lab.down(LabSpec(name=f"pinet{number}", state_root=root))
+        virtual_lab.down(LabSpec(name=f"pinet{number}", state_root=root))
 
 
 def test_each_xdist_worker_gets_its_own_virtual_place(state_root, tmp_path):
@@ -118,7 +118,7 @@ def test_each_xdist_worker_gets_its_own_virtual_place(state_root, tmp_path):
     # and torn down by the run.
     labs = {m["context"]["lab"] for m in _measurements(results)}
     assert labs <= {"pinet1", "pinet2"} and labs
-    assert not lab.namespaces("pinet1-") and not lab.namespaces("pinet2-")
+    assert not virtual_lab.namespaces("pinet1-") and not virtual_lab.namespaces("pinet2-")
     assert not any(state_root.glob("*.lock"))
 
 
@@ -198,8 +198,8 @@ def coordinator(tmp_path_factory) -> Iterator[Coordinator]:
     state = base / "state"
     specs = [LabSpec(name=f"pinet{n}", state_root=state) for n in (1, 2)]
     for spec in specs:
-        lab.down(spec)
-        lab.up(spec)
+        virtual_lab.down(spec)
+        virtual_lab.up(spec)
     (base / "coordinator").mkdir()
     service = Coordinator(f"127.0.0.1:{_free_port()}", base / "coordinator", base / "export" / "places")
     service.start()
@@ -230,7 +230,7 @@ def coordinator(tmp_path_factory) -> Iterator[Coordinator]:
         service.stop()
         keeper.join(timeout=10)
         for spec in specs:
-            lab.down(spec)
+            virtual_lab.down(spec)
 
 
 def _coordinated(coordinator: Coordinator, results: Path, *extra: str) -> subprocess.Popen[str]:

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pytest_pinet.virtlab import lab, qemu_board
+from pytest_pinet.virtlab import qemu_board, virtual_lab
 from pytest_pinet.virtlab.topology import qemu_lab
 
 pytestmark = [pytest.mark.qemu, pytest.mark.slow]
@@ -51,10 +51,10 @@ def spec(tmp_path_factory):
         if shutil.which(tool) is None:
             pytest.skip(f"{tool} is not installed (scripts/setup.sh installs it)")
     made = qemu_lab("pinet9", state_root=tmp_path_factory.mktemp("qemu-images") / "state")
-    lab.down(made)
-    lab.up(made)
+    virtual_lab.down(made)
+    virtual_lab.up(made)
     yield made
-    lab.down(made)
+    virtual_lab.down(made)
 
 
 def _env(spec, tmp_path: Path) -> dict[str, str]:

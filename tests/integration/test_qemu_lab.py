@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from pytest_pinet.record.report import build_report
-from pytest_pinet.virtlab import lab, qemu_board
+from pytest_pinet.virtlab import qemu_board, virtual_lab
 from pytest_pinet.virtlab.topology import qemu_lab
 
 from ..report_browser import chromium, serve, shoot, tree_paths
@@ -39,10 +39,10 @@ def qemu_spec(tmp_path_factory):
         if subprocess.run(["sh", "-c", f"command -v {tool}"], capture_output=True).returncode != 0:
             pytest.skip(f"{tool} is not installed (scripts/setup.sh installs it)")
     spec = qemu_lab("pinet8", state_root=tmp_path_factory.mktemp("qemu") / "state")
-    lab.down(spec)
-    lab.up(spec)
+    virtual_lab.down(spec)
+    virtual_lab.up(spec)
     yield spec
-    lab.down(spec)
+    virtual_lab.down(spec)
 
 
 def _suite(
@@ -170,8 +170,8 @@ def test_down_stops_a_board_whose_test_run_was_killed(qemu_spec):
     # The card as it leaves the factory: earlier tests of the module (and of the bisect
     # module sharing this lab) flashed other images onto it, and in the full suite the board
     # then found no kernel on its card (seen once in CI; not reproduced alone).
-    lab.down(qemu_spec)
-    lab.up(qemu_spec)
+    virtual_lab.down(qemu_spec)
+    virtual_lab.up(qemu_spec)
     script = (
         "import sys, time\n"
         "from labgrid import Environment\n"
@@ -203,9 +203,9 @@ def test_down_stops_a_board_whose_test_run_was_killed(qemu_spec):
     finally:
         if runner.poll() is None:
             runner.kill()
-    report = lab.down(qemu_spec)
+    report = virtual_lab.down(qemu_spec)
     assert report.processes >= 1
     assert qemu_board.running_pid(qemu_spec) == 0
     assert not _running(pid)
-    assert not lab.namespaces(qemu_spec.netns_prefix)
-    lab.up(qemu_spec)  # the module's other tests may still need it
+    assert not virtual_lab.namespaces(qemu_spec.netns_prefix)
+    virtual_lab.up(qemu_spec)  # the module's other tests may still need it

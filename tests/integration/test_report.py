@@ -118,7 +118,7 @@ def test_the_report_read_in_chromium_leads_with_what_got_worse(pytester, monkeyp
 
 
 class _Store:
-    """The two questions morning_of asks of a store, answered from rows."""
+    """The two questions night_digest_of asks of a store, answered from rows."""
 
     def __init__(self, rows):
         self.rows = rows
@@ -134,7 +134,7 @@ class _Store:
 
 
 def test_the_morning_lists_what_failed_first_then_the_largest_drops():
-    from pytest_pinet.record.morning import morning_of
+    from pytest_pinet.record.night_digest import night_digest_of
     from pytest_pinet.record.store import StoredMeasurement
 
     gbe, disk = (
@@ -148,7 +148,7 @@ def test_the_morning_lists_what_failed_first_then_the_largest_drops():
     rows = [row(f"n{n}", key, v, "pass", n) for n in (1, 2) for key, v in ((gbe, 941.3), (disk, 5598.7))]
     rows += [row("n3", gbe, 913.2, "regression+below-threshold", 3.0), row("n3", disk, 3558.2, "pass", 3.1)]
     store: Any = _Store(rows)
-    morning = morning_of(store, "n3", [{"kind": "lab-fault"}])
+    morning = night_digest_of(store, "n3", [{"kind": "lab-fault"}])
     assert (morning.regressions, morning.below_threshold, morning.lab_faults, morning.measured) == (
         1,
         1,

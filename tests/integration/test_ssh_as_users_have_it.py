@@ -22,7 +22,7 @@ import yaml
 
 from pytest_pinet.errors import LabFault
 from pytest_pinet.lab.inventory import load_inventory
-from pytest_pinet.virtlab import lab, sshd, system
+from pytest_pinet.virtlab import sshd, system, virtual_lab
 from pytest_pinet.virtlab.topology import LabSpec
 
 JUMP_PORT = 2222
@@ -33,12 +33,12 @@ def namespace_lab(tmp_path_factory) -> Iterator[tuple[LabSpec, dict[str, Any]]]:
     if os.geteuid() != 0:
         pytest.skip("virtual lab tests need root (network namespaces)")
     spec = LabSpec(name="pinet9", state_root=tmp_path_factory.mktemp("ssh-lab") / "state")
-    lab.down(spec)
+    virtual_lab.down(spec)
     try:
-        env = yaml.safe_load(lab.up(spec).read_text(encoding="utf-8"))
+        env = yaml.safe_load(virtual_lab.up(spec).read_text(encoding="utf-8"))
         yield spec, env
     finally:
-        lab.down(spec)
+        virtual_lab.down(spec)
 
 
 @pytest.fixture(scope="module")

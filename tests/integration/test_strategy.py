@@ -16,17 +16,19 @@ from pytest_pinet.errors import LabFault
 from pytest_pinet.host.remote import RemoteHost, SshEndpoint
 from pytest_pinet.lab.inventory import load_inventory
 from pytest_pinet.lab.strategy import BoardState, PinetBoardStrategy
-from pytest_pinet.virtlab import lab
+from pytest_pinet.virtlab import virtual_lab
 
 
 def _sleeping(spec) -> bool:
     """True when a `sleep` runs inside the board's namespace."""
-    return any("sleep" in Path(f"/proc/{p}/cmdline").read_text() for p in lab.netns_pids(spec.netns("pi")))
+    return any(
+        "sleep" in Path(f"/proc/{p}/cmdline").read_text() for p in virtual_lab.netns_pids(spec.netns("pi"))
+    )
 
 
 @pytest.fixture
 def board_power(fresh_lab):
-    lab.up(fresh_lab)
+    virtual_lab.up(fresh_lab)
     inventory = load_inventory(fresh_lab.env_file)
     target = Environment(config_file=str(fresh_lab.env_file)).get_target("pi")
     made = PinetBoardStrategy(target, "pinet-strategy")
@@ -47,7 +49,7 @@ def test_provisioning_really_power_cycles(board_power, fresh_lab):
     assert not _sleeping(fresh_lab)
     assert made.remote.check(["echo", "up"]).strip() == "up"
     made.transition("off")
-    assert lab.netns_pids(fresh_lab.netns("pi")) == []
+    assert virtual_lab.netns_pids(fresh_lab.netns("pi")) == []
 
 
 def test_board_that_never_answers_is_a_bounded_boot_timeout(board_power):

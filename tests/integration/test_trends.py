@@ -17,7 +17,7 @@ import pytest
 
 from pytest_pinet.cli.report import last_night
 from pytest_pinet.record.report import build_report
-from pytest_pinet.virtlab import cable_faults, lab
+from pytest_pinet.virtlab import cable_faults, virtual_lab
 from pytest_pinet.virtlab.topology import LabSpec
 
 from ..report_browser import chromium, result_id_of, serve, shoot
@@ -34,10 +34,10 @@ def test_goodput(pinet_measure_tcp, pinet_judge_goodput):
 def lab8(root_required, tmp_path, monkeypatch):
     monkeypatch.setenv("PINET_STATE_DIR", str(tmp_path / "state"))
     spec = LabSpec(name="pinet8", state_root=tmp_path / "state")
-    lab.down(spec)
-    lab.up(spec)
+    virtual_lab.down(spec)
+    virtual_lab.up(spec)
     yield spec
-    lab.down(spec)
+    virtual_lab.down(spec)
 
 
 def _db(tmp_path):

@@ -11,12 +11,12 @@ from pytest_pinet.host.profiles import apply_profile, profiles_from_data
 from pytest_pinet.host.remote import RemoteHost
 from pytest_pinet.host.tunables import apply_checked
 from pytest_pinet.lab.inventory import load_inventory
-from pytest_pinet.virtlab import lab
+from pytest_pinet.virtlab import virtual_lab
 
 
 @pytest.fixture
 def board(fresh_lab):
-    lab.up(fresh_lab)
+    virtual_lab.up(fresh_lab)
     inventory = load_inventory(fresh_lab.env_file)
     host = RemoteHost(inventory.hosts["pi"].endpoint)
     yield host, inventory
@@ -91,7 +91,7 @@ def test_profile_with_one_unsupported_tunable_is_undone_completely(board):
 def test_routed_path_is_provisioned_and_restored(fresh_lab):
     from pytest_pinet.host.routed_path import apply_board_qdisc, provision_route
 
-    lab.up(fresh_lab)
+    virtual_lab.up(fresh_lab)
     inventory = load_inventory(fresh_lab.env_file)
     hosts = {name: RemoteHost(entry.endpoint) for name, entry in inventory.hosts.items()}
     (route,) = inventory.routes

@@ -17,7 +17,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from pytest_pinet.judge.linerate import tcp_goodput_limit
-from pytest_pinet.virtlab import lab
+from pytest_pinet.virtlab import virtual_lab
 from pytest_pinet.virtlab.topology import LabSpec
 
 SUITE = """
@@ -34,10 +34,10 @@ def test_goodput(pinet_measure_tcp, pinet_judge_goodput, floor):
 def lab12(root_required, tmp_path, monkeypatch):
     monkeypatch.setenv("PINET_STATE_DIR", str(tmp_path / "state"))
     spec = LabSpec(name="pinet12", state_root=tmp_path / "state")
-    lab.down(spec)
-    lab.up(spec)
+    virtual_lab.down(spec)
+    virtual_lab.up(spec)
     yield spec
-    lab.down(spec)
+    virtual_lab.down(spec)
 
 
 def test_a_floor_inside_the_noise_ends_undecided_with_its_interval(lab12, tmp_path):

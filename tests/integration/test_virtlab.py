@@ -12,21 +12,21 @@ import pytest
 from pytest_pinet.errors import LabFault
 from pytest_pinet.host.remote import RemoteHost, SshEndpoint
 from pytest_pinet.lab.inventory import load_inventory
-from pytest_pinet.virtlab import lab, lab_status, shaping
+from pytest_pinet.virtlab import lab_status, shaping, virtual_lab
 from pytest_pinet.virtlab.topology import LabSpec
 
 
 def _ps_in_lab(spec):
     pids = []
-    for ns in lab.namespaces(spec.netns_prefix):
-        pids += lab.netns_pids(ns)
+    for ns in virtual_lab.namespaces(spec.netns_prefix):
+        pids += virtual_lab.netns_pids(ns)
     return pids
 
 
 def test_up_builds_hosts_link_and_pinned_ssh(fresh_lab):
     spec = fresh_lab
-    env_file = lab.up(spec)
-    assert lab.namespaces(spec.netns_prefix) == ["pinet9-inet", "pinet9-pc", "pinet9-pi"]
+    env_file = virtual_lab.up(spec)
+    assert virtual_lab.namespaces(spec.netns_prefix) == ["pinet9-inet", "pinet9-pc", "pinet9-pi"]
     inventory = load_inventory(env_file)
     roles = {h.name: h.role for h in inventory.hosts.values()}
     assert roles == {"pi": "board", "pc": "peer", "inet": "peer"}
@@ -62,13 +62,13 @@ def test_up_builds_hosts_link_and_pinned_ssh(fresh_lab):
     assert all(h["sshd_running"] for h in hosts)
     # Idempotent: a second up keeps the running lab (same host keys).
     keys_before = (spec.state_dir / "known_hosts").read_text()
-    lab.up(spec)
+    virtual_lab.up(spec)
     assert (spec.state_dir / "known_hosts").read_text() == keys_before
 
 
 def test_wrong_host_key_is_refused(fresh_lab, tmp_path):
     spec = fresh_lab
-    lab.up(spec)
+    virtual_lab.up(spec)
     inventory = load_inventory(spec.env_file)
     good = inventory.hosts["pi"].endpoint
     # The peer's key presented for the board's address: a swapped or impostor host.
@@ -96,7 +96,7 @@ def test_power_cycle_through_labgrid(fresh_lab):
     from labgrid.driver import ExternalPowerDriver
 
     spec = fresh_lab
-    lab.up(spec)
+    virtual_lab.up(spec)
     env = Environment(config_file=str(spec.env_file))
     target = env.get_target("pi")
     power = target.get_driver(ExternalPowerDriver)
@@ -105,7 +105,7 @@ def test_power_cycle_through_labgrid(fresh_lab):
     try:
         assert host.check(["echo", "alive"]).strip() == "alive"
         power.off()
-        assert lab.netns_pids(spec.netns("pi")) == []
+        assert virtual_lab.netns_pids(spec.netns("pi")) == []
         host.close()
         with pytest.raises(LabFault) as info:
             host.run(["true"])
@@ -119,20 +119,20 @@ def test_power_cycle_through_labgrid(fresh_lab):
 
 def test_down_removes_everything_and_is_idempotent(fresh_lab):
     spec = fresh_lab
-    backlog_before = lab.BACKLOG.read_text()
-    lab.up(spec)
+    backlog_before = virtual_lab.BACKLOG.read_text()
+    virtual_lab.up(spec)
     assert _ps_in_lab(spec)
-    report = lab.down(spec)
+    report = virtual_lab.down(spec)
     assert sorted(report.namespaces) == ["pinet9-inet", "pinet9-pc", "pinet9-pi"]
-    assert len(report.disks) == 1 and lab.loop_devices(spec.state_dir) == []  # the scratch disk too
-    if not lab.namespaces("pinet"):  # the last lab of the machine put the global setting back
-        assert lab.BACKLOG.read_text() == backlog_before and not lab.BACKLOG_SAVED.exists()
+    assert len(report.disks) == 1 and virtual_lab.loop_devices(spec.state_dir) == []  # the scratch disk too
+    if not virtual_lab.namespaces("pinet"):  # the last lab of the machine put the global setting back
+        assert virtual_lab.BACKLOG.read_text() == backlog_before and not virtual_lab.BACKLOG_SAVED.exists()
     assert report.processes >= 3  # every host's sshd
-    assert lab.namespaces(spec.netns_prefix) == []
-    assert lab.root_links("pinet9-") == []
+    assert virtual_lab.namespaces(spec.netns_prefix) == []
+    assert virtual_lab.root_links("pinet9-") == []
     assert not spec.state_dir.exists()
     assert not spec.state_root.exists()  # lock file and empty state root are gone too
-    assert lab.down(spec).nothing
+    assert virtual_lab.down(spec).nothing
 
 
 def test_down_cleans_after_a_killed_up(fresh_lab):
@@ -151,13 +151,13 @@ def test_down_cleans_after_a_killed_up(fresh_lab):
             break
         time.sleep(0.05)
     try:
-        report = lab.down(spec)
+        report = virtual_lab.down(spec)
     finally:
         sleeper.kill()
         sleeper.wait()
     assert report.namespaces == ["pinet9-pi"] and report.links == ["pinet9-br"]
     assert report.processes == 1
-    assert lab.namespaces(spec.netns_prefix) == [] and lab.root_links("pinet9-") == []
+    assert virtual_lab.namespaces(spec.netns_prefix) == [] and virtual_lab.root_links("pinet9-") == []
 
 
 def test_cli_reports_errors_in_one_line(fresh_lab):

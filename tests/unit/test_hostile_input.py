@@ -21,7 +21,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_pinet import secrets
+from pytest_pinet import redaction
 from pytest_pinet.errors import ConfigError, PinetError
 from pytest_pinet.host.profiles import Profile, load_profiles, profiles_from_data
 from pytest_pinet.host.shell import quote
@@ -238,7 +238,7 @@ def test_secrets_are_masked_in_logs_facts_and_text(tmp_path, caplog):
     from pytest_pinet.record.results_dir import ResultsDir
 
     secret = "hunter2-lab-Pa55"
-    secrets.register(secret)
+    redaction.register(secret)
     with caplog.at_level(logging.DEBUG):
         logging.getLogger("paramiko.transport").debug("auth with password %s failed", secret)
         logging.getLogger("pytest_pinet.host.remote").warning(f"login as root:{secret}@10.0.0.1")
@@ -247,8 +247,8 @@ def test_secrets_are_masked_in_logs_facts_and_text(tmp_path, caplog):
     results.record_fact("lab-fault", {"message": f"ssh root:{secret}@pc failed", "nested": [secret]})
     written = (tmp_path / "run1" / "facts.jsonl").read_text()
     assert secret not in written and written.count("***") == 2
-    assert secrets.mask(f"x{secret}y") == "x***y"
-    assert secrets.mask("no secret here") == "no secret here"
+    assert redaction.mask(f"x{secret}y") == "x***y"
+    assert redaction.mask("no secret here") == "no secret here"
 
 
 def test_env_file_password_is_registered_and_never_repr(tmp_path):
@@ -257,7 +257,7 @@ def test_env_file_password_is_registered_and_never_repr(tmp_path):
     target["resources"]["NetworkService"]["password"] = "pw-from-env-file-77"
     inventory = inventory_from_data(data, Path("env.yaml"))
     assert all("pw-from-env-file-77" not in repr(h.endpoint) for h in inventory.hosts.values())
-    assert secrets.mask("leak: pw-from-env-file-77") == "leak: ***"
+    assert redaction.mask("leak: pw-from-env-file-77") == "leak: ***"
 
 
 def test_pinet_errors_never_carry_a_traceback_for_bad_files(tmp_path):

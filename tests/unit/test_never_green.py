@@ -8,7 +8,7 @@ import socket
 
 import pytest
 
-from pytest_pinet.record.coverage import PlannedTest, coverage_lines, measured_nothing
+from pytest_pinet.record.planned import PlannedTest, coverage_lines, measured_nothing
 
 pytest_plugins = ["pytester"]
 

@@ -11,7 +11,7 @@ import yaml
 
 from pytest_pinet.errors import ConfigError, PinetError
 from pytest_pinet.lab.inventory import load_inventory
-from pytest_pinet.virtlab import envfile, lab, qemu_board, qemu_image
+from pytest_pinet.virtlab import envfile, qemu_board, qemu_image, virtual_lab
 from pytest_pinet.virtlab.topology import lab_spec, qemu_lab
 
 pytest_plugins = ["pytester"]
@@ -110,13 +110,13 @@ def test_power_on_at_start_must_be_a_boolean(spec, tmp_path):
 
 def test_a_lab_up_with_another_image_is_refused_by_name(spec):
     built = {"board": "qemu", "image": "debian12-k6.1", "accel": "tcg"}
-    (spec.state_dir / "lab.json").write_text(json.dumps(built))
+    (spec.state_dir / "virtual_lab.json").write_text(json.dumps(built))
     with pytest.raises(
         PinetError, match=r"image debian12-k6.1 \(asked for debian13\).*pinet lab down --lab pinet3"
     ):
-        lab.check_same_build(spec)
-    (spec.state_dir / "lab.json").write_text(json.dumps({**built, "image": "debian13"}))
-    lab.check_same_build(spec)
+        virtual_lab.check_same_build(spec)
+    (spec.state_dir / "virtual_lab.json").write_text(json.dumps({**built, "image": "debian13"}))
+    virtual_lab.check_same_build(spec)
 
 
 def test_image_cache_key_follows_the_recipe_and_loads_only_complete_images(tmp_path, monkeypatch):

@@ -68,7 +68,7 @@ class Regressed:
 
 
 @dataclass(frozen=True)
-class Morning:
+class NightDigest:
     """The night in a few numbers."""
 
     run_id: str
@@ -165,7 +165,9 @@ def scope_text(key: str) -> str:
     return "every context of the run" if key == EVERY_CONTEXT else context_text(key)
 
 
-def morning_of(store: ResultsStore, run_id: str, facts: list[dict[str, Any]], top: int = 5) -> Morning:
+def night_digest_of(
+    store: ResultsStore, run_id: str, facts: list[dict[str, Any]], top: int = 5
+) -> NightDigest:
     """The night of ``run_id``: its verdict counts, its new and persisting regressions, the last
     week's acceptances, its lab faults and its ``top`` largest drops against the accepted
     baselines."""
@@ -202,7 +204,7 @@ def morning_of(store: ResultsStore, run_id: str, facts: list[dict[str, Any]], to
     )
     verdicts = [row.verdict for row in latest.values()]
     week = store.acceptances(since=time.time() - WEEK_S)
-    return Morning(
+    return NightDigest(
         run_id=run_id,
         measured=len(rows),
         regressions=sum("regression" in v for v in verdicts),
