@@ -31,7 +31,7 @@ def named_lab(root_required, tmp_path, monkeypatch):
     spec = LabSpec(name=LAB, state_root=tmp_path / "state")
     virtual_lab.down(spec)
     virtual_lab.up(spec)
-    mine = tmp_path / "my-lab" / "bench-virtual_lab.yaml"
+    mine = tmp_path / "my-lab" / "bench-lab.yaml"
     mine.parent.mkdir()
     mine.write_text(spec.env_file.read_text())
     yield mine

@@ -110,12 +110,12 @@ def test_power_on_at_start_must_be_a_boolean(spec, tmp_path):
 
 def test_a_lab_up_with_another_image_is_refused_by_name(spec):
     built = {"board": "qemu", "image": "debian12-k6.1", "accel": "tcg"}
-    (spec.state_dir / "virtual_lab.json").write_text(json.dumps(built))
+    (spec.state_dir / "lab.json").write_text(json.dumps(built))
     with pytest.raises(
         PinetError, match=r"image debian12-k6.1 \(asked for debian13\).*pinet lab down --lab pinet3"
     ):
         virtual_lab.check_same_build(spec)
-    (spec.state_dir / "virtual_lab.json").write_text(json.dumps({**built, "image": "debian13"}))
+    (spec.state_dir / "lab.json").write_text(json.dumps({**built, "image": "debian13"}))
     virtual_lab.check_same_build(spec)
 
 
