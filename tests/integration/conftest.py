@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -18,6 +19,19 @@ from pytest_pinet.virtlab.topology import LabSpec
 def root_required():
     if os.geteuid() != 0:
         pytest.skip("virtual lab tests need root (network namespaces)")
+
+
+@contextlib.contextmanager
+def own_lab(spec: LabSpec, monkeypatch: pytest.MonkeyPatch) -> Iterator[LabSpec]:
+    """``spec``'s lab built afresh, its state (and every pinet command's, through
+    ``PINET_STATE_DIR``) under the test's own directory; always taken down again."""
+    monkeypatch.setenv("PINET_STATE_DIR", str(spec.state_root))
+    virtual_lab.down(spec)
+    virtual_lab.up(spec)
+    try:
+        yield spec
+    finally:
+        virtual_lab.down(spec)
 
 
 @pytest.fixture

@@ -17,20 +17,18 @@ from pathlib import Path
 import pytest
 
 from pytest_pinet.cli.report import last_night
-from pytest_pinet.virtlab import cable_faults, virtual_lab
+from pytest_pinet.virtlab import cable_faults
 from pytest_pinet.virtlab.topology import LabSpec
+
+from .conftest import own_lab
 
 SELECTION = "half_duplex and stock"  # two contexts: board->peer and peer->board
 
 
 @pytest.fixture
 def lab32(root_required, tmp_path, monkeypatch):
-    monkeypatch.setenv("PINET_STATE_DIR", str(tmp_path / "state"))
-    spec = LabSpec(name="pinet32", state_root=tmp_path / "state")
-    virtual_lab.down(spec)
-    virtual_lab.up(spec)
-    yield spec
-    virtual_lab.down(spec)
+    with own_lab(LabSpec(name="pinet32", state_root=tmp_path / "state"), monkeypatch) as spec:
+        yield spec
 
 
 def _db(tmp_path: Path) -> str:

@@ -17,10 +17,11 @@ import pytest
 
 from pytest_pinet.cli.report import last_night
 from pytest_pinet.record.report import build_report
-from pytest_pinet.virtlab import cable_faults, virtual_lab
+from pytest_pinet.virtlab import cable_faults
 from pytest_pinet.virtlab.topology import LabSpec
 
 from ..report_browser import chromium, result_id_of, serve, shoot
+from .conftest import own_lab
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -32,12 +33,8 @@ def test_goodput(pinet_measure_tcp, pinet_judge_goodput):
 
 @pytest.fixture
 def lab8(root_required, tmp_path, monkeypatch):
-    monkeypatch.setenv("PINET_STATE_DIR", str(tmp_path / "state"))
-    spec = LabSpec(name="pinet8", state_root=tmp_path / "state")
-    virtual_lab.down(spec)
-    virtual_lab.up(spec)
-    yield spec
-    virtual_lab.down(spec)
+    with own_lab(LabSpec(name="pinet8", state_root=tmp_path / "state"), monkeypatch) as spec:
+        yield spec
 
 
 def _db(tmp_path):

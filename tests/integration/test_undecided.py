@@ -17,8 +17,9 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from pytest_pinet.judge.linerate import tcp_goodput_limit
-from pytest_pinet.virtlab import virtual_lab
 from pytest_pinet.virtlab.topology import LabSpec
+
+from .conftest import own_lab
 
 SUITE = """
 import pytest
@@ -32,12 +33,8 @@ def test_goodput(pinet_measure_tcp, pinet_judge_goodput, floor):
 
 @pytest.fixture
 def lab12(root_required, tmp_path, monkeypatch):
-    monkeypatch.setenv("PINET_STATE_DIR", str(tmp_path / "state"))
-    spec = LabSpec(name="pinet12", state_root=tmp_path / "state")
-    virtual_lab.down(spec)
-    virtual_lab.up(spec)
-    yield spec
-    virtual_lab.down(spec)
+    with own_lab(LabSpec(name="pinet12", state_root=tmp_path / "state"), monkeypatch) as spec:
+        yield spec
 
 
 def test_a_floor_inside_the_noise_ends_undecided_with_its_interval(lab12, tmp_path):
