@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 pytest_plugins = ["pytester"]
 
 TESTS = """
@@ -117,6 +119,8 @@ def test_history_keys_are_stable_and_metrics_present(pytester):
     assert json.loads((first / "executor.json").read_text())["name"] == "pytest-pinet"
 
 
+# starts pytest processes with xdist or labgrid's plugin: integration tier (keeps -m unit under a minute)
+@pytest.mark.integration
 def test_xdist_writes_everything_once(pytester):
     pytester.makefile(".yaml", thresholds=THRESHOLDS)
     pytester.makepyfile(test_net=TESTS)

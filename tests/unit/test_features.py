@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import yaml
 
 from pytest_pinet.cli.main import main
@@ -79,6 +80,8 @@ def test_not_pinets(tmp_path):
 """
 
 
+# starts pytest processes with xdist or labgrid's plugin: integration tier (keeps -m unit under a minute)
+@pytest.mark.integration
 def test_labgrid_skips_only_what_the_lab_lacks_and_the_night_counts_it(pytester, monkeypatch):
     # labgrid's own plugin reads LG_ENV (a subprocess: it cannot start twice in one process).
     for name in ("known_hosts.example", "id_ed25519.example", "rpi-lab.yaml"):

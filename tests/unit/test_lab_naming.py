@@ -67,6 +67,8 @@ def test_a_file_labgrid_cannot_read_is_one_line_naming_the_way(pytester, monkeyp
     assert expected in errors[0]
 
 
+# starts pytest processes with xdist or labgrid's plugin: integration tier (keeps -m unit under a minute)
+@pytest.mark.integration
 @pytest.mark.parametrize("way", WAYS)
 def test_the_header_names_the_lab_and_the_way_it_was_named(pytester, monkeypatch, way):
     for name in ("known_hosts.example", "id_ed25519.example", "rpi-lab.yaml"):

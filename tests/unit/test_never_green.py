@@ -55,7 +55,9 @@ def test_the_opt_out_lets_such_a_run_pass(pytester):
     assert "nothing was measured (allowed by --pinet-allow-skips)" in result.stdout.str()
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["plain", "xdist"])
+@pytest.mark.parametrize(
+    "workers", [[], pytest.param(["-n", "2"], marks=pytest.mark.integration)], ids=["plain", "xdist"]
+)
 def test_one_measurement_is_enough_and_the_rest_are_listed(pytester, workers):
     pytester.makepyfile(test_m=RECORDS)
     result = run(pytester, *workers)
