@@ -42,14 +42,20 @@ class GoodputInterval:
 
 
 def goodput_interval(measurement: Measurement) -> GoodputInterval | None:
-    """The interval of ``measurement``'s goodput, or ``None`` when none was measured."""
+    """The interval of ``measurement``'s goodput, or ``None`` when none was measured.
+
+    Its upper edge never passes the line-rate limit: no run can carry more than the wire, so a
+    floor above the limit is missed, never undecided, however noisy the run was.
+    """
     detail = measurement.detail
     if detail.kind != "tcp" or detail.precision_pct is None or measurement.goodput_mbps <= 0:
         return None
-    half = measurement.goodput_mbps * detail.precision_pct / 100.0
-    return GoodputInterval(
-        measurement.goodput_mbps - half, measurement.goodput_mbps + half, measurement.measured_s
-    )
+    goodput = measurement.goodput_mbps
+    half = goodput * detail.precision_pct / 100.0
+    high = goodput + half
+    if measurement.limit_mbps > 0:
+        high = max(goodput, min(high, measurement.limit_mbps))
+    return GoodputInterval(goodput - half, high, measurement.measured_s)
 
 
 def decision_lines(

@@ -93,3 +93,16 @@ def test_an_interval_holding_the_baseline_edge_is_undecided_the_floor_still_coun
     assert "baseline edge 931." in edge.undecided[0]
     clear = judge_measurement(measured(931.0, precision=0.01), RULES, history, one_percent)
     assert clear.kinds[0] is VerdictKind.REGRESSION and not clear.undecided
+
+
+def test_a_floor_above_the_wire_is_missed_however_noisy_the_run():
+    # a noisy 934.9 +- 11.6 once held 945 "inside 923.2-946.5": no run carries more than the
+    # 941.5 the wire allows, so the interval stops there and the floor is missed
+    above = thresholds_from_data(
+        {"rules": [{"id": "above", "match": {"scenario": "ethernet"}, "min_mbps": 945}]}, "above.yaml"
+    )
+    verdict = judge_measurement(measured(934.9, precision=1.245), above, [])
+    assert verdict.kinds == (VerdictKind.BELOW_THRESHOLD,) and verdict.failed and not verdict.undecided
+    # the same run still leaves a floor inside its interval undecided
+    inside = judge_measurement(measured(934.9, precision=1.245), RULES, [])
+    assert inside.kinds == (VerdictKind.UNDECIDED,), inside
