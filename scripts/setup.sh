@@ -30,7 +30,7 @@ if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
-.venv/bin/python -m pip install -q -e '.[test,dev]'
+.venv/bin/python -m pip install -q -e '.[lab,test,dev]'
 # The Allure 3 CLI builds the report offline (Node.js and npm come with the machine; when
 # they are missing, the suite still runs and `pinet report` says what to install).
 if command -v npm >/dev/null 2>&1 && [ ! -f .allure/node_modules/allure/cli.js ]; then

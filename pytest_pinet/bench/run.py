@@ -143,9 +143,10 @@ def pytest_startup_figures(bench: Bench, runs: int) -> None:
         f"{plugins}{' -n 2' if workers else ''}": round(cost.median_ms(plugins, workers), 1)
         for plugins, workers in cost.seconds
     }
-    bench.details["pytest start-up ratio, installed / bare"] = {
-        "plain": round(cost.ratio(0), 3),
-        "-n 2": round(cost.ratio(2), 3),
+    bench.details["pytest start-up ratio to bare"] = {
+        f"{plugins}{' -n 2' if workers else ''}": round(cost.ratio(plugins, workers), 3)
+        for plugins, workers in cost.seconds
+        if plugins != "bare"
     }
     bench.figures += [
         _figure(name, "ms", samples, target, met) for name, samples, target, met in startup_lines(cost)

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from .. import __version__
 from ..errors import PinetError
+from ..extras import require_lab_extra
 from . import (
     accept,
     bench_command,
@@ -24,6 +25,10 @@ from . import (
     main_job,
     report,
 )
+
+# Commands that reach a lab through labgrid (and write Allure results): without the ``lab``
+# extra they stop at once with one line, not with an ImportError minutes into a run.
+NEEDS_LAB = {"run", "bisect", "bench", "lab check"}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -49,6 +54,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if getattr(args, "command", None) == "run" and args.pytest_args[:1] == ["--"]:
         args.pytest_args = args.pytest_args[1:]  # `pinet run -- ARGS`: the ARGS are pytest's
     try:
+        command = " ".join(filter(None, (args.command, getattr(args, "lab_command", None))))
+        if command in NEEDS_LAB:
+            require_lab_extra(f"pinet {command}")
         return int(args.func(args))
     except PinetError as exc:
         print(f"pinet: {exc}", file=sys.stderr)
