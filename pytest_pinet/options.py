@@ -254,9 +254,9 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "board",
         one_of(BOARD_KINDS),
-        "netns",
-        "the virtual lab's board: a network namespace (netns) or a QEMU machine (qemu) with its own "
-        "kernel, serial console and USB devices",
+        "both",
+        "the virtual lab's boards: both (the default: pi, a network namespace, and qpi, a QEMU "
+        "machine), netns only, or qemu only (its own kernel, serial console and USB devices)",
         "|".join(BOARD_KINDS),
     ),
     Option(

@@ -260,7 +260,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         group = params.get("pinet_board") or params.get("pinet_link")
         if group is not None and item.get_closest_marker("xdist_group") is None:
             item.add_marker(pytest.mark.xdist_group(f"pinet-{group}"))
-    images = list(pinet_run(config).settings.image) if config.stash.get(PINET_RUN, None) else []
+    engaged_run = config.stash.get(PINET_RUN, None)
+    if engaged_run is not None:
+        _one_board_after_another(items, _planned_lab(engaged_run.settings))
+    images = list(engaged_run.settings.image) if engaged_run is not None else []
     if images:
         # Image is the outermost axis: every test of one image before the next flash.
         def image_rank(item: pytest.Item) -> int:
@@ -276,6 +279,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if reporter is not None and not run.is_worker:
             for line in header_lines(run):
                 reporter.write_line(line)
+
+
+def _one_board_after_another(items: list[pytest.Item], planned: PlannedLab | None) -> None:
+    """Every test of one board before the first of the next (the adapter matrix's links too):
+    a board is booted when its first test needs it, so the QEMU board's emulation (two busy
+    cores of this machine) never runs while the namespace board measures."""
+    if planned is None or len(planned.boards) < 2:
+        return
+    board_of_link = dict(planned.links)
+
+    def board_rank(item: pytest.Item) -> int:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        board = params.get("pinet_board") or board_of_link.get(params.get("pinet_link", ""))
+        return planned.boards.index(board) if board in planned.boards else -1
+
+    items.sort(key=board_rank)
 
 
 def header_lines(run: PinetRun) -> list[str]:

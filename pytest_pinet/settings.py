@@ -41,7 +41,7 @@ class PinetSettings:
     max_temp: float = 80.0  # a board above this (°C) measures invalid results
     udp_duration: int = 5  # seconds per UDP packet-rate run (a sweep runs one per thread count)
     storage_mib: int = 8  # MiB written and read per block size in the storage sweep
-    board: str = "netns"  # the virtual lab's board: a namespace, or a QEMU machine ("qemu")
+    board: str = "both"  # the virtual lab's boards: both (pi and qpi), a namespace, or a QEMU machine
     board_image: str = "debian12-k6.1"  # the image on the QEMU board's card at lab up
     qemu_accel: str = "tcg"  # how QEMU runs the board: tcg (anywhere) or kvm (where it works)
     places: int = 0  # virtual places pinet1..pinetN to spread over; 0 = one per xdist worker
@@ -61,7 +61,7 @@ class PinetSettings:
         return lab_spec(
             self.virtual_lab,
             board=self.board,
-            image=self.board_image if self.board == "qemu" else "",
+            image=self.board_image if self.board in ("qemu", "both") else "",
             accel=self.qemu_accel,
         )
 

@@ -11,9 +11,9 @@ from typing import Any
 
 from ..errors import PinetError
 from ..virtlab import lab_status, virtual_lab
-from ..virtlab.names import ACCELERATORS, BOARD_KINDS, DEFAULT_IMAGE
+from ..virtlab.names import ACCELERATORS, BOARD_KINDS, COMPANION_SUFFIX, DEFAULT_IMAGE
 from ..virtlab.qemu_image import RECIPES
-from ..virtlab.topology import LabSpec
+from ..virtlab.topology import QEMU_BOARD, LabSpec, companion_name
 from .lab_options import add_lab_option, spec_of
 from .lab_power import check_qemu_board
 
@@ -38,8 +38,9 @@ def _register_up(lab_sub: Any) -> None:
     up.add_argument(
         "--board",
         choices=BOARD_KINDS,
-        default="netns",
-        help="the board: a namespace (default) or a QEMU machine with its own kernel, console and USB",
+        default="both",
+        help="the boards: both (default: pi, a namespace, and qpi, a QEMU machine with its own "
+        "kernel, console and USB), netns or qemu alone",
     )
     up.add_argument(
         "--image",
@@ -95,8 +96,8 @@ def cmd_lab_up(args: argparse.Namespace) -> int:
     env_file = virtual_lab.up(spec, replace=args.replace)
     print(f"virtual lab {spec.name} up in {time.monotonic() - started:.1f} s; env file {env_file}")
     _print_status(lab_status.status(spec), as_json=False)
-    if spec.is_qemu and args.boot_check:
-        check_qemu_board(env_file, spec.board_host.name)
+    if (spec.is_qemu or spec.is_pair) and args.boot_check:
+        check_qemu_board(env_file, QEMU_BOARD)
     return 0
 
 
@@ -110,8 +111,8 @@ def _places_up(args: argparse.Namespace) -> int:
         started = time.monotonic()
         env_file = virtual_lab.up(spec, replace=args.replace)
         print(f"place {spec.name} up in {time.monotonic() - started:.1f} s; env file {env_file}")
-        if spec.is_qemu and args.boot_check:
-            check_qemu_board(env_file, spec.board_host.name)
+        if (spec.is_qemu or spec.is_pair) and args.boot_check:
+            check_qemu_board(env_file, QEMU_BOARD)
     print(
         f"{args.places} places up; run `pytest -n {args.places}` (each worker takes its own) "
         "and `pinet lab down` to remove them"
@@ -146,7 +147,7 @@ def _places_present(state_root: Path) -> set[str]:
     """Labs ``pinet lab up --places N`` made (pinet1..pinetN): by namespace or state directory."""
     found = {ns.split("-", 1)[0] for ns in virtual_lab.namespaces("pinet")}
     found |= {p.name for p in state_root.glob("pinet*") if p.is_dir()}
-    return {name for name in found if name.removeprefix("pinet").isdigit()}
+    return {name for name in found if name.removeprefix("pinet").removesuffix(COMPANION_SUFFIX).isdigit()}
 
 
 def cmd_lab_down(args: argparse.Namespace) -> int:
@@ -160,6 +161,13 @@ def cmd_lab_down(args: argparse.Namespace) -> int:
         names = ["pinet", *sorted(_places_present(state_root), key=lambda n: int(n.removeprefix("pinet")))]
     else:
         names = [args.lab]
+    # A two-board lab's QEMU companion goes with it, also when the lab's own record of being
+    # a pair was lost (a killed `up`): it is found by name.
+    present = {ns.split("-", 1)[0] for ns in virtual_lab.namespaces("pinet")}
+    present |= {p.name for p in state_root.glob("pinet*") if p.is_dir()}
+    names += [
+        companion_name(n) for n in names if companion_name(n) in present and companion_name(n) not in names
+    ]
     for name in names or [args.lab]:
         args.lab = name
         report = virtual_lab.down(spec_of(args))
@@ -193,7 +201,7 @@ def _print_status(data: dict[str, object], *, as_json: bool) -> None:
     for host in data["hosts"]:  # type: ignore[attr-defined]
         state = "present" if host["present"] else "absent"
         sshd = "sshd running" if host["sshd_running"] else "sshd stopped"
-        if board == "qemu" and host["role"] == "board":
+        if host.get("qemu"):
             sshd = "QEMU running" if host["sshd_running"] else "QEMU off (a test run boots it)"
         print(
             f"  host {host['name']:4} ({host['role']}) netns {host['netns']} {state}, {sshd}, "
@@ -207,7 +215,7 @@ def _print_status(data: dict[str, object], *, as_json: bool) -> None:
             f"{link['speed_mbps']} Mbit/s MTU {link['mtu']}"
         )
         for side in ("board", "peer"):
-            if side == "board" and board == "qemu":
+            if side == "board" and str(link["board"]).startswith(QEMU_BOARD + ":"):
                 print("      board egress: shaped inside the QEMU board")
             elif f"{side}_qdisc" in link:
                 print(f"      {side} egress: {link[f'{side}_qdisc']}")

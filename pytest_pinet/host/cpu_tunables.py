@@ -15,24 +15,51 @@ from .tunables import GOVERNOR, Tunable, glob_settings, read_setting, write_sett
 
 @dataclass
 class IrqAffinity(Tunable):
-    """Pin the IRQs named ``irq_name`` to CPUs, in /proc/interrupts order (seed: TX/RX to 1/2)."""
+    """Pin an interface's IRQs to CPUs, in /proc/interrupts order (seed: TX/RX to 1/2).
 
-    irq_name: str
+    Drivers name their interrupts differently (the Pi 4's genet ``eth0``, virtio
+    ``virtio0-input.0``, a USB adapter shares ``xhci_hcd``), so the IRQs are those the
+    inventory names (``irqs``), else those called like the interface, else those of the
+    interface's device (its own or its bus controller's, from sysfs)."""
+
+    irq_name: str  # the interface
     cpus: tuple[int, ...]
+    irqs: tuple[str, ...] = ()  # named by the inventory: /proc/interrupts names or numbers
     name: str = "irq_affinity"
 
     def describe(self) -> str:
-        return f"IRQs named {self.irq_name} -> CPUs {list(self.cpus)}"
+        which = f"IRQs {', '.join(self.irqs)}" if self.irqs else f"IRQs of {self.irq_name}"
+        return f"{which} -> CPUs {list(self.cpus)}"
 
     def _irqs(self, host: RemoteHost) -> list[str]:
         platform = host.platform
         table = platform.interrupt_table(host.run_shell(platform.interrupts_script(), timeout=15).stdout)
-        irqs = [line.irq for line in table.for_name(self.irq_name) if platform.pinnable_irq(line.irq)]
+        named = self.irqs or (self.irq_name,)
+        rows = [line.irq for name in named for line in table.for_name(name)]
+        rows += [name for name in named if name in table.lines]
+        if not rows and not self.irqs:
+            rows = [irq for irq in self._device_irqs(host) if irq in table.lines]
+        irqs = list(dict.fromkeys(irq for irq in rows if platform.pinnable_irq(irq)))
         if not irqs:
-            raise Unsupported(self.name, host.name, f"no IRQ named {self.irq_name!r} in the interrupt table")
+            what = (
+                f"among {list(self.irqs)} (named by the inventory)"
+                if self.irqs
+                else f"of {self.irq_name}, by name or from its device (name them in the inventory: "
+                "links[].board_irqs)"
+            )
+            raise Unsupported(self.name, host.name, f"no IRQ {what} in the interrupt table")
         if table.cpus > 1 and max(self.cpus) >= table.cpus:
             raise Unsupported(self.name, host.name, f"CPU {max(self.cpus)} asked, host has {table.cpus}")
         return irqs
+
+    def _device_irqs(self, host: RemoteHost) -> list[str]:
+        """The IRQ numbers sysfs lists for the interface's device or the nearest bus device
+        above it (a USB adapter's are its host controller's); [] where the platform has none."""
+        script = host.platform.device_irqs_script(checked_interface(self.irq_name))
+        if script is None:
+            return []
+        result = host.run_shell(script, timeout=15)
+        return [word for word in result.stdout.split() if word.isdigit()] if result.ok else []
 
     def _wanted(self, irqs: list[str]) -> dict[str, str]:
         return {irq: str(self.cpus[n % len(self.cpus)]) for n, irq in enumerate(irqs)}

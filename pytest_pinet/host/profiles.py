@@ -43,7 +43,11 @@ class Profile:
 
         for key, value in self.settings.get(role, {}).items():
             if key == "irq_affinity":
-                made += [IrqAffinity(iface(n), tuple(cpus)) for n, cpus in value.items()]
+                named = link.board_irqs if role == "board" else link.peer_irqs
+                made += [
+                    IrqAffinity(iface(n), tuple(cpus), named if n == LINK else ())
+                    for n, cpus in value.items()
+                ]
             elif key in ("rps", "xps"):
                 made += [
                     QueueMask(key, iface(n), "all" if c == "all" else tuple(c)) for n, c in value.items()

@@ -401,6 +401,8 @@ def _link(raw: LinkSchema, key: str, where: str, hosts: Mapping[str, HostEntry])
         adapter=raw.adapter,
         speed_mbps=raw.speed_mbps,
         mtu=raw.mtu,
+        board_irqs=raw.board_irqs,
+        peer_irqs=raw.peer_irqs,
     )
 
 

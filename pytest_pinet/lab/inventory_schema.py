@@ -148,6 +148,11 @@ class LinkSchema:
     adapter: Name = "unknown"
     speed_mbps: Annotated[int, Integer(1, 400_000)] = 1000
     mtu: Annotated[int, Integer(68, 65535)] = 1500
+    # The interrupts of each end's interface, by /proc/interrupts name or number, where the
+    # driver does not name them like the interface (virtio0-input.0, xhci_hcd); without them
+    # they are found by the name, else from the interface's device.
+    board_irqs: tuple[Name, ...] = ()
+    peer_irqs: tuple[Name, ...] = ()
 
 
 @attrs.frozen

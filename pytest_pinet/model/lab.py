@@ -26,6 +26,8 @@ class LinkEntry:
     adapter: str
     speed_mbps: int
     mtu: int
+    board_irqs: tuple[str, ...] = ()  # the interface's IRQs by name or number, where the
+    peer_irqs: tuple[str, ...] = ()  # inventory names them (else: by name, else from the device)
 
 
 @dataclass(frozen=True)

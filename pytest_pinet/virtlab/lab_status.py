@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import qemu_board, shaping, sshd
-from .topology import LabSpec
+from .topology import COMPANION_NAMES, LabSpec, parts
 from .virtual_lab import is_qemu_board, is_up, namespaces, netns_pids, run_ip
 
 
@@ -24,7 +24,10 @@ class HostStatus:
 
 
 def status(spec: LabSpec) -> dict[str, object]:
-    """Hosts, addresses, links and shaping of the lab, as data for display or JSON."""
+    """Hosts, addresses, links and shaping of the lab, as data for display or JSON (of a
+    two-board lab: both labs', under the names its env file gives them)."""
+    if spec.is_pair:
+        return _pair_status(spec)
     present = set(namespaces(spec.netns_prefix))
     hosts = []
     for host in spec.hosts:
@@ -47,6 +50,7 @@ def status(spec: LabSpec) -> dict[str, object]:
                 here and pid > 0 and pid in netns_pids(netns),
                 interfaces,
             ).__dict__
+            | {"qemu": is_qemu_board(spec, host.name)}
         )
     links = []
     for link in spec.links:
@@ -72,4 +76,24 @@ def status(spec: LabSpec) -> dict[str, object]:
         "env_file": str(spec.env_file) if spec.env_file.exists() else None,
         "hosts": hosts,
         "links": links,
+    }
+
+
+def _pair_status(pair: LabSpec) -> dict[str, object]:
+    both = [status(part) for part in parts(pair)]
+    for key in ("hosts", "links"):
+        for entry in both[1][key]:  # type: ignore[attr-defined]
+            entry["name"] = COMPANION_NAMES.get(entry["name"], entry["name"])
+            for side in ("board", "peer"):
+                if side in entry and key == "links":
+                    host, rest = str(entry[side]).split(":", 1)
+                    entry[side] = f"{COMPANION_NAMES.get(host, host)}:{rest}"
+    return {
+        "lab": pair.name,
+        "up": is_up(pair),
+        "board": pair.board,
+        "image": pair.image or None,
+        "env_file": str(pair.env_file) if pair.env_file.exists() else None,
+        "hosts": both[0]["hosts"] + both[1]["hosts"],  # type: ignore[operator]
+        "links": both[0]["links"] + both[1]["links"],  # type: ignore[operator]
     }

@@ -11,7 +11,12 @@ from __future__ import annotations
 import re
 
 LAB_NAME = re.compile(r"^pinet[0-9]{0,2}$")
-BOARD_KINDS = ("netns", "qemu")
+# The default lab is two labs: ``pinet`` (the namespace board) and its companion ``pinetq``
+# (the QEMU board), built, used and removed together; a companion's name is never given.
+COMPANION_SUFFIX = "q"
+PART_NAME = re.compile(r"^pinet[0-9]{0,2}q?$")
+# "both": the namespace board pi and the QEMU board qpi in one lab (the default).
+BOARD_KINDS = ("both", "netns", "qemu")
 ACCELERATORS = ("tcg", "kvm")
 # The QEMU board's OS images (their recipes are in qemu_image.RECIPES, in this order).
 IMAGE_NAMES = ("debian12-k6.1", "debian12-k6.12", "debian13")

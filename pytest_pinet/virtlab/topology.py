@@ -8,10 +8,10 @@ find what a crashed ``up`` left behind from the names alone.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from .names import ACCELERATORS, BOARD_KINDS, LAB_NAME
+from .names import ACCELERATORS, BOARD_KINDS, COMPANION_SUFFIX, PART_NAME
 
 DEFAULT_LAB = "pinet"
 STATE_ROOT_ENV = "PINET_STATE_DIR"
@@ -93,7 +93,7 @@ class LabSpec:
     accel: str = "tcg"  # how QEMU runs the board: software emulation, or KVM where it works
 
     def __post_init__(self) -> None:
-        if not LAB_NAME.match(self.name):
+        if not PART_NAME.match(self.name):
             raise ValueError(f"lab name {self.name!r} must be 'pinet' optionally followed by 1-2 digits")
         if self.board not in BOARD_KINDS:
             raise ValueError(f"board must be one of {', '.join(BOARD_KINDS)}, got {self.board!r}")
@@ -111,10 +111,18 @@ class LabSpec:
         return self.board == "qemu"
 
     @property
+    def is_pair(self) -> bool:
+        """True for the two-board lab: a namespace lab and its QEMU companion (:func:`parts`)."""
+        return self.board == "both"
+
+    @property
     def index(self) -> int:
-        """Lab number, used to keep the address plans of several labs apart."""
+        """Lab number, used to keep the address plans of several labs apart (a companion's
+        plan is its lab's number plus 100)."""
         digits = self.name[len(DEFAULT_LAB) :]
-        return int(digits) if digits else 0
+        companion = digits.endswith(COMPANION_SUFFIX)
+        digits = digits.removesuffix(COMPANION_SUFFIX)
+        return (int(digits) if digits else 0) + (100 if companion else 0)
 
     @property
     def state_dir(self) -> Path:
@@ -123,8 +131,9 @@ class LabSpec:
 
     @property
     def env_file(self) -> Path:
-        """The labgrid environment file describing this lab."""
-        return self.state_dir / "env.yaml"
+        """The labgrid environment file describing this lab (of a pair: both boards, beside
+        the namespace lab's own ``env.yaml``)."""
+        return self.state_dir / ("two-boards.yaml" if self.is_pair else "env.yaml")
 
     def netns(self, host: str) -> str:
         """Network namespace of ``host``."""
@@ -210,15 +219,77 @@ def qemu_lab(
     )
 
 
+# How the QEMU lab's hosts, links, routes and disks are called in the two-board lab, whose
+# names must be unique across both boards (the QEMU lab keeps its own names inside).
+COMPANION_NAMES = {
+    "pc": "qpc",
+    "inet": "qinet",
+    "eth": "qeth",
+    "usb": "qusb",
+    "usb-disk": "qusb-disk",
+    QEMU_BOARD: QEMU_BOARD,
+    "qpi-router": "qpi-router",
+}
+
+
+def companion_name(name: str) -> str:
+    """The QEMU lab that pairs with namespace lab ``name``."""
+    return name + COMPANION_SUFFIX
+
+
+def parts(pair: LabSpec) -> tuple[LabSpec, LabSpec]:
+    """The two labs a two-board lab is built from: the namespace lab under the pair's own name,
+    and the QEMU lab under :func:`companion_name` (own namespaces, bridge and addresses)."""
+    netns = LabSpec(name=pair.name, state_root=pair.state_root)
+    qemu = qemu_lab(companion_name(pair.name), image=pair.image, accel=pair.accel, state_root=pair.state_root)
+    return netns, qemu
+
+
+def two_board_lab(
+    name: str = DEFAULT_LAB,
+    *,
+    image: str = "debian12-k6.1",
+    accel: str = "tcg",
+    state_root: Path | None = None,
+) -> LabSpec:
+    """The default lab: board ``pi`` (a namespace, GbE-shaped cables) with peers ``pc`` and
+    ``inet``, and board ``qpi`` (a QEMU machine with its own kernel) with peers ``qpc`` and
+    ``qinet``.  The plan names every host, link, route and disk of both, as its env file does."""
+    netns = LabSpec(name=name) if state_root is None else LabSpec(name=name, state_root=state_root)
+    qemu = qemu_lab(companion_name(name), image=image, accel=accel, state_root=netns.state_root)
+    rename = COMPANION_NAMES.__getitem__
+    return LabSpec(
+        name=name,
+        hosts=netns.hosts + tuple(HostSpec(rename(h.name), h.role) for h in qemu.hosts),
+        links=netns.links
+        + tuple(
+            replace(link, name=rename(link.name), board=rename(link.board), peer=rename(link.peer))
+            for link in qemu.links
+        ),
+        routes=netns.routes
+        + tuple(
+            RouteSpec(rename(r.name), rename(r.board), lan=rename(r.lan), wan=rename(r.wan))
+            for r in qemu.routes
+        ),
+        disks=netns.disks + tuple(replace(d, name=rename(d.name), host=rename(d.host)) for d in qemu.disks),
+        state_root=netns.state_root,
+        board="both",
+        image=image,
+        accel=accel,
+    )
+
+
 def lab_spec(
     name: str = DEFAULT_LAB,
     *,
-    board: str = "netns",
+    board: str = "both",
     image: str = "",
     accel: str = "tcg",
     state_root: Path | None = None,
 ) -> LabSpec:
     """The lab plan for a board kind: the one place CLI, plugin and bench build it from."""
+    if board == "both":
+        return two_board_lab(name, image=image or "debian12-k6.1", accel=accel, state_root=state_root)
     if board == "qemu":
         return qemu_lab(name, image=image or "debian12-k6.1", accel=accel, state_root=state_root)
     if board != "netns":

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import PinetError
-from . import envfile, jitter, qemu_board, qemu_image, shaping, sshd, system
-from .topology import DiskSpec, LabSpec, LinkSpec
+from . import envfile, jitter, qemu_board, qemu_image, shaping, sshd, system, two_boards
+from .topology import DiskSpec, LabSpec, LinkSpec, parts
 
 REQUIRED_TOOLS = ("ip", "tc", "ethtool", "sshd", "ssh-keygen", "iperf3")
 
@@ -91,8 +91,19 @@ class DownReport:
 
 
 def down(spec: LabSpec) -> DownReport:
-    """Remove every namespace, process, link and file of the lab.  Safe to repeat."""
+    """Remove every namespace, process, link and file of the lab (of a two-board lab: of both
+    labs, the QEMU companion first).  Safe to repeat."""
     system.require_root("pinet lab down")
+    if spec.is_pair:
+        namespace_lab, qemu_lab = parts(spec)
+        first, second = down(qemu_lab), down(namespace_lab)
+        return DownReport(
+            first.namespaces + second.namespaces,
+            first.links + second.links,
+            first.processes + second.processes,
+            second.state_dir or first.state_dir,
+            first.disks + second.disks,
+        )
     report = DownReport()
     if spec.state_dir.exists():
         jitter.stop(spec.state_dir)  # it runs outside the namespaces, so it is stopped by its pid
@@ -155,16 +166,23 @@ def _make_disk(spec: LabSpec, disk: DiskSpec) -> str:
 
 
 def is_up(spec: LabSpec) -> bool:
-    """True when every host namespace exists and the env file has been written."""
+    """True when every host namespace exists and the env file has been written (of a
+    two-board lab: both labs are up and their joint env file is written)."""
+    if spec.is_pair:
+        return all(is_up(part) for part in parts(spec)) and spec.env_file.exists()
     present = set(namespaces(spec.netns_prefix))
     wanted = {spec.netns(h.name) for h in spec.hosts}
     return wanted <= present and spec.env_file.exists()
 
 
 def built_as(spec: LabSpec) -> dict[str, str]:
-    """What the running lab was built with (board kind, SD card image, accelerator), from lab.json."""
+    """What the running lab was built with (board kind, SD card image, accelerator), from lab.json
+    (a two-board lab's: pair.json, beside its namespace lab's lab.json)."""
+    pair = spec.state_dir / "pair.json"
     try:
-        data = json.loads((spec.state_dir / "lab.json").read_text(encoding="utf-8"))
+        data = json.loads(
+            (pair if pair.exists() else spec.state_dir / "lab.json").read_text(encoding="utf-8")
+        )
     except (OSError, ValueError):
         return {}
     return {key: str(data.get(key, "")) for key in ("board", "image", "accel")}
@@ -187,27 +205,47 @@ def check_same_build(spec: LabSpec) -> None:
         )
 
 
-def up(spec: LabSpec, *, replace: bool = False) -> Path:
+def up(spec: LabSpec, *, replace: bool = False, client_key: Path | None = None) -> Path:
     """Build the lab and return its labgrid env file.
 
     An already complete lab is kept (idempotent); a partial one (crashed ``up``) is removed
     first.  Any failure part-way removes what was built, so no half lab is left behind.
+    ``client_key``: log in with this key rather than a new one (a two-board lab's companion
+    is reached with the key of the lab it pairs with).
     """
     system.require_root("pinet lab up")
     system.require_tools(REQUIRED_TOOLS)
     if is_up(spec) and not replace:
         check_same_build(spec)
         return spec.env_file
+    if spec.is_pair:
+        return _pair_up(spec, replace)
     down(spec)
     _check_address_plan(spec)
     # The board's image first: building it takes minutes and touches nothing of the lab.
     image = qemu_image.ensure_image() if spec.is_qemu else None
     try:
-        _build(spec, image)
+        _build(spec, image, client_key)
     except BaseException:
         down(spec)
         raise
     return spec.env_file
+
+
+def _pair_up(pair: LabSpec, replace: bool) -> Path:
+    """Both labs of a two-board lab, then their joint env file; a failure removes both."""
+    netns, qemu = parts(pair)
+    if not replace and is_up(netns):
+        check_same_build(pair)  # a namespace lab built alone is not taken over as half a pair
+    try:
+        up(netns, replace=replace)
+        up(qemu, replace=replace, client_key=netns.state_dir / "id_ed25519")
+        pair_json = pair.state_dir / "pair.json"
+        pair_json.write_text(json.dumps({"board": "both", "image": pair.image, "accel": pair.accel}), "utf-8")
+        return two_boards.write_pair_env(pair)
+    except BaseException:
+        down(pair)
+        raise
 
 
 def _check_address_plan(spec: LabSpec) -> None:
@@ -271,7 +309,7 @@ def _allow_cubic() -> None:
         ALLOWED_CC.write_text(" ".join([*current, "cubic"]))
 
 
-def _build(spec: LabSpec, image: qemu_image.BoardImage | None = None) -> None:
+def _build(spec: LabSpec, image: qemu_image.BoardImage | None = None, client_key: Path | None = None) -> None:
     spec.state_dir.mkdir(parents=True, exist_ok=True)
     os.chmod(spec.state_dir, 0o700)
     _raise_backlog(spec)
@@ -284,10 +322,13 @@ def _build(spec: LabSpec, image: qemu_image.BoardImage | None = None) -> None:
     run_ip("addr", "add", f"{spec.mgmt_gateway}/24", "dev", spec.bridge)
     run_ip("link", "set", spec.bridge, "up")
 
-    client_key = spec.state_dir / "id_ed25519"
-    sshd.generate_key(client_key, f"pinet-client@{spec.name}")
+    own_key = spec.state_dir / "id_ed25519"
+    if client_key is not None:
+        for suffix in ("", ".pub"):
+            shutil.copyfile(f"{client_key}{suffix}", f"{own_key}{suffix}")
+    sshd.generate_key(own_key, f"pinet-client@{spec.name}")
     authorized = spec.state_dir / "authorized_keys"
-    shutil.copyfile(client_key.with_suffix(".pub"), authorized)
+    shutil.copyfile(own_key.with_suffix(".pub"), authorized)
 
     for host in spec.hosts:
         _make_host(spec, host.name)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.util
+
 import pytest
 
 from pytest_pinet import extras
@@ -11,8 +13,10 @@ from pytest_pinet.errors import ConfigError
 
 @pytest.fixture
 def without_labgrid(monkeypatch):
-    real = extras.find_spec
-    monkeypatch.setattr(extras, "find_spec", lambda name: None if name == "labgrid" else real(name))
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        "pytest_pinet.extras.find_spec", lambda name: None if name == "labgrid" else real(name)
+    )
 
 
 def test_the_extra_is_found_here():

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 
-from pytest_pinet.errors import ConfigError
+from pytest_pinet.errors import ConfigError, Unsupported
 from pytest_pinet.host.cpu_tunables import IrqAffinity, QueueMask
 from pytest_pinet.host.net_tunables import Sysctl
 from pytest_pinet.host.profiles import load_profiles, profiles_from_data
@@ -65,3 +66,99 @@ def test_malformed_profiles_file(tmp_path):
     path.write_text("profiles: {a: [")
     with pytest.raises(ConfigError, match="malformed YAML"):
         load_profiles(path)
+
+
+# --- an interface's IRQs: named by the inventory, called like the interface, or its device's ---
+
+
+QPI_INTERRUPTS = REPO / "fixtures" / "lab-outputs" / "qpi-debian12-k6.1-proc-interrupts.txt"
+
+
+class _FakeBoard:
+    """A Linux board answering the interrupt table and sysfs's listing of a device's IRQs."""
+
+    name = "qpi"
+    sudo = False
+
+    def __init__(self, interrupts: str, device_irqs: dict[str, str]) -> None:
+        from pytest_pinet.host.platform.linux import LinuxPlatform
+
+        self.platform = LinuxPlatform()
+        self.interrupts = interrupts
+        self.device_irqs = device_irqs
+        self.asked: list[str] = []
+
+    def run_shell(self, script, *, timeout=60.0, root=False):
+        from pytest_pinet.host.remote import CommandResult
+
+        self.asked.append(script)
+        if "/proc/interrupts" in script:
+            return CommandResult(script, 0, self.interrupts, "")
+        for interface, irqs in self.device_irqs.items():
+            if f"/sys/class/net/{interface}/device" in script:
+                return CommandResult(script, 0 if irqs else 4, irqs, "")
+        if "smp_affinity_list" in script and "cat" in script:
+            return CommandResult(script, 0, "0-1\n", "")
+        return CommandResult(script, 0, "", "")
+
+
+def _Board(interrupts: str, device_irqs: dict[str, str]) -> Any:
+    """A :class:`_FakeBoard` where a RemoteHost is expected."""
+    return _FakeBoard(interrupts, device_irqs)
+
+
+def test_virtio_irqs_are_found_from_the_interfaces_device_not_its_name():
+    board = _Board(QPI_INTERRUPTS.read_text(), {"eth0": "30\n31\n32\n", "eth1": "34\n35\n36\n"})
+    assert IrqAffinity("eth0", (1,)).read(board) == {"30": "0-1", "31": "0-1", "32": "0-1"}
+    # a USB adapter's interrupts are its host controller's
+    assert list(IrqAffinity("eth1", (1,)).read(board)) == ["34", "35", "36"]
+
+
+def test_the_inventory_names_irqs_by_name_or_number():
+    board = _Board(QPI_INTERRUPTS.read_text(), {})
+    pinned = IrqAffinity("eth0", (1,), ("virtio1-input.0", "virtio1-output.0", "34"))
+    assert list(pinned.read(board)) == ["31", "32", "34"]
+    assert not any("/sys/class/net" in script for script in board.asked)  # named: no guessing
+
+
+def test_irqs_named_like_the_interface_come_first():
+    pi4 = next((REPO / "fixtures" / "corpus" / "lab-outputs").glob("rpi4b*proc_interrupts*"))
+    board = _Board(pi4.read_text(), {"eth0": "99\n"})
+    assert len(IrqAffinity("eth0", (1, 2)).read(board)) == 2  # genet's two rows called eth0
+    assert not any("/sys/class/net" in script for script in board.asked)
+
+
+def test_an_interface_without_irqs_is_unsupported_with_where_to_name_them():
+    board = _Board(QPI_INTERRUPTS.read_text(), {"eth0": ""})
+    with pytest.raises(
+        Unsupported, match=r"no IRQ of eth0, by name or from its device .*links\[\]\.board_irqs"
+    ):
+        IrqAffinity("eth0", (1,)).read(board)
+    named = _Board(QPI_INTERRUPTS.read_text(), {})
+    with pytest.raises(Unsupported, match=r"no IRQ among \['virtio9-input.0'\] \(named by the inventory\)"):
+        IrqAffinity("eth0", (1,), ("virtio9-input.0",)).read(named)
+
+
+def test_a_link_hands_its_named_irqs_to_the_board_side_only():
+    link = LinkEntry(
+        "qeth",
+        "qpi",
+        "eth0",
+        "10.0.0.1",
+        "qinet",
+        "eth0",
+        "10.0.0.2",
+        "virtio",
+        1000,
+        1500,
+        ("virtio1-input.0",),
+        (),
+    )
+    (board_pin,) = [
+        t
+        for t in load_profiles(REPO / "pytest_pinet" / "data" / "profiles.yaml")["irq-pinned"].tunables(
+            "board", link
+        )
+        if isinstance(t, IrqAffinity)
+    ]
+    assert board_pin.irqs == ("virtio1-input.0",)

@@ -81,6 +81,11 @@ class Platform(ABC):
         """Print the interrupt table :meth:`interrupt_table` reads."""
         return quote(self.interrupts_read())
 
+    def device_irqs_script(self, interface: str) -> str | None:
+        """Print the IRQ numbers of ``interface``'s device, one per word; None where the
+        platform has no such listing (the interface's IRQs are then found by name only)."""
+        return None
+
     def pinnable_irq(self, irq: str) -> bool:
         """Whether an interrupt table's row is one IRQ that can be pinned (not ``IPI0``)."""
         return irq.isdigit()

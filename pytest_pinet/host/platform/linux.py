@@ -157,6 +157,17 @@ class LinuxPlatform(Platform):
     def udp_counters(self, text: str) -> dict[str, int]:
         return parse_udp_snmp(text)
 
+    def device_irqs_script(self, interface: str) -> str | None:
+        # Up from the interface's device to the first with interrupts: a PCI function's MSI
+        # vectors (virtio-net, an e1000) or its legacy line; a USB adapter's are its xHCI's.
+        return (
+            f"dev=$(readlink -f /sys/class/net/{checked_interface(interface)}/device) || exit 3; "
+            'while [ -n "$dev" ] && [ "$dev" != / ] && [ "$dev" != /sys/devices ]; do '
+            'if [ -d "$dev/msi_irqs" ]; then ls "$dev/msi_irqs"; exit 0; fi; '
+            'if [ -r "$dev/irq" ] && [ "$(cat "$dev/irq")" != 0 ]; then cat "$dev/irq"; exit 0; fi; '
+            'dev=$(dirname "$dev"); done; exit 4'
+        )
+
     def irq_affinity_read_script(self, irq: str) -> str:
         return quote(["cat", self.irq_affinity_file(irq)])
 
