@@ -92,6 +92,10 @@ MEASURING_FIXTURES = frozenset(
     }
 )
 PLANNED = "pinet_planned"
+COMBINATION = "pinet_combination"  # the test with its parameters but not its board (see combination_of)
+# The axes a combination is measured over, not part of it: which board (or link of a board)
+# and which repetition.
+BOARD_AXES = ("pinet_board", "pinet_link", "pinet_repetition")
 UNDECIDED = "pinet_undecided"  # a test report's property: its verdict could not be decided
 
 
@@ -174,6 +178,7 @@ class _Coverage:
         from .record.planned import PlannedTest
 
         test = self.planned.setdefault(report.nodeid, PlannedTest(report.nodeid))
+        test.combination = str(properties.get(COMBINATION, "")) or test.combination
         test.measured = test.measured or MEASURED in properties
         if report.skipped:
             reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
@@ -233,6 +238,19 @@ class _XdistBridge:
 
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput["pinet_run_id"] = self.run_id
+
+
+def combination_of(item: pytest.Item) -> str:
+    """What a planned test measures, whichever board measures it: the test and its parameters
+    (scenario, direction, profile, qdisc, filesystem ...) without the board, e.g.
+    ``test_download_through_the_board[qdisc=sfq]``; one board that cannot carry it may leave it
+    to another."""
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    shown = [
+        f"{name.removeprefix('pinet_')}={value}" for name, value in params.items() if name not in BOARD_AXES
+    ]
+    name = getattr(item, "originalname", None) or item.name
+    return f"{name}[{', '.join(shown)}]" if shown else name
 
 
 def _uses_pinet(items: Sequence[pytest.Item]) -> bool:
@@ -441,7 +459,9 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     if not run.is_worker:
         alluredir = getattr(session.config.option, "allure_report_dir", None)
         if alluredir:
-            write_allure_run_files(Path(alluredir), run)
+            coverage = session.config.pluginmanager.get_plugin("pinet-coverage")
+            planned = coverage.planned if isinstance(coverage, _Coverage) else {}
+            write_allure_run_files(Path(alluredir), run, planned)
     try:
         run.release_lab()
     except PinetError as exc:  # never hide the test results behind a teardown error
@@ -456,6 +476,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     report = outcome.get_result()
     if MEASURING_FIXTURES.intersection(getattr(item, "fixturenames", ())):
         report.user_properties.append((PLANNED, "1"))
+        if report.when == "setup":
+            report.user_properties.append((COMBINATION, combination_of(item)))
     if report.skipped and isinstance(report.longrepr, tuple) and UNDECIDED_PREFIX in str(report.longrepr[2]):
         report.user_properties.append((UNDECIDED, "1"))
     if call.excinfo is not None and isinstance(call.excinfo.value, LabFault):

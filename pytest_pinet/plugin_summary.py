@@ -96,7 +96,26 @@ def write_summary(
         terminalreporter.write_line(f"pinet: virtual lab teardown failed: {run.lab_error}", red=True)
 
 
-def write_allure_run_files(alluredir: Path, run: PinetRun) -> None:
+def coverage_variables(planned: dict[str, PlannedTest]) -> dict[str, str]:
+    """The run's coverage as Allure Variables: measured K of N planned tests, and the planned
+    combinations no board measured, each with its reason."""
+    from .record.planned import combination_reason, measured_counts, unmeasured_combinations
+
+    if not planned:
+        return {}
+    measured, total = measured_counts(planned)
+    missing, combinations = unmeasured_combinations(planned)
+    variables = {
+        "measured": f"{measured} of {total} planned tests",
+        "measured on no board": f"{len(missing)} of {combinations} planned combinations",
+    }
+    for number, (name, tests) in enumerate(missing.items(), start=1):
+        # numbered keys: a combination's "=" and ":" would end a properties key
+        variables[f"on no board {number}"] = f"{name}: {combination_reason(tests)}"
+    return variables
+
+
+def write_allure_run_files(alluredir: Path, run: PinetRun, planned: dict[str, PlannedTest]) -> None:
     """environment.properties, executor.json, categories.json: once, by the controller."""
     from .record.allure_out import write_run_files
     from .record.data_home import store_url
@@ -122,6 +141,7 @@ def write_allure_run_files(alluredir: Path, run: PinetRun) -> None:
             environment[f"{host}.image"] = board.get("image", "") or "(not flashed by pinet)"
             environment[f"{host}.iperf3"] = board.get("iperf3_version", "")
     environment["boards"] = ", ".join(boards) or "(none measured)"
+    environment.update(coverage_variables(planned))
     for subject, fact in latest_health(run.results.load_facts()).items():
         if fact.get("healthy"):
             environment["healthy"] = ", ".join(filter(None, [environment.get("healthy", ""), subject]))

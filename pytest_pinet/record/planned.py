@@ -20,6 +20,7 @@ class PlannedTest:
     outcome: str = "passed"  # passed, failed, skipped
     why: str = ""  # the skip reason or the lab fault's category
     measured: bool = False  # recorded at least one measurement
+    combination: str = ""  # the test and its parameters without the board (plugin.combination_of)
 
     def update(self, outcome: str, why: str) -> None:
         """Keep the phase that says most: a failure over a skip over a pass."""
@@ -30,23 +31,53 @@ class PlannedTest:
             self.outcome, self.why = outcome, why
 
 
+def _why_not(test: PlannedTest) -> str:
+    if test.outcome == "skipped":
+        return f"skipped: {test.why}" if test.why else "skipped"
+    if test.outcome == "failed":
+        return f"lab fault: {test.why}" if test.why else "failed before measuring"
+    return "passed without recording a measurement"
+
+
+def measured_counts(planned: Mapping[str, PlannedTest]) -> tuple[int, int]:
+    """(measured, planned) tests."""
+    return sum(test.measured for test in planned.values()), len(planned)
+
+
+def unmeasured_combinations(planned: Mapping[str, PlannedTest]) -> tuple[dict[str, list[PlannedTest]], int]:
+    """The planned combinations (a test and its parameters, whichever board) that no board
+    measured, each with its tests; and how many combinations were planned."""
+    combinations: dict[str, list[PlannedTest]] = {}
+    for _, test in sorted(planned.items()):
+        combinations.setdefault(test.combination or test.nodeid, []).append(test)
+    missing = {name: tests for name, tests in combinations.items() if not any(t.measured for t in tests)}
+    return missing, len(combinations)
+
+
+def combination_reason(tests: Sequence[PlannedTest]) -> str:
+    """Why no board measured a combination: each distinct reason once."""
+    return "; ".join(dict.fromkeys(_why_not(test) for test in tests))
+
+
 def coverage_lines(planned: Mapping[str, PlannedTest], rows: Sequence[Mapping[str, Any]]) -> list[str]:
-    """How many planned tests measured, then each one that did not and why."""
+    """How many planned tests measured, then each one that did not and why; then how many
+    planned combinations no board measured, each with its reasons."""
     if not planned:
         return []
-    missing = [test for _, test in sorted(planned.items()) if not test.measured]
+    measured, total = measured_counts(planned)
     lines = [
-        f"pinet: measured {len(planned) - len(missing)} of {len(planned)} planned tests "
+        f"pinet: measured {measured} of {total} planned tests "
         f"({len(rows)} measurement{'s' if len(rows) != 1 else ''})"
     ]
-    for test in missing:
-        if test.outcome == "skipped":
-            why = f"skipped: {test.why}" if test.why else "skipped"
-        elif test.outcome == "failed":
-            why = f"lab fault: {test.why}" if test.why else "failed before measuring"
-        else:
-            why = "passed without recording a measurement"
-        lines.append(f"  not measured: {test.nodeid}: {why}")
+    lines += [
+        f"  not measured: {t.nodeid}: {_why_not(t)}" for _, t in sorted(planned.items()) if not t.measured
+    ]
+    missing, combinations = unmeasured_combinations(planned)
+    lines.append(
+        f"pinet: {len(missing)} of {combinations} planned combinations measured on no board"
+        + (":" if missing else "")
+    )
+    lines += [f"  on no board: {name}: {combination_reason(tests)}" for name, tests in missing.items()]
     return lines
 
 

@@ -119,6 +119,56 @@ def test_coverage_lines_rank_the_worst_phase():
     assert coverage_lines(planned, rows) == [
         "pinet: measured 1 of 2 planned tests (1 measurement)",
         "  not measured: t::a: lab fault: ssh",
+        "pinet: 1 of 2 planned combinations measured on no board:",
+        "  on no board: t::a: lab fault: ssh",
     ]
     assert not measured_nothing(planned, rows) and measured_nothing(planned, [])
     assert not measured_nothing({}, [])
+
+
+def test_a_combination_one_board_cannot_carry_counts_as_measured_when_another_did():
+    from pytest_pinet.plugin_summary import coverage_variables
+
+    def planned(nodeid: str, combination: str, measured: bool, why: str = "") -> PlannedTest:
+        test = PlannedTest(nodeid, combination=combination, measured=measured)
+        if why:
+            test.update("skipped", why)
+        return test
+
+    tests = [
+        planned("r[board-pi-sfq]", "r[qdisc=sfq]", False, "kernel lacks sfq"),
+        planned("r[board-qpi-sfq]", "r[qdisc=sfq]", True),
+        planned("c[board-pi-clock]", "c[profile=clock-1500]", False, "no cpufreq"),
+        planned("c[board-qpi-clock]", "c[profile=clock-1500]", False, "no cpufreq"),
+        planned("d[board-pi-vfat]", "d[fs=vfat]", False, "no mkfs.vfat"),
+        planned("d[board-qpi-vfat]", "d[fs=vfat]", False, "lab fault"),
+    ]
+    tests[-1].update("failed", "ssh")
+    by_id = {test.nodeid: test for test in tests}
+    lines = coverage_lines(by_id, [{}])
+    assert "pinet: measured 1 of 6 planned tests (1 measurement)" in lines
+    assert lines[-3:] == [
+        "pinet: 2 of 3 planned combinations measured on no board:",
+        "  on no board: c[profile=clock-1500]: skipped: no cpufreq",
+        "  on no board: d[fs=vfat]: skipped: no mkfs.vfat; lab fault: ssh",
+    ]
+    variables = coverage_variables(by_id)
+    assert variables["measured"] == "1 of 6 planned tests"
+    assert variables["measured on no board"] == "2 of 3 planned combinations"
+    assert variables["on no board 1"] == "c[profile=clock-1500]: skipped: no cpufreq"
+
+
+def test_a_combination_is_the_test_and_its_parameters_without_board_link_or_repetition():
+    from types import SimpleNamespace
+
+    from pytest_pinet.plugin import combination_of
+
+    params = {"pinet_board": "qpi", "qdisc": "sfq", "upload": "up-100", "pinet_repetition": 2}
+    item = SimpleNamespace(
+        callspec=SimpleNamespace(params=params), originalname="test_download_while_uploading"
+    )
+    assert combination_of(item) == "test_download_while_uploading[qdisc=sfq, upload=up-100]"  # type: ignore[arg-type]
+    on_link = SimpleNamespace(
+        callspec=SimpleNamespace(params={"pinet_link": "qusb"}), originalname="test_adapter"
+    )
+    assert combination_of(on_link) == "test_adapter"  # type: ignore[arg-type]
