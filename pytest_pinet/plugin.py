@@ -22,6 +22,7 @@ from .errors import ConfigError, LabFault, PinetError
 from .fixtures.state import MEASURED, PINET_RUN, RUN_ID, UNDECIDED_PREFIX, pinet_run
 from .option_layers import any_given, check_named_lab_files, named_lab
 from .options import add_options
+from .plugin_items import combination_of, one_board_after_another
 from .plugin_summary import write_allure_run_files, write_summary
 from .redaction import mask
 
@@ -93,9 +94,6 @@ MEASURING_FIXTURES = frozenset(
 )
 PLANNED = "pinet_planned"
 COMBINATION = "pinet_combination"  # the test with its parameters but not its board (see combination_of)
-# The axes a combination is measured over, not part of it: which board (or link of a board)
-# and which repetition.
-BOARD_AXES = ("pinet_board", "pinet_link", "pinet_repetition")
 UNDECIDED = "pinet_undecided"  # a test report's property: its verdict could not be decided
 
 
@@ -240,19 +238,6 @@ class _XdistBridge:
         node.workerinput["pinet_run_id"] = self.run_id
 
 
-def combination_of(item: pytest.Item) -> str:
-    """What a planned test measures, whichever board measures it: the test and its parameters
-    (scenario, direction, profile, qdisc, filesystem ...) without the board, e.g.
-    ``test_download_through_the_board[qdisc=sfq]``; one board that cannot carry it may leave it
-    to another."""
-    params = getattr(getattr(item, "callspec", None), "params", {})
-    shown = [
-        f"{name.removeprefix('pinet_')}={value}" for name, value in params.items() if name not in BOARD_AXES
-    ]
-    name = getattr(item, "originalname", None) or item.name
-    return f"{name}[{', '.join(shown)}]" if shown else name
-
-
 def _uses_pinet(items: Sequence[pytest.Item]) -> bool:
     """True when a collected test asks, directly or through other fixtures, for one of ours."""
     for item in items:
@@ -280,7 +265,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.xdist_group(f"pinet-{group}"))
     engaged_run = config.stash.get(PINET_RUN, None)
     if engaged_run is not None:
-        _one_board_after_another(items, _planned_lab(engaged_run.settings))
+        planned = _planned_lab(engaged_run.settings)
+        if planned is not None:
+            one_board_after_another(items, planned.boards, planned.links)
     images = list(engaged_run.settings.image) if engaged_run is not None else []
     if images:
         # Image is the outermost axis: every test of one image before the next flash.
@@ -297,22 +284,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if reporter is not None and not run.is_worker:
             for line in header_lines(run):
                 reporter.write_line(line)
-
-
-def _one_board_after_another(items: list[pytest.Item], planned: PlannedLab | None) -> None:
-    """Every test of one board before the first of the next (the adapter matrix's links too):
-    a board is booted when its first test needs it, so the QEMU board's emulation (two busy
-    cores of this machine) never runs while the namespace board measures."""
-    if planned is None or len(planned.boards) < 2:
-        return
-    board_of_link = dict(planned.links)
-
-    def board_rank(item: pytest.Item) -> int:
-        params = getattr(getattr(item, "callspec", None), "params", {})
-        board = params.get("pinet_board") or board_of_link.get(params.get("pinet_link", ""))
-        return planned.boards.index(board) if board in planned.boards else -1
-
-    items.sort(key=board_rank)
 
 
 def header_lines(run: PinetRun) -> list[str]:

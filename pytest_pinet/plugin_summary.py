@@ -81,6 +81,8 @@ def write_summary(
         terminalreporter.write_line(line, yellow=True)
     for line in coverage_lines(planned, rows):
         terminalreporter.write_line(line)
+    for line in absent_lines(run.results.load_facts()):
+        terminalreporter.write_line(line, yellow=True)
     if measured_nothing(planned, rows):
         if run.settings.allow_skips:
             terminalreporter.write_line(
@@ -94,6 +96,21 @@ def write_summary(
             )
     if run.lab_error:
         terminalreporter.write_line(f"pinet: virtual lab teardown failed: {run.lab_error}", red=True)
+
+
+def absent_lines(facts: list[dict[str, Any]]) -> list[str]:
+    """One line per reason the lab gave for what it plans but could not bring up here (the
+    two-board lab's QEMU board on a machine without QEMU), naming the boards and links."""
+    absent: dict[str, str] = {}
+    for fact in facts:
+        if fact.get("kind") == "absent":
+            absent.update(fact.get("absent", {}))
+    by_reason: dict[str, list[str]] = {}
+    for name, why in absent.items():
+        by_reason.setdefault(why, []).append(name)
+    return [
+        f"pinet: not in this lab, not measured: {', '.join(names)}: {why}" for why, names in by_reason.items()
+    ]
 
 
 def coverage_variables(planned: dict[str, PlannedTest]) -> dict[str, str]:

@@ -85,6 +85,8 @@ class Inventory:
     substitutions: tuple[tuple[str, str], ...] = ()
     # The OS images its boards can be flashed with (pinet.images), and how each board takes them.
     catalogue: Catalogue = field(default_factory=Catalogue)
+    # Boards and links the lab plans but could not bring up here, each with why (pinet.absent).
+    absent: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def boards(self) -> list[HostEntry]:
@@ -213,6 +215,7 @@ def inventory_from_data(data: Any, source: Path) -> Inventory:
         routes,
         disks,
         catalogue=catalogue,
+        absent=dict(pinet.absent),
     )
 
 

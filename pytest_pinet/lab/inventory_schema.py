@@ -193,6 +193,9 @@ class PinetSection:
     lab: Name | None = None
     kind: Name | None = None
     images: Any = None  # the image catalogue: read by its own schema (image_catalogue_schema)
+    # What the lab plans but could not bring up here (a board, its links), each with why: the
+    # virtual lab's QEMU board on a machine without QEMU; its tests skip with the reason.
+    absent: Mapping[HostName, Name] = attrs.field(factory=dict)
 
 
 @attrs.frozen

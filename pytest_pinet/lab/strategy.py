@@ -22,6 +22,7 @@ from __future__ import annotations
 import enum
 import socket
 import time
+from collections.abc import Callable
 from typing import Any
 
 import attr
@@ -31,6 +32,8 @@ from labgrid.step import step
 from labgrid.strategy import Strategy, StrategyError
 
 from ..errors import LabFault, PinetError
+
+BOOT_TELL_EVERY_S = 15.0  # how often a boot in progress says so
 
 
 class BoardState(enum.Enum):
@@ -71,6 +74,9 @@ class PinetBoardStrategy(Strategy):  # type: ignore[misc]
         self.image: Any = None  # the CatalogueImage "provisioned" means; None: whatever runs
         self.flashes: list[Any] = []  # every Flash this strategy did
         self.booted: Any = None  # HostFacts read when the image was verified
+        # Where a boot's progress is told (pinet's terminal line); a boot takes a minute or
+        # more under emulation, and silence then looks like a hang.
+        self.say: Callable[[str], None] | None = None
 
     @step(args=["status"])  # type: ignore[untyped-decorator]
     def transition(self, status: BoardState | str, *, step: Any = None) -> None:
@@ -180,13 +186,22 @@ class PinetBoardStrategy(Strategy):  # type: ignore[misc]
             self.target.activate(self.console)
         deadline = started + self.boot_timeout
         last = "not tried"
+        told = started
         while time.monotonic() < deadline:
             self._drain_console()
             ok, last = self._reachable()
             if ok:
                 self.boot_seconds = time.monotonic() - started
+                self._tell(f"up after {self.boot_seconds:.0f} s")
                 self._console_login()
                 return
+            if time.monotonic() - told >= BOOT_TELL_EVERY_S:
+                told = time.monotonic()
+                console = self.console_log.strip().splitlines()[-1:] or ["(no console output yet)"]
+                self._tell(
+                    f"booting, {told - started:.0f} s of at most {self.boot_timeout:.0f} s; "
+                    f"console: {console[0][-100:]}"
+                )
             time.sleep(0.2)
         self._drain_console()
         tail = self.console_log[-2000:] or "(no console on this target)"
@@ -195,6 +210,10 @@ class PinetBoardStrategy(Strategy):  # type: ignore[misc]
             f"{self.target.name} not reachable {self.boot_timeout:.0f} s after power on ({last}); "
             f"console tail:\n{tail}",
         )
+
+    def _tell(self, what: str) -> None:
+        if self.say is not None:
+            self.say(f"pinet: {self.target.name}: {what}")
 
     def _reachable(self) -> tuple[bool, str]:
         # A banner first: while the board boots, SSH attempts would only fill the log with

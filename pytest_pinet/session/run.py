@@ -38,6 +38,7 @@ class PinetRun:
         self.row_ids: dict[str, int] = {}  # Measurement.id -> store row
         self.strategies: dict[str, PinetBoardStrategy] = {}  # host name -> its strategy, this process
         self.places = PlaceKeeper(settings, run_id, self.results, chooser)
+        self._absent_told = False
 
     @property
     def store(self) -> ResultsStore:
@@ -67,7 +68,11 @@ class PinetRun:
         """The inventory of this process's place, its templates filled with the place's values."""
         env_file = self.env_file()
         place = self.places.place
-        return load_inventory(env_file, dict(place.substitutions) if place is not None else None)
+        inventory = load_inventory(env_file, dict(place.substitutions) if place is not None else None)
+        if inventory.absent and not self._absent_told:
+            self._absent_told = True  # what the lab could not bring up, for the summary
+            self.results.record_fact("absent", {"absent": dict(inventory.absent)})
+        return inventory
 
     def release_lab(self) -> None:
         """Give back what the run took: its places, and the virtual labs it built (unless kept).

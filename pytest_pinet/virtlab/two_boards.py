@@ -10,14 +10,17 @@ lab's) and one known_hosts pinning every host key of both.
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from .topology import COMPANION_NAMES, LabSpec, parts
+from .topology import COMPANION_NAMES, QEMU_BOARD, LabSpec, parts
 
 KNOWN_HOSTS = "two-boards-known_hosts"
+# What the QEMU board needs of this machine, and the Debian package of each.
+QEMU_TOOLS = {"qemu-system-x86_64": "qemu-system-x86", "mmdebstrap": "mmdebstrap"}
 
 
 def _renamed(name: str) -> str:
@@ -59,17 +62,37 @@ def merged_env(pair: LabSpec, netns_env: dict[str, Any], qemu_env: dict[str, Any
     return {"targets": targets, **sections, "pinet": pinet}
 
 
-def write_pair_env(pair: LabSpec) -> Path:
-    """Write the two-board env file (and its known_hosts) from the two labs' own files."""
+def qemu_missing() -> str:
+    """Why this machine cannot run the QEMU board ("" when it can): a missing tool, named with
+    the package that brings it."""
+    for tool, package in QEMU_TOOLS.items():
+        if shutil.which(tool) is None:
+            return f"{tool} is not installed (apt install {package}; scripts/setup.sh installs it)"
+    return ""
+
+
+def write_pair_env(pair: LabSpec, absent: str = "") -> Path:
+    """Write the two-board env file (and its known_hosts) from the two labs' own files; with
+    ``absent`` (why the QEMU board could not be built) the namespace board's alone, saying so."""
     netns, qemu = parts(pair)
-    envs = [yaml.safe_load(spec.env_file.read_text(encoding="utf-8")) for spec in (netns, qemu)]
-    known = "".join((spec.state_dir / "known_hosts").read_text(encoding="utf-8") for spec in (netns, qemu))
+    built = (netns,) if absent else (netns, qemu)
+    envs = [yaml.safe_load(spec.env_file.read_text(encoding="utf-8")) for spec in built]
+    known = "".join((spec.state_dir / "known_hosts").read_text(encoding="utf-8") for spec in built)
     (pair.state_dir / KNOWN_HOSTS).write_text(known, encoding="utf-8")
+    if absent:
+        data = envs[0]
+        data["pinet"] = {
+            **data["pinet"],
+            "ssh": {**data["pinet"]["ssh"], "known_hosts": str(pair.state_dir / KNOWN_HOSTS)},
+            "absent": {_renamed(name): absent for name in (QEMU_BOARD, *[link.name for link in qemu.links])},
+        }
+        pair.env_file.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+        return pair.env_file
     header = (
         f"# labgrid environment of the two-board virtual lab {pair.name} (boards pi and qpi),\n"
         f"# written by `pinet lab up` from {netns.env_file} and {qemu.env_file}.\n"
         "# Removed by `pinet lab down`; pass it to pytest with --pinet-lab.\n"
     )
-    text = header + yaml.safe_dump(merged_env(pair, *envs), sort_keys=False)
+    text = header + yaml.safe_dump(merged_env(pair, envs[0], envs[1]), sort_keys=False)
     pair.env_file.write_text(text, encoding="utf-8")
     return pair.env_file

@@ -169,7 +169,9 @@ def is_up(spec: LabSpec) -> bool:
     """True when every host namespace exists and the env file has been written (of a
     two-board lab: both labs are up and their joint env file is written)."""
     if spec.is_pair:
-        return all(is_up(part) for part in parts(spec)) and spec.env_file.exists()
+        netns, qemu = parts(spec)
+        absent = bool(built_as(spec).get("absent"))
+        return is_up(netns) and (absent or is_up(qemu)) and spec.env_file.exists()
     present = set(namespaces(spec.netns_prefix))
     wanted = {spec.netns(h.name) for h in spec.hosts}
     return wanted <= present and spec.env_file.exists()
@@ -185,13 +187,14 @@ def built_as(spec: LabSpec) -> dict[str, str]:
         )
     except (OSError, ValueError):
         return {}
-    return {key: str(data.get(key, "")) for key in ("board", "image", "accel")}
+    return {key: str(data.get(key) or "") for key in ("board", "image", "accel", "absent")}
 
 
 def check_same_build(spec: LabSpec) -> None:
     """Refuse to hand a run a lab that is up with another board or image than it asked for."""
     have = built_as(spec)
     want = {"board": spec.board, "image": spec.image, "accel": spec.accel}
+    have.pop("absent", None)
     if have and have.get("board", "netns") == "":
         have["board"] = "netns"
     differs = {k: (have.get(k, ""), v) for k, v in want.items() if have.get(k, "") != v}
@@ -233,16 +236,29 @@ def up(spec: LabSpec, *, replace: bool = False, client_key: Path | None = None) 
 
 
 def _pair_up(pair: LabSpec, replace: bool) -> Path:
-    """Both labs of a two-board lab, then their joint env file; a failure removes both."""
+    """Both labs of a two-board lab, then their joint env file; a failure removes both.
+
+    A machine that cannot run the QEMU board (no QEMU, no room for its images) gets the
+    namespace board alone, and the env file says why the other is absent (``pinet.absent``),
+    so its tests skip with that reason rather than the run failing or going silent."""
     netns, qemu = parts(pair)
+    print(f"pinet: building virtual lab {pair.name}: board pi (a namespace) and board qpi (QEMU)", flush=True)
     if not replace and is_up(netns):
         check_same_build(pair)  # a namespace lab built alone is not taken over as half a pair
     try:
         up(netns, replace=replace)
-        up(qemu, replace=replace, client_key=netns.state_dir / "id_ed25519")
+        why = two_boards.qemu_missing()
+        if not why:
+            try:
+                up(qemu, replace=replace, client_key=netns.state_dir / "id_ed25519")
+            except (PinetError, OSError) as exc:  # e.g. no room for the images
+                why = f"the QEMU board could not be built here: {exc}"
+        if why:
+            print(f"pinet: board qpi is not in this lab: {why}", flush=True)
         pair_json = pair.state_dir / "pair.json"
-        pair_json.write_text(json.dumps({"board": "both", "image": pair.image, "accel": pair.accel}), "utf-8")
-        return two_boards.write_pair_env(pair)
+        built = {"board": "both", "image": pair.image, "accel": pair.accel, "absent": why}
+        pair_json.write_text(json.dumps(built), "utf-8")
+        return two_boards.write_pair_env(pair, why)
     except BaseException:
         down(pair)
         raise

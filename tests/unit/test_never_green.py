@@ -161,7 +161,7 @@ def test_a_combination_one_board_cannot_carry_counts_as_measured_when_another_di
 def test_a_combination_is_the_test_and_its_parameters_without_board_link_or_repetition():
     from types import SimpleNamespace
 
-    from pytest_pinet.plugin import combination_of
+    from pytest_pinet.plugin_items import combination_of
 
     params = {"pinet_board": "qpi", "qdisc": "sfq", "upload": "up-100", "pinet_repetition": 2}
     item = SimpleNamespace(

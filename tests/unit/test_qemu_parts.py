@@ -140,7 +140,7 @@ def test_board_settings_are_validated_naming_their_source(pytester):
     pytester.makepyfile("def test_nothing():\n    pass\n")
     # labgrid's own plugin keeps process-global state that refuses a second in-process run.
     result = pytester.runpytest("-p", "no:labgrid", "--pinet-board", "vmware")
-    result.stderr.fnmatch_lines(["*--pinet-board*expected one of netns, qemu*vmware*"])
+    result.stderr.fnmatch_lines(["*--pinet-board*expected one of both, netns, qemu*vmware*"])
     result = pytester.runpytest("-p", "no:labgrid", "--pinet-board-image", "4.19")
     result.stderr.fnmatch_lines(
         ["*--pinet-board-image*expected one of debian12-k6.1, debian12-k6.12, debian13*"]
