@@ -121,6 +121,10 @@ def any_given(getoption: Callable[[str], Any], getini: Callable[[str], Any]) -> 
     return False
 
 
+HARDWARE_DURATION_S = 20
+VIRTUAL_DURATION_S = 10
+
+
 def resolve(
     getoption: Callable[[str], Any],
     getini: Callable[[str], Any],
@@ -141,6 +145,11 @@ def resolve(
             values[name] = own if own.is_file() else DATA / f"{name}.yaml"
     if values["remeasure"] is None:
         values["remeasure"] = 1 if values["lab"] == VIRTUAL else 0
+    if values["duration"] is None:
+        # The virtual lab's two boards measure one after the other on one shared host: a run
+        # of 10 s (adaptive runs stop earlier once settled) keeps the whole suite on both
+        # within a CI job's time; a lab's hardware gets the longer default.
+        values["duration"] = VIRTUAL_DURATION_S if values["lab"] == VIRTUAL else HARDWARE_DURATION_S
     return PinetSettings(**values)
 
 

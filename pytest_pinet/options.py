@@ -25,6 +25,7 @@ from .option_values import (
     adaptive_min,
     coordinator_address,
     data_file,
+    duration,
     host_names,
     image_names,
     lab_file,
@@ -153,11 +154,12 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "duration",
-        positive_int,
-        "20",
+        duration,
+        "",
         "seconds of measured traffic per run, after the warm-up; the seed used 65 (iperf3 -t 65 -O 5)",
         "S",
         "int",
+        default_text="20 on a lab's hardware; 10 on the virtual lab (two boards in turn on one shared host)",
     ),
     Option(
         "omit",

@@ -57,7 +57,7 @@ def test_the_defaults_are_the_ones_pinet_always_had(tmp_path):
         results=tmp_path / "results",
         thresholds=tmp_path / "lab" / "thresholds.yaml",
         profiles=tmp_path / "lab" / "profiles.yaml",
-        duration=20,
+        duration=10,  # on the virtual lab; 20 on a lab's hardware
         omit=2,
         streams=10,
         keep_lab=False,
@@ -90,11 +90,14 @@ def test_the_defaults_are_the_ones_pinet_always_had(tmp_path):
         ({}, {"PINET_DURATION": ""}, {"pinet_duration": 5}, 5),  # an empty variable is not set
         ({}, {}, {"pinet_duration": 5}, 5),
         ({}, {}, {"pinet_duration": "6"}, 6),  # pytest < 8.4 declares the key a string
-        ({}, {}, {}, 20),
+        ({}, {}, {}, 10),  # the virtual lab's: two boards in turn on one shared host
+        ({"--pinet-lab": "lab.yaml"}, {}, {}, 20),  # a lab's hardware
     ],
-    ids=["option", "env", "empty-env", "ini", "ini-string", "default"],
+    ids=["option", "env", "empty-env", "ini", "ini-string", "default", "default-hardware"],
 )
 def test_each_source_wins_in_order(tmp_path, options, env, ini, expected):
+    (tmp_path / "lab.yaml").write_text("targets: {pi: {}}\n")
+    options = {key: str(tmp_path / value) if key == "--pinet-lab" else value for key, value in options.items()}
     assert settings(tmp_path, options, ini, env).duration == expected
 
 
