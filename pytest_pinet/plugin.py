@@ -293,11 +293,12 @@ def header_lines(run: PinetRun) -> list[str]:
 
     s = run.settings
     how = "no lab named" if s.lab_source.startswith("default of") else f"from {s.lab_source}"
-    lab = (
-        f"virtual (namespace lab {s.virtual_lab}, built on demand; {how})"
-        if s.virtual
-        else f"{s.lab} ({how})"
-    )
+    kind = {
+        "both": "two-board lab {}: namespace board pi and QEMU board qpi",
+        "qemu": "QEMU board lab {}",
+        "netns": "namespace lab {}",
+    }[s.board].format(s.virtual_lab)
+    lab = f"virtual ({kind}, built on demand; {how})" if s.virtual else f"{s.lab} ({how})"
     return [
         f"pinet: lab {lab}",
         f"pinet: store {mask(store_url(s.db))} (history and baselines)",

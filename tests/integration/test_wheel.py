@@ -236,6 +236,8 @@ def test_the_installed_wheel_runs_the_suite_outside_a_clone(venvs, tmp_path, roo
             "--strict-markers",
             "--pinet-virtual-lab",
             "pinet6",
+            "--pinet-board",
+            "netns",  # the namespace board alone: what this test proves is the wheel
             "--pinet-duration",
             "4",
             "--pinet-results",

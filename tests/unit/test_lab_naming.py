@@ -84,7 +84,11 @@ def test_with_no_lab_named_the_header_says_so(pytester, monkeypatch):
         monkeypatch.delenv(name, raising=False)
     pytester.makepyfile("def test_uses(pinet_settings):\n    pass\n")
     result = pytester.runpytest("-p", "no:labgrid", "-p", "no:cacheprovider", "--collect-only")
-    result.stdout.fnmatch_lines(["pinet: lab virtual (namespace lab pinet, built on demand; no lab named)"])
+    result.stdout.fnmatch_lines(
+        [
+            "pinet: lab virtual (two-board lab pinet: namespace board pi and QEMU board qpi, built on demand; no lab named)"
+        ]
+    )
 
 
 def test_two_ways_naming_two_labs_is_an_error_naming_both(pytester, monkeypatch):

@@ -97,7 +97,9 @@ def test_the_defaults_are_the_ones_pinet_always_had(tmp_path):
 )
 def test_each_source_wins_in_order(tmp_path, options, env, ini, expected):
     (tmp_path / "lab.yaml").write_text("targets: {pi: {}}\n")
-    options = {key: str(tmp_path / value) if key == "--pinet-lab" else value for key, value in options.items()}
+    options = {
+        key: str(tmp_path / value) if key == "--pinet-lab" else value for key, value in options.items()
+    }
     assert settings(tmp_path, options, ini, env).duration == expected
 
 
@@ -131,7 +133,12 @@ def test_a_bool_ini_key_is_read_as_on_or_off(tmp_path):
         ({}, {"PINET_KEEP_LAB": "yes"}, {}, "PINET_KEEP_LAB: expected on or off, got 'yes'"),
         ({"--pinet-places": "100"}, {}, {}, "--pinet-places: at most 99 virtual places"),
         ({}, {}, {"pinet_max_temp": 130.0}, "ini option pinet_max_temp: must be 20..125 degrees Celsius"),
-        ({"--pinet-board": "vmware"}, {}, {}, "--pinet-board: expected one of both, netns, qemu, got 'vmware'"),
+        (
+            {"--pinet-board": "vmware"},
+            {},
+            {},
+            "--pinet-board: expected one of both, netns, qemu, got 'vmware'",
+        ),
         ({}, {"PINET_PLACE_TAGS": "Board=x"}, {}, "PINET_PLACE_TAGS: tag 'Board=x' is not KEY=VALUE"),
         ({}, {"PINET_LAB": "/nonexistent/env.yaml"}, {}, "PINET_LAB: lab env file '/nonexistent/env.yaml'"),
     ],
