@@ -101,8 +101,14 @@ def plumb(spec: LabSpec, ip: Any) -> None:
         for link in spec.links
         if link.board == spec.board_host.name
     ]
+    multi = {
+        link.board_interface
+        for link in spec.links
+        if link.board == spec.board_host.name and link.adapter == "virtio"
+    }
     for interface, cable in ports:
-        ip("tuntap", "add", "dev", tap(interface), "mode", "tap", netns=netns)
+        queues = ["multi_queue"] if interface in multi else []
+        ip("tuntap", "add", "dev", tap(interface), "mode", "tap", *queues, netns=netns)
         ip("link", "add", bridge(interface), "type", "bridge", netns=netns)
         # Forward at once: a bridge that first listens for 15 s would eat the boot's packets.
         ip("link", "set", bridge(interface), "type", "bridge", "forward_delay", "0", netns=netns)
@@ -213,13 +219,18 @@ def extra_args(spec: LabSpec) -> str:
         (link.board_interface, link.adapter) for link in spec.links if link.board == board
     ]
     for interface, adapter in ports:
-        args += ["-netdev", f"tap,id=n-{interface},ifname={tap(interface)},script=no,downscript=no"]
+        netdev = f"tap,id=n-{interface},ifname={tap(interface)},script=no,downscript=no"
         if adapter == "qemu-usb-net":
             device = f"usb-net,bus=xhci.0,netdev=n-{interface},mac={mac(spec, interface)}"
         else:
             # No option ROM: iPXE would spend seconds of every emulated boot offering PXE.
             device = f"virtio-net-pci,netdev=n-{interface},mac={mac(spec, interface)},romfile="
-        args += ["-device", device]
+        if adapter == "virtio" and interface != MGMT_INTERFACE:
+            # One queue pair per CPU, as a Pi's genet has several transmit queues: XPS (the
+            # seed's rps-xps profile) steers per queue, and a single-queue NIC has none.
+            netdev += f",queues={CPUS}"
+            device += f",mq=on,vectors={2 * CPUS + 2}"
+        args += ["-netdev", netdev, "-device", device]
     args += [
         "-drive",
         f"if=none,id=usbdisk,format=raw,file={disk_path(spec)}",
