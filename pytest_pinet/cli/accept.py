@@ -76,8 +76,8 @@ def since_change_references(wanted: str, db: str, metric: str = "goodput") -> tu
     regression = _pending_of(pending, key, metric)
     if regression is None or len(regression.standing.accepted) < 2:
         raise PinetError(
-            f"--since-change: {context_text(key)} is in no {metric} regression with an accepted level of 2 "
-            "or more nights: see `pinet regressions`"
+            f"--since-change: {context_text(key)} is in no regression (of {metric}) with an accepted level "
+            "of 2 or more nights: see `pinet regressions`"
         )
     print(f"bisect: since {regression.explain()}")
     sign = regression.metric.sign
