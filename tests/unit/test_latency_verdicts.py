@@ -9,20 +9,24 @@ import dataclasses
 import json
 import sqlite3
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 
 from pytest_pinet.cli.bisect_images import Probe, bisect, judge_probe, references_of, values_by_context
 from pytest_pinet.cli.main import main
+from pytest_pinet.host.platform import FREEBSD
 from pytest_pinet.host.qdisc_stats import ROOT, parse_backlog, parse_qdisc_stats, total_of_kind
 from pytest_pinet.judge.latency import judge_latency, load_latency_rules, mirrored_night
 from pytest_pinet.judge.standing import Standing, standing_of
 from pytest_pinet.judge.verdict import Verdict, VerdictKind
 from pytest_pinet.measure.judging import GoodputJudge, OutcomeKind, with_latency
-from pytest_pinet.model import Measurement, TcpDetail
-from pytest_pinet.model.latency import LatencyUse, ProbeFigures
+from pytest_pinet.model import Measurement, QdiscUse, TcpDetail
+from pytest_pinet.model.latency import BacklogSample, LatencyUse, ProbeFigures
 from pytest_pinet.record.nightly import GOODPUT, LATENCY, nights_of, persisting_regressions, standing_before
 from pytest_pinet.record.store import ADDED_COLUMNS, SCHEMA, ResultsStore, context_key
+from pytest_pinet.record.summary_tables import link_latency_table, queue_cells
+from pytest_pinet.traffic.load_watch import LoadWatch
 
 from .test_store import _measurement
 
@@ -239,3 +243,49 @@ def test_link_rules_are_the_cable_queue_drained_at_the_link_rate():
     assert judge_latency(_latency(12.8), context, tuple(rules.values()), []).status == "pass"
     above = judge_latency(_latency(95.0), context, tuple(rules.values()), [])
     assert above.status == "above-ceiling" and "latency-link-gbe-half" in above.reason
+
+
+class BsdBoard:
+    """A FreeBSD board whose shell answers nothing: no qdisc to sample."""
+
+    name = "fbsd"
+    platform = FREEBSD
+    sudo = False
+
+    def run_shell(self, script, *, timeout=60.0, root=False):
+        raise AssertionError(f"nothing may be asked of a BSD's qdisc: {script}")
+
+
+def test_a_bsd_board_reports_no_queue_telemetry_with_the_reason_never_zeros():
+    watch = LoadWatch(
+        "neither irtt nor ping is installed on pc", cast(Any, BsdBoard()), ("genet0",), ROOT, 2, 4
+    )
+    with watch:
+        pass
+    latency = watch.result()
+    assert latency.backlog == () and latency.max_backlog("genet0") is None
+    assert "fbsd runs freebsd: no qdisc" in (latency.backlog_not_reported or "")
+    measured = _with_latency(_measurement(941.0), 12.0)
+    assert isinstance(measured.detail, TcpDetail)
+    bsd = dataclasses.replace(
+        measured.detail,
+        latency=dataclasses.replace(_latency(12.0), backlog_not_reported=latency.backlog_not_reported),
+    )
+    row = dataclasses.replace(measured, detail=bsd).summary()
+    cells = queue_cells(row)
+    assert cells.startswith("queue not reported: fbsd runs freebsd") and " 0 " not in cells
+
+
+def test_the_link_latency_table_gives_figures_and_the_queue_behind_them():
+    measured = _with_latency(_measurement(941.0), 12.8)
+    assert isinstance(measured.detail, TcpDetail)
+    use = dataclasses.replace(
+        _latency(12.8),
+        backlog=(BacklogSample(0.0, "eth0", 0, 0), BacklogSample(1.0, "eth0", 1362600, 20)),
+    )
+    queue = QdiscUse("pi:eth0", "tbf", 1, 742056647, 490264, 3, 32837, 0)
+    detail = dataclasses.replace(measured.detail, latency=use, qdisc=(queue,))
+    lines = link_latency_table([dataclasses.replace(measured, detail=detail).summary()])
+    assert lines[0].startswith("links: round-trip time")
+    assert "p99 12.8 ms" in lines[1] and "queue max 1363 kB 20 p" in lines[1] and "qdisc drops 3" in lines[1]
+    assert link_latency_table([_measurement(941.0).summary()]) == []  # not probed: no table
