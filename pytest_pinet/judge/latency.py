@@ -216,10 +216,9 @@ def judge_latency(
             + (f"; also a regression{since}" if regressed else ""),
         )
     if regressed and base.baseline is not None and base.band is not None:
+        # The words goodput's failures start with (the report's categories match them).
         head = (
-            "regression"
-            if night is None
-            else f"regression ({'persisting' if night.status == 'persisting' else 'new tonight'})"
+            "" if night is None else f" ({'persisting' if night.status == 'persisting' else 'new tonight'})"
         )
         return LatencyVerdict(
             "regression",
@@ -227,7 +226,7 @@ def judge_latency(
             rule.max_p99_ms if rule else None,
             rule.rule_id if rule else None,
             base,
-            f"{figures}: {head} against baseline {base.baseline:.1f} +- {base.band:.1f} ms "
+            f"{figures}: regression against baseline{head} {base.baseline:.1f} +- {base.band:.1f} ms "
             f"(from {base.history} earlier results; lower is better){since}",
         )
     ceiling = f", ceiling {rule.max_p99_ms:g} ms (rule {rule.rule_id})" if rule else ""
