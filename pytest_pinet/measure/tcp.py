@@ -11,9 +11,11 @@ cannot report a qdisc (a BSD) says so with the reason, never with zeros.
 from __future__ import annotations
 
 import dataclasses
+import logging
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
+from ..errors import LabFault
 from ..host.qdisc_stats import ROOT, QdiscStats, read_qdisc_stats, total_of_kind
 from ..host.remote import RemoteHost
 from ..judge.linerate import tcp_goodput_limit
@@ -26,6 +28,8 @@ from ..traffic.iperf3_runner import AdaptiveStop, Iperf3Options, Iperf3Run, run_
 from ..traffic.latency_probe import ProbePlan, choose_probe
 from ..traffic.load_watch import LoadWatch
 from .base import End, Measurer, Site, link_context, qdisc_use
+
+log = logging.getLogger(__name__)
 
 DIRECTIONS = ("board->peer", "peer->board")
 
@@ -70,13 +74,15 @@ class TcpMeasurer(Measurer):
     def _queues(self, ends: tuple[End, ...]) -> dict[str, QdiscStats]:
         """The root qdisc counters of ``ends`` (Linux hosts only: a BSD's are reported as not
         reported by the watch, never as zeros); empty when this measurer does not probe."""
-        if not self.latency:
-            return {}
-        return {
-            f"{host.name}:{interface}": total_of_kind(read_qdisc_stats(host, interface), ROOT)
-            for host, interface in ends
-            if host.platform.name == "linux"
-        }
+        found: dict[str, QdiscStats] = {}
+        for host, interface in ends if self.latency else ():
+            if host.platform.name != "linux":
+                continue
+            try:
+                found[f"{host.name}:{interface}"] = total_of_kind(read_qdisc_stats(host, interface), ROOT)
+            except LabFault as fault:  # no tc on a peer: its counters are missing, never zeros
+                log.warning("qdisc counters of %s on %s not read: %s", interface, host.name, fault)
+        return found
 
     @staticmethod
     def _watching(watch: LoadWatch | None) -> AbstractContextManager[Any]:
