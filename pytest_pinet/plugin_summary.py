@@ -38,7 +38,13 @@ def write_summary(
     from .record.image_table import image_table
     from .record.planned import coverage_lines, measured_nothing
     from .record.run_summary import lab_fault_lines, measurement_lines, no_baseline_lines
-    from .record.summary_tables import routing_latency_table, routing_tables, storage_table, udp_table
+    from .record.summary_tables import (
+        link_latency_table,
+        routing_latency_table,
+        routing_tables,
+        storage_table,
+        udp_table,
+    )
 
     rows = run.results.load()
     write_health(terminalreporter, run)
@@ -48,6 +54,7 @@ def write_summary(
             measurement_lines(rows)
             + routing_tables(rows)
             + routing_latency_table(rows)
+            + link_latency_table(rows)
             + udp_table(rows)
             + storage_table(rows)
         ):

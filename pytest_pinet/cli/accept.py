@@ -6,6 +6,11 @@ changed level the new normal: of a run (every context that regressed in it), of 
 (its pending regression, from its first night) or of a change point (a run and a context),
 always with ``--why``, recorded with who and when, and undone with ``--undo ID``.  Both read
 the store through its methods only (``record.store``, ``record.nightly``).
+
+Goodput and latency under load (lower is better) each have a standing; a context may be in
+regression in either.  An acceptance is of a run's level in a context: every figure of it
+that regressed from that run on.  ``--metric`` picks which pending regression of a context
+``--context`` alone means when both are pending.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from typing import Any
 from ..errors import PinetError
 from ..judge.standing import EVERY_CONTEXT
 from ..record.night_digest import context_text, scope_text
-from ..record.nightly import Persisting, persisting_regressions
+from ..record.nightly import METRICS, Persisting, persisting_regressions
 from ..record.store import ResultsStore
 from ..redaction import mask
 from .bisect_images import Probe, references_of
@@ -48,23 +53,35 @@ def _one_context(store: ResultsStore, wanted: str, pending: list[Persisting]) ->
     raise PinetError(f"--context {wanted!r} names no context in {mask(store.url)}: see `pinet regressions`")
 
 
-def since_change_references(wanted: str, db: str) -> tuple[Probe, Probe]:
+def _pending_of(pending: list[Persisting], key: str, metric: str | None) -> Persisting | None:
+    """The pending regression of context ``key`` (of ``metric``, when named); both metrics
+    pending and none named: the caller must say which."""
+    mine = [p for p in pending if p.key == key and (metric is None or p.metric.name == metric)]
+    if len({p.first.run_id for p in mine}) > 1:  # the same first run: one acceptance covers both
+        names = " and ".join(p.metric.name for p in mine)
+        raise PinetError(f"{context_text(key)} is in regression in {names}: say which with --metric")
+    return mine[0] if mine else None
+
+
+def since_change_references(wanted: str, db: str, metric: str = "goodput") -> tuple[Probe, Probe]:
     """``pinet bisect --since-change CONTEXT``: the accepted and the regressed level of the
-    one context in a persisting regression that ``wanted`` names, as bisect's two ends."""
+    one context in a persisting regression of ``metric`` that ``wanted`` names, as bisect's
+    two ends (in the metric's own figures: ms for latency)."""
     store = open_store(db or None)
     try:
-        pending = persisting_regressions(store)
+        pending = [p for p in persisting_regressions(store) if p.metric.name == metric]
         key = _one_context(store, wanted, pending)
     finally:
         store.close()
-    regression = next((p for p in pending if p.key == key), None)
+    regression = _pending_of(pending, key, metric)
     if regression is None or len(regression.standing.accepted) < 2:
         raise PinetError(
-            f"--since-change: {context_text(key)} is in no regression with an accepted level of 2 or more "
-            "nights: see `pinet regressions`"
+            f"--since-change: {context_text(key)} is in no regression (of {metric}) with an accepted level "
+            "of 2 or more nights: see `pinet regressions`"
         )
     print(f"bisect: since {regression.explain()}")
-    return references_of(key, regression.standing.accepted, regression.standing.regressed)
+    sign = regression.metric.sign
+    return references_of(key, regression.standing.accepted, regression.standing.regressed, sign)
 
 
 def cmd_accept(args: argparse.Namespace) -> int:
@@ -85,9 +102,10 @@ def cmd_accept(args: argparse.Namespace) -> int:
         key = _one_context(store, args.context, pending) if args.context else EVERY_CONTEXT
         run = args.run
         if run is None:
-            regression = next((p for p in pending if p.key == key), None)
+            regression = _pending_of(pending, key, args.metric)
             if regression is None:
-                raise PinetError(f"{context_text(key)} is in no regression: nothing to accept")
+                what = f"no {args.metric} regression" if args.metric else "no regression"
+                raise PinetError(f"{context_text(key)} is in {what}: nothing to accept")
             run = regression.first.run_id
         accepted = store.accept(run, key, args.why or "", _who(args))
     finally:
@@ -114,8 +132,11 @@ def cmd_regressions(args: argparse.Namespace) -> int:
                     "since_run": p.first.run_id,
                     "first_seen": p.first.started,
                     "nights": len(p.standing.regressed),
-                    "accepted_mbps": p.before,
-                    "regressed_mbps": p.now,
+                    "metric": p.metric.name,
+                    "unit": p.metric.unit,
+                    "accepted": p.before,
+                    "regressed": p.now,
+                    **({"accepted_mbps": p.before, "regressed_mbps": p.now} if p.metric.sign > 0 else {}),
                     "change_pct": p.change_pct,
                 }
                 for p in pending
@@ -145,6 +166,11 @@ def register(sub: Any) -> None:
     accept.add_argument("--context", help="a context key, or a part of one only one context holds")
     accept.add_argument("--why", help="why the level is accepted (required; shown with the change)")
     accept.add_argument("--who", help="who accepts (default: the login name)")
+    accept.add_argument(
+        "--metric",
+        choices=sorted(METRICS),
+        help="with --context alone: which pending regression (goodput, or latency under load) when both are",
+    )
     accept.add_argument("--undo", type=int, metavar="ID", help="take acceptance ID back")
     accept.add_argument("--list", action="store_true", help="the standing acceptances")
     accept.add_argument("--db", default=None, help=STORE_HELP)

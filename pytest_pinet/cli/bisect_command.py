@@ -42,6 +42,12 @@ def register(sub: Any) -> None:
         help="a context in a persisting regression (see `pinet regressions`): its accepted level and its "
         "regressed level from the store are the good and bad ends, which are then not measured again",
     )
+    bis.add_argument(
+        "--metric",
+        choices=("goodput", "latency"),
+        default="goodput",
+        help="goodput (Mbit/s: a fall is bad) or latency (RTT under load p99, ms: a rise is bad)",
+    )
     bis.add_argument("--results", default="results", help="results directory (default results)")
     bis.add_argument("pytest_args", nargs=argparse.REMAINDER, help="the selection and lab options, after --")
     bis.set_defaults(func=cmd_bisect)
@@ -64,10 +70,10 @@ def cmd_bisect(args: argparse.Namespace) -> int:
     selection = args.pytest_args[1:] if args.pytest_args[:1] == ["--"] else args.pytest_args
     said = " ".join(selection) or "(all)"
     print(f"bisect: {len(images)} images, {args.repeat} repetitions each, selection {said}")
-    references = since_change_references(args.since_change, db) if args.since_change else None
+    references = since_change_references(args.since_change, db, args.metric) if args.since_change else None
     result = bisect(
         images,
-        pytest_probe(selection, args.repeat, results, db),
+        pytest_probe(selection, args.repeat, results, db, metric=args.metric),
         min_band_percent=args.min_band,
         references=references,
     )

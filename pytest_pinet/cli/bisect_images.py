@@ -9,6 +9,9 @@ repetitions falls below the good end's band: the one-sided 99.5 % prediction bou
 nightly's baseline, for a mean of m runs instead of one (Student's t over the good end's
 repetitions, ``t x s x sqrt(1/n + 1/m)``, at least 1 %).
 
+``metric="latency"`` bisects latency under load instead (each run's p99 RTT under load, lower
+is better): a probe is then bad when its mean rises *above* the good end's band.
+
 Both ends are measured first: when the bad end does not differ from the good end beyond
 that band, bisect says so and stops.  Otherwise it halves the interval between the last good
 and the first bad image until they are neighbours: about log2(N) provisionings beyond the
@@ -35,6 +38,7 @@ from ..judge.standing import Night
 from ..record.compare import NOT_MEASUREMENTS, label_of
 from ..record.image_table import IMAGE_FIELDS
 from ..record.store import context_key
+from ..record.store_rows import latency_p99_of
 from ..suite import SUITE_DIR
 
 
@@ -50,6 +54,7 @@ class Probe:
     verdict: str = ""  # "good", "bad" (below the good end's band), "reference"
     worst: str = ""  # the context and figures that decided a bad verdict
     seconds: float = 0.0
+    metric: str = "goodput"  # or "latency": the p99 RTT under load, ms, lower is better
 
     def median(self, key: str) -> float | None:
         """The median of the repetitions of context ``key``."""
@@ -72,17 +77,31 @@ class ProbeFailed(Exception):
     """A probe measured nothing (a lab fault, a broken image): bisect cannot go on."""
 
 
-def values_by_context(rows: Sequence[dict[str, Any]]) -> tuple[dict[str, list[float]], str, str]:
+UNITS = {"goodput": "Mbit/s", "latency": "ms p99"}
+
+
+def figure_of(row: dict[str, Any], metric: str) -> float | None:
+    """A results row's figure of ``metric`` (None: not measured; never 0)."""
+    if metric == "latency":
+        return latency_p99_of(row)
+    value = row.get("goodput_mbps")
+    return float(value) if isinstance(value, int | float) else None
+
+
+def values_by_context(
+    rows: Sequence[dict[str, Any]], metric: str = "goodput"
+) -> tuple[dict[str, list[float]], str, str]:
     """Figures per context of one probe's measurements, and the kernel and OS they ran on."""
     values: dict[str, list[float]] = {}
     kernel = os_name = ""
     for row in rows:
-        if row.get("verdict") in NOT_MEASUREMENTS or row.get("goodput_mbps") is None or row.get("error"):
+        figure = figure_of(row, metric)
+        if row.get("verdict") in NOT_MEASUREMENTS or figure is None or row.get("error"):
             continue
         context = row.get("context", {})
         kernel, os_name = context.get("kernel", kernel), context.get("os", os_name)
         key = context_key({**context, **{name: "" for name in IMAGE_FIELDS}})
-        values.setdefault(key, []).append(float(row["goodput_mbps"]))
+        values.setdefault(key, []).append(figure)
     return values, kernel, os_name
 
 
@@ -98,20 +117,23 @@ def band(reference: Sequence[float], repetitions: int, min_band_percent: float) 
 
 
 def judge_probe(good: Probe, probe: Probe, min_band_percent: float = 1.0) -> tuple[str, str]:
-    """("bad", why) when a context of ``probe`` falls below ``good``'s band, else ("good", "")."""
+    """("bad", why) when a context of ``probe`` is worse than ``good``'s band (below it; above
+    it for latency, where lower is better), else ("good", "")."""
     worst: tuple[float, str] | None = None
+    sign = -1.0 if good.metric == "latency" else 1.0
     for key, reference in good.values.items():
         mine = probe.values.get(key)
         if not mine or len(reference) < 2:
             continue
         centre, value = statistics.fmean(reference), statistics.fmean(mine)
         allowed = band(reference, len(mine), min_band_percent)
-        if value < centre - allowed:
+        if sign * (value - centre) < -allowed:
             change = 100.0 * (value - centre) / centre
-            if worst is None or change < worst[0]:
+            if worst is None or sign * change < sign * worst[0]:
                 why = (
-                    f"{label_of(key)}: mean {value:.1f} Mbit/s of {len(mine)} runs vs {centre:.1f} "
-                    f"+- {allowed:.1f} of {len(reference)} ({change:+.1f} %)"
+                    f"{label_of(key)}: mean {value:.1f} {UNITS[good.metric]} of {len(mine)} runs vs "
+                    f"{centre:.1f} +- {allowed:.1f} of {len(reference)} ({change:+.1f} %"
+                    f"{', lower is better' if sign < 0 else ''})"
                 )
                 worst = (change, why)
     if worst is None:
@@ -126,16 +148,24 @@ def bisect_key(stored_key: str) -> str:
 
 
 def references_of(
-    stored_key: str, accepted: Sequence[Night], regressed: Sequence[Night]
+    stored_key: str, accepted: Sequence[Night], regressed: Sequence[Night], sign: float = 1.0
 ) -> tuple[Probe, Probe]:
     """The good and bad ends of ``pinet bisect --since-change``, from the store: the context's
     accepted nights and the nights of its persisting regression (one figure per night), so the
-    ends are not measured again."""
+    ends are not measured again.  ``sign`` -1: the nights are latency's, mirrored
+    (``record.nightly.LATENCY``), and the ends get their figures in ms."""
     key = bisect_key(stored_key)
+    metric = "latency" if sign < 0 else "goodput"
     good = Probe(
-        "accepted level", accepted[-1].run_id, {key: [n.value for n in accepted]}, verdict="reference"
+        "accepted level",
+        accepted[-1].run_id,
+        {key: [sign * n.value for n in accepted]},
+        verdict="reference",
+        metric=metric,
     )
-    bad = Probe("regressed level", regressed[0].run_id, {key: [n.value for n in regressed]})
+    bad = Probe(
+        "regressed level", regressed[0].run_id, {key: [sign * n.value for n in regressed]}, metric=metric
+    )
     return good, bad
 
 
@@ -208,7 +238,7 @@ def _line(good: Probe, probe: Probe) -> str:
         change = "" if probe is good else f" ({100.0 * (mine - theirs) / theirs:+.1f} %)"
         # Whole Mbit/s on a GbE link; a slow cable's figures keep their decimals.
         reps = ", ".join(f"{v:.0f}" if v >= 100 else f"{v:.2f}" for v in probe.values.get(key, []))
-        parts.append(f"    {label_of(key)}: median {mine:.1f} Mbit/s{change} [{reps}]")
+        parts.append(f"    {label_of(key)}: median {mine:.1f} {UNITS[probe.metric]}{change} [{reps}]")
     head = f"  {probe.image}: kernel {probe.kernel or '?'}, {probe.os or '?'}, run {probe.run_id}"
     head += f": {probe.verdict}"
     return "\n".join([head, *parts])
@@ -223,7 +253,13 @@ def names_tests(selection: Sequence[str]) -> bool:
 
 
 def pytest_probe(
-    selection: Sequence[str], repeat: int, results: Path, db: str, *, timeout: float = 3600
+    selection: Sequence[str],
+    repeat: int,
+    results: Path,
+    db: str,
+    *,
+    timeout: float = 3600,
+    metric: str = "goodput",
 ) -> Callable[[str], Probe]:
     """A ``measure`` that runs the suite's ``selection`` on one image in a pytest session."""
 
@@ -257,13 +293,15 @@ def pytest_probe(
         rows = (
             [json.loads(line) for line in runs[-1].read_text().splitlines() if line.strip()] if runs else []
         )
-        values, kernel, os_name = values_by_context(rows)
+        values, kernel, os_name = values_by_context(rows, metric)
         run_id = (
             runs[-1].parent.name
             if runs
             else f"(none: pytest exit {done.returncode}, see {out / 'pytest.log'})"
         )
-        return Probe(image, run_id, values, kernel, os_name, seconds=time.monotonic() - started)
+        return Probe(
+            image, run_id, values, kernel, os_name, seconds=time.monotonic() - started, metric=metric
+        )
 
     return measure
 

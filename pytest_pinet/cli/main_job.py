@@ -85,10 +85,12 @@ def _main_job_summary(results: Path, db: str, code: int, report: str) -> None:
     print("\n=== pinet main job summary ===")
     if run_id is not None:
         verdicts: dict[str, int] = {}
+        latency: dict[str, int] = {}
         if store_exists(db):
             store = ResultsStore(db)
             try:
                 verdicts = store.verdict_counts(run_id)
+                latency = store.latency_verdict_counts(run_id)
             finally:
                 store.close()
         print(f"run {run_id}: " + ", ".join(f"{n} {v}" for v, n in sorted(verdicts.items())))
@@ -99,5 +101,7 @@ def _main_job_summary(results: Path, db: str, code: int, report: str) -> None:
             f"regressions against baseline: {regressed}; below threshold: {below}; "
             f"undecided (interval holds the line): {undecided}"
         )
+        if latency:  # lower is better: above its ceiling or risen beyond its band
+            print("latency under load: " + ", ".join(f"{n} {v}" for v, n in sorted(latency.items())))
     print(f"pytest exit status: {code} ({'no failures' if code == 0 else 'failures, see above'})")
     print(report)

@@ -32,6 +32,7 @@ class QdiscStats:
     overlimits: int = 0
     requeues: int = 0
     instances: int = 0
+    root: bool = False  # the interface's root qdisc (parse_qdisc_stats says)
 
     def __sub__(self, earlier: QdiscStats) -> QdiscStats:
         return QdiscStats(
@@ -42,6 +43,7 @@ class QdiscStats:
             self.overlimits - earlier.overlimits,
             self.requeues - earlier.requeues,
             self.instances,
+            self.root,
         )
 
 
@@ -49,10 +51,11 @@ def parse_qdisc_stats(text: str) -> list[QdiscStats]:
     """Every qdisc in ``tc -s qdisc show dev IF`` output, with its counters, in order."""
     found: list[QdiscStats] = []
     kind: str | None = None
+    root = False
     for line in text.splitlines():
         head = HEAD.match(line.strip())
         if head:
-            kind = head.group("kind")
+            kind, root = head.group("kind"), head.group("where") == "root"
             continue
         sent = SENT.search(line)
         if sent and kind is not None:
@@ -65,6 +68,7 @@ def parse_qdisc_stats(text: str) -> list[QdiscStats]:
                     int(sent.group("overlimits")),
                     int(sent.group("requeues")),
                     1,
+                    root,
                 )
             )
             kind = None
@@ -72,7 +76,11 @@ def parse_qdisc_stats(text: str) -> list[QdiscStats]:
 
 
 def total_of_kind(stats: list[QdiscStats], kind: str) -> QdiscStats:
-    """Sum of every qdisc of ``kind`` (``mq`` gives one child per TX queue)."""
+    """Sum of every qdisc of ``kind`` (``mq`` gives one child per TX queue); :data:`ROOT`:
+    the root qdisc alone, named by its own kind."""
+    if kind == ROOT:
+        roots = [item for item in stats if item.root]
+        return roots[0] if roots else QdiscStats(ROOT)
     total = QdiscStats(kind)
     for item in stats:
         if item.kind == kind:
@@ -98,19 +106,26 @@ BACKLOG = re.compile(r"backlog\s+(?P<size>\d+(?:\.\d+)?)(?P<unit>[KMG]?)b\s+(?P<
 SIZE_UNIT = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3}  # tc's sprint_size: binary units
 
 
+ROOT = ""  # as a qdisc kind: whatever qdisc is the interface's root (a link's own queue)
+
+
 def parse_backlog(text: str, kind: str) -> tuple[int, int] | None:
     """The queue held by every qdisc of ``kind`` in ``tc -s qdisc show`` output right now:
     (bytes, packets), or None when no qdisc of that kind is there.  ``tc`` prints large
-    backlogs rounded (``150Kb``): the bytes are then as exact as tc made them."""
+    backlogs rounded (``150Kb``): the bytes are then as exact as tc made them.
+
+    ``kind`` :data:`ROOT` takes the root qdisc, whichever it is: a link test puts no qdisc of
+    its own, and the root (the virtual lab's cable tbf, a board's mq or pfifo_fast) counts
+    every packet queued on the interface, its children's included."""
     found: tuple[int, int] | None = None
     current: str | None = None
     for line in text.splitlines():
         head = HEAD.match(line.strip())
         if head:
-            current = head.group("kind")
+            current = head.group("kind") if kind != ROOT or head.group("where") == "root" else None
             continue
         backlog = BACKLOG.search(line)
-        if backlog and current == kind:
+        if backlog and current is not None and (kind == ROOT or current == kind):
             size = int(float(backlog.group("size")) * SIZE_UNIT[backlog.group("unit")])
             was = found or (0, 0)
             found = (was[0] + size, was[1] + int(backlog.group("packets")))

@@ -83,7 +83,9 @@ def judge_baseline(
     baseline = statistics.median(recent)
     spread = statistics.stdev(recent) if len(recent) > 1 else 0.0
     band = max(
-        spread_band(spread, len(recent), policy.spread_factor), policy.min_band_percent / 100.0 * baseline
+        spread_band(spread, len(recent), policy.spread_factor),
+        # abs: a lower-is-better figure is judged mirrored (judge.latency), its baseline negative
+        policy.min_band_percent / 100.0 * abs(baseline),
     )
     if value < baseline - band:
         status = "regression"

@@ -112,7 +112,7 @@ def _holds(left_runs: Sequence[RunSeries], right_runs: Sequence[RunSeries], poli
     if len(left) < policy.min_samples or len(right) < policy.min_samples:
         return False
     _, p = _robust_z(left, right)
-    change = 100.0 * (statistics.median(right) - statistics.median(left)) / statistics.median(left)
+    change = 100.0 * (statistics.median(right) - statistics.median(left)) / abs(statistics.median(left))
     return p < policy.alpha and abs(change) >= policy.min_change_percent
 
 
@@ -127,7 +127,9 @@ def _change(left_runs: Sequence[RunSeries], right_runs: Sequence[RunSeries]) -> 
         for k in sorted(set(last_before) | set(first_after))
         if last_before.get(k) != first_after.get(k)
     }
-    return ChangePoint(right_runs[0].run_id, before, after, 100.0 * (after - before) / before, p, came_with)
+    return ChangePoint(
+        right_runs[0].run_id, before, after, 100.0 * (after - before) / abs(before), p, came_with
+    )
 
 
 def _segment(runs: Sequence[RunSeries], policy: ChangePolicy, found: list[ChangePoint]) -> None:
@@ -138,7 +140,7 @@ def _segment(runs: Sequence[RunSeries], policy: ChangePolicy, found: list[Change
         if len(left) < policy.min_samples or len(right) < policy.min_samples:
             continue
         t, p = _robust_z(left, right)
-        change = 100.0 * (statistics.median(right) - statistics.median(left)) / statistics.median(left)
+        change = 100.0 * (statistics.median(right) - statistics.median(left)) / abs(statistics.median(left))
         if (
             p < policy.alpha
             and abs(change) >= policy.min_change_percent
@@ -158,7 +160,7 @@ def _segment(runs: Sequence[RunSeries], policy: ChangePolicy, found: list[Change
         if last_before.get(k) != first_after.get(k)
     }
     found.append(
-        ChangePoint(right_runs[0].run_id, before, after, 100.0 * (after - before) / before, p, came_with)
+        ChangePoint(right_runs[0].run_id, before, after, 100.0 * (after - before) / abs(before), p, came_with)
     )
     _segment(left_runs, policy, found)
     _segment(right_runs, policy, found)

@@ -7,7 +7,10 @@ it instead of assuming "higher is better":
 * ``latency_rules`` in the thresholds file: a ceiling on the RTT under load (p99) per qdisc,
   derived from queue physics stated beside each rule (queue limit x packet time at the link
   rate, plus the idle RTT);
-* the baseline: a p99 above the history's band is a regression, one below it an improvement.
+* the baseline: a p99 above the history's band is a regression, one below it an improvement;
+* the standing across nights (:mod:`.standing`): judged on the *mirrored* figure (``-p99``,
+  :func:`mirrored_night`), so a rise is a step down, stays red night after night until a
+  person accepts it (``pinet accept``), and a fall moves the baseline without an accept.
 
 A latency that was not measured is never judged: its verdict says so, with the reason.
 """
@@ -24,6 +27,7 @@ import yaml
 from ..errors import ConfigError
 from ..model.latency import LatencyUse
 from .baseline import BaselinePolicy, BaselineVerdict, judge_baseline
+from .standing import Night, NightVerdict, Standing, judge_night
 from .thresholds import SHIPPED, Scalar, _same
 
 HIGHER, LOWER = "higher", "lower"
@@ -122,6 +126,36 @@ def baseline_lower_is_better(
     )
 
 
+def mirrored_night(run_id: str, started: float, p99_ms: float, rtt_ms: Sequence[float] = ()) -> Night:
+    """A night of a lower-is-better figure as the standing reads nights (higher is better):
+    the p99 and every probe's RTT negated, so a rise of latency is a fall of the night."""
+    return Night(run_id, started, -p99_ms, tuple(-v for v in rtt_ms))
+
+
+def unmirrored(verdict: BaselineVerdict) -> BaselineVerdict:
+    """A baseline verdict of mirrored figures back in milliseconds."""
+    return BaselineVerdict(
+        verdict.status,
+        -verdict.value,
+        -verdict.baseline if verdict.baseline is not None else None,
+        verdict.band,
+        verdict.history,
+    )
+
+
+def since_text(night: NightVerdict) -> str:
+    """Since when a latency regression persists, or the slide that started it (in ms)."""
+    if night.status == "persisting":
+        return f"; {night.since_text()}"
+    change = night.change
+    if change is None or change.run_id == night.after.regressed[-1].run_id:
+        return ""
+    return (
+        f"; a slide since run {change.run_id}: median RTT {-change.before_mean:.1f} -> "
+        f"{-change.after_mean:.1f} ms ({-change.change_percent:+.1f} %)"
+    )
+
+
 @dataclass(frozen=True)
 class LatencyVerdict:
     """The outcome of judging one run's latency under load."""
@@ -145,8 +179,15 @@ def judge_latency(
     rules: Sequence[LatencyRule],
     history: Sequence[float],
     policy: BaselinePolicy | None = None,
+    standing: Standing | None = None,
+    tonight: tuple[str, float] = ("tonight", 0.0),
 ) -> LatencyVerdict:
-    """Judge the p99 RTT under load against its ceiling and its history (lower is better)."""
+    """Judge the p99 RTT under load against its ceiling and its history (lower is better).
+
+    With ``standing`` (the context's accepted latency nights, mirrored, and a pending
+    regression: ``record.nightly``) the baseline is the accepted nights', a regression stays
+    one until accepted and says since when; ``history`` is then not used.  ``tonight`` is the
+    measurement's id and start, tonight's place among the nights."""
     if latency is None or latency.not_measured or latency.load is None or latency.load.p99_ms is None:
         why = latency.not_measured if latency is not None and latency.not_measured else "no probe came back"
         if latency is None:
@@ -154,7 +195,15 @@ def judge_latency(
         return LatencyVerdict("not-measured", None, None, None, None, f"latency not measured: {why}")
     p99 = latency.load.p99_ms
     rule = latency_rule_for(rules, context)
-    base = baseline_lower_is_better(p99, history, policy)
+    night: NightVerdict | None = None
+    if standing is not None:
+        rtts = [v for v in latency.load_rtt_ms if v is not None]
+        night = judge_night(standing, mirrored_night(*tonight, p99, rtts), (), policy)
+        base = unmirrored(night.baseline)
+    else:
+        base = baseline_lower_is_better(p99, history, policy)
+    regressed = night.regression if night is not None else base.regression
+    since = since_text(night) if night is not None and night.regression else ""
     figures = f"RTT under load p99 {p99:.1f} ms"
     if rule is not None and p99 > rule.max_p99_ms:
         return LatencyVerdict(
@@ -163,20 +212,30 @@ def judge_latency(
             rule.max_p99_ms,
             rule.rule_id,
             base,
-            f"{figures} above the ceiling {rule.max_p99_ms:g} ms (rule {rule.rule_id}: lower is better)",
+            f"{figures} above the ceiling {rule.max_p99_ms:g} ms (rule {rule.rule_id}: lower is better)"
+            + (f"; also a regression{since}" if regressed else ""),
         )
-    if base.regression and base.baseline is not None and base.band is not None:
+    if regressed and base.baseline is not None and base.band is not None:
+        # The words goodput's failures start with (the report's categories match them).
+        head = (
+            "" if night is None else f" ({'persisting' if night.status == 'persisting' else 'new tonight'})"
+        )
         return LatencyVerdict(
             "regression",
             p99,
             rule.max_p99_ms if rule else None,
             rule.rule_id if rule else None,
             base,
-            f"{figures}: regression against baseline {base.baseline:.1f} +- {base.band:.1f} ms "
-            f"(from {base.history} earlier results; lower is better)",
+            f"{figures}: regression against baseline{head} {base.baseline:.1f} +- {base.band:.1f} ms "
+            f"(from {base.history} earlier results; lower is better){since}",
         )
     ceiling = f", ceiling {rule.max_p99_ms:g} ms (rule {rule.rule_id})" if rule else ""
+    accepted = (
+        f"; baseline level from {standing.accepted_by.explain()}"
+        if standing is not None and standing.accepted_by is not None
+        else ""
+    )
     return LatencyVerdict(
         "pass", p99, rule.max_p99_ms if rule else None, rule.rule_id if rule else None, base,
-        f"{figures}{ceiling}; baseline: {base.status}",
+        f"{figures}{ceiling}; baseline: {base.status}{accepted}",
     )  # fmt: skip

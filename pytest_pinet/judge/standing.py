@@ -192,7 +192,7 @@ def _last_step(
     noise = spread_band(spread, len(before), policy.spread_factor) / math.sqrt(len(after))
     return (
         step
-        if abs(statistics.median(after) - level) > max(noise, policy.min_band_percent / 100.0 * level)
+        if abs(statistics.median(after) - level) > max(noise, policy.min_band_percent / 100.0 * abs(level))
         else None
     )
 

@@ -10,9 +10,10 @@ from typing import Any, NoReturn, Protocol
 
 from ..errors import LabFault, Unsupported
 from ..host.facts import gather_facts
+from ..host.qdisc_stats import QdiscStats
 from ..host.remote import RemoteHost
 from ..lab.inventory import Inventory
-from ..model import HostFacts, Measurement, Observation, TrafficContext
+from ..model import HostFacts, Measurement, Observation, QdiscUse, TrafficContext
 from ..model.lab import LinkEntry
 from ..traffic.iperf3_runner import Progress
 from ..traffic.observers import Snapshot, observe, take_snapshot
@@ -169,3 +170,11 @@ class Measurer:
     def record(self, measurement: Measurement) -> Measurement:
         """Hand a result to the recorder."""
         return self.recorder.record(measurement)
+
+
+def qdisc_use(interface: str, delta: QdiscStats) -> QdiscUse:
+    """A qdisc's counters over one run as the measurement keeps them."""
+    return QdiscUse(
+        interface, delta.kind, delta.instances, delta.sent_bytes, delta.sent_packets,
+        delta.dropped, delta.overlimits, delta.requeues,
+    )  # fmt: skip

@@ -19,10 +19,23 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from ..errors import LabFault
 from ..judge.verdict import Verdict, VerdictKind
 from ..model import Measurement
+
+
+class LatencyOutcome(Protocol):
+    """What :func:`with_latency` reads of a latency verdict (``judge.latency.LatencyVerdict``)."""
+
+    @property
+    def failed(self) -> bool:
+        """A ceiling crossed or a regression."""
+
+    @property
+    def reason(self) -> str:
+        """The verdict's line, with every figure."""
 
 
 class OutcomeKind(enum.Enum):
@@ -104,3 +117,20 @@ def outcome_of(
         # Neither passed nor failed: the run's interval holds the line (see judge.precision).
         return Outcome(OutcomeKind.UNDECIDED, "; ".join(undecided), measurements)
     return Outcome(OutcomeKind.PASSED, "", measurements)
+
+
+def with_latency(outcome: Outcome, verdicts: Sequence[LatencyOutcome]) -> Outcome:
+    """The test's outcome with its latency verdicts (one per final measurement) joined: a
+    latency failure fails the test whatever goodput said (an undecided or known-slow goodput
+    says nothing about the queue), its lines after goodput's own; otherwise goodput decides."""
+    lines = [
+        f"{m.context.direction}: {v.reason}"
+        for m, v in zip(outcome.measurements, verdicts, strict=True)
+        if v.failed
+    ]
+    if not lines:
+        return outcome
+    if outcome.kind is OutcomeKind.FAILED:
+        return Outcome(OutcomeKind.FAILED, outcome.message + "\n" + "\n".join(lines), outcome.measurements)
+    goodput = f"\n(goodput {outcome.kind.value}: {outcome.message})" if outcome.message else ""
+    return Outcome(OutcomeKind.FAILED, "\n".join(lines) + goodput, outcome.measurements)

@@ -11,7 +11,7 @@ from ..host.remote import RemoteHost
 from ..host.routed_path import DOWNLOAD, UPLOAD, qdisc_evidence, qdisc_snapshot
 from ..judge.fairness import min_max_ratio
 from ..judge.linerate import tcp_goodput_limit
-from ..model import Measurement, QdiscUse, RouteUse, TcpDetail, TrafficContext
+from ..model import Measurement, RouteUse, TcpDetail, TrafficContext
 from ..model.lab import RouteEntry
 from ..model.latency import LatencyUse
 from ..traffic.adaptive import SettleRule
@@ -20,7 +20,7 @@ from ..traffic.iperf3_runner import AdaptiveStop, Iperf3Options, Iperf3Run, run_
 from ..traffic.latency_probe import ProbePlan, choose_probe
 from ..traffic.load_watch import LoadWatch
 from ..traffic.observers import Snapshot
-from .base import Measurer, Site
+from .base import Measurer, Site, qdisc_use
 
 Counters = tuple[list[Snapshot], dict[str, QdiscStats]]
 
@@ -139,9 +139,7 @@ class RoutingMeasurer(Measurer):
             test_id, context, run, limit, self.facts_of(board=self.route.board), observations
         )
         assert isinstance(measured.detail, TcpDetail)
-        qdisc = tuple(
-            QdiscUse(e.interface, **dataclasses.asdict(e.delta)) for e in qdisc_evidence(before[1], after[1])
-        )
+        qdisc = tuple(qdisc_use(e.interface, e.delta) for e in qdisc_evidence(before[1], after[1]))
         detail = dataclasses.replace(
             measured.detail,
             qdisc=qdisc,

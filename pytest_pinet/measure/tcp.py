@@ -1,18 +1,35 @@
 """TCP goodput over one link: half duplex either way, and full duplex with an optional
-throttle on the peer (the seed's PC at 40 Mbit/s x 10 while the board sends)."""
+throttle on the peer (the seed's PC at 40 Mbit/s x 10 while the board sends).
+
+With ``latency`` on, every run also carries its latency under load, taken as the routing
+suite takes it (:class:`..traffic.load_watch.LoadWatch`): the peer probes the board's address
+idle and after the warm-up, the sending end's root qdisc backlog is sampled once a second,
+and its counters (drops, overlimits, requeues) are read before and after.  A host that
+cannot report a qdisc (a BSD) says so with the reason, never with zeros.
+"""
 
 from __future__ import annotations
 
 import dataclasses
+import logging
+from contextlib import AbstractContextManager, nullcontext
+from typing import Any
 
+from ..errors import LabFault
+from ..host.qdisc_stats import ROOT, QdiscStats, read_qdisc_stats, total_of_kind
 from ..host.remote import RemoteHost
 from ..judge.linerate import tcp_goodput_limit
-from ..model import Measurement, Observation, TrafficContext
+from ..model import Measurement, Observation, QdiscUse, TcpDetail, TrafficContext
 from ..model.lab import LinkEntry
+from ..model.latency import LatencyUse
 from ..traffic.adaptive import SettleRule
 from ..traffic.iperf3_measurement import measurement_from_iperf3
 from ..traffic.iperf3_runner import AdaptiveStop, Iperf3Options, Iperf3Run, run_iperf3, run_iperf3_both_ways
-from .base import Measurer, Site, link_context
+from ..traffic.latency_probe import ProbePlan, choose_probe
+from ..traffic.load_watch import LoadWatch
+from .base import End, Measurer, Site, link_context, qdisc_use
+
+log = logging.getLogger(__name__)
 
 DIRECTIONS = ("board->peer", "peer->board")
 
@@ -27,15 +44,49 @@ class TcpMeasurer(Measurer):
         options: Iperf3Options,
         profile: str = "stock",
         settle: SettleRule | None = None,
+        latency: bool = False,
     ) -> None:
         super().__init__(site)
         self.link = link
         self.options = options
         self.profile = profile
         self.settle = settle
+        self.latency = latency
         self.board = self.hosts[link.board]
         self.peer = self.hosts[link.peer]
         self.ends = ((self.board, link.board_interface), (self.peer, link.peer_interface))
+        self._probe_plan: ProbePlan | str | None = None
+
+    def load_watch(self, queue: End) -> LoadWatch | None:
+        """Latency probes from the peer to the board's address over the link, and the backlog
+        of ``queue`` (the sending end's root qdisc: where the load waits), beside one run; the
+        idle probe is taken here.  None when this measurer does not probe."""
+        if not self.latency:
+            return None
+        if self._probe_plan is None:
+            self._probe_plan = choose_probe(self.peer, self.board, self.link.board_address)
+        host, interface = queue
+        options = self.options
+        watch = LoadWatch(self._probe_plan, host, (interface,), ROOT, options.omit, options.duration)
+        watch.probe_idle()
+        return watch
+
+    def _queues(self, ends: tuple[End, ...]) -> dict[str, QdiscStats]:
+        """The root qdisc counters of ``ends`` (Linux hosts only: a BSD's are reported as not
+        reported by the watch, never as zeros); empty when this measurer does not probe."""
+        found: dict[str, QdiscStats] = {}
+        for host, interface in ends if self.latency else ():
+            if host.platform.name != "linux":
+                continue
+            try:
+                found[f"{host.name}:{interface}"] = total_of_kind(read_qdisc_stats(host, interface), ROOT)
+            except LabFault as fault:  # no tc on a peer: its counters are missing, never zeros
+                log.warning("qdisc counters of %s on %s not read: %s", interface, host.name, fault)
+        return found
+
+    @staticmethod
+    def _watching(watch: LoadWatch | None) -> AbstractContextManager[Any]:
+        return watch if watch is not None else nullcontext()
 
     def _options(self, sender: RemoteHost) -> Iperf3Options:
         congestion = self.inventory.hosts[sender.name].tcp_congestion
@@ -56,11 +107,30 @@ class TcpMeasurer(Measurer):
         )
 
     def _record(
-        self, context: TrafficContext, run: Iperf3Run, limit: float, observations: tuple[Observation, ...]
+        self,
+        context: TrafficContext,
+        run: Iperf3Run,
+        limit: float,
+        observations: tuple[Observation, ...],
+        latency: tuple[LatencyUse | None, tuple[QdiscUse, ...]] = (None, ()),
     ) -> Measurement:
         test_id = self.test_id + (f"#{context.direction}" if context.duplex == "full" else "")
         facts = self.facts_of(board=self.link.board, peer=self.link.peer)
-        return self.record(measurement_from_iperf3(test_id, context, run, limit, facts, observations))
+        measured = measurement_from_iperf3(test_id, context, run, limit, facts, observations)
+        use, qdisc = latency
+        if use is not None and isinstance(measured.detail, TcpDetail):
+            detail = dataclasses.replace(measured.detail, latency=use, qdisc=qdisc)
+            measured = dataclasses.replace(measured, detail=detail)
+        return self.record(measured)
+
+    def _telemetry(
+        self, watch: LoadWatch | None, before: dict[str, QdiscStats], after: dict[str, QdiscStats]
+    ) -> tuple[LatencyUse | None, tuple[QdiscUse, ...]]:
+        """The watch's figures and each queue's counters over the run."""
+        if watch is None:
+            return None, ()
+        used = tuple(qdisc_use(name, after[name] - before[name]) for name in after if name in before)
+        return watch.result(), used
 
     def _limit(self) -> float:
         """The line-rate limit of the link with the TCP options its two ends negotiate."""
@@ -76,19 +146,25 @@ class TcpMeasurer(Measurer):
         link = self.link
         if direction == "board->peer":
             sender, receiver, address, watch = self.board, self.peer, link.peer_address, link.peer_interface
+            queue: End = (self.board, link.board_interface)
         else:
             sender, receiver, address, watch = self.peer, self.board, link.board_address, link.board_interface
+            queue = (self.peer, link.peer_interface)
         context = self._context(direction, scenario, "half")
         limit = self._limit()
         adaptive = (
             AdaptiveStop(self.settle, watch, self.decision_lines(context, limit)) if self.settle else None
         )
+        load_watch = self.load_watch(queue)
+        queues = self._queues((queue,))
         before = self.snapshots(self.ends)
-        result = run_iperf3(
-            sender, receiver, address, self._options(sender), adaptive, self.progress(direction)
-        )
+        with self._watching(load_watch):
+            result = run_iperf3(
+                sender, receiver, address, self._options(sender), adaptive, self.progress(direction)
+            )
         observations = self.observations(self.ends, before, self.snapshots(self.ends))
-        return self._record(context, result, limit, observations)
+        telemetry = self._telemetry(load_watch, queues, self._queues((queue,)))
+        return self._record(context, result, limit, observations, telemetry)
 
     def full_duplex(
         self, scenario: str = "ethernet", peer_stream_mbps: int | None = None
@@ -111,22 +187,27 @@ class TcpMeasurer(Measurer):
         )
         back_limit = min(limit, target) if target else limit
         lines = (self.decision_lines(forward_context, limit), self.decision_lines(back_context, back_limit))
+        # Both ends' queues fill; the board's is sampled (the device under test), both counted.
+        load_watch = self.load_watch(self.ends[0])
+        queues = self._queues(self.ends)
         before = self.snapshots(self.ends)
-        forward, backward = run_iperf3_both_ways(
-            self.board,
-            self.peer,
-            link.board_address,
-            link.peer_address,
-            self._options(self.board),
-            peer_options,
-            (self.settle, link.board_interface, link.peer_interface) if self.settle else None,
-            self.progress("full duplex"),
-            lines,
-        )
+        with self._watching(load_watch):
+            forward, backward = run_iperf3_both_ways(
+                self.board,
+                self.peer,
+                link.board_address,
+                link.peer_address,
+                self._options(self.board),
+                peer_options,
+                (self.settle, link.board_interface, link.peer_interface) if self.settle else None,
+                self.progress("full duplex"),
+                lines,
+            )
         observations = self.observations(self.ends, before, self.snapshots(self.ends))
+        telemetry = self._telemetry(load_watch, queues, self._queues(self.ends))  # one probe saw both ways
         # Upper bound: the ACKs of the other direction cost little with stretch ACKs (the
         # virtual lab measured one ACK per ~33 segments); see LinkModel for the ACK model.
         return (
-            self._record(forward_context, forward, limit, observations),
-            self._record(back_context, backward, back_limit, observations),
+            self._record(forward_context, forward, limit, observations, telemetry),
+            self._record(back_context, backward, back_limit, observations, telemetry),
         )

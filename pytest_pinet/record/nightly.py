@@ -6,6 +6,11 @@ Counting each as a sample lets one night outvote the others (a re-measured degra
 entered the baseline twice and made the degraded level the baseline at once).  So each test
 gives its final attempt, and the night's figure is the median of its tests' final figures;
 lab faults, hot boards, unjudged rows and excluded runs never count.
+
+Latency under load has nights of its own (:data:`LATENCY`): the night's p99 RTT and every
+probe's RTT, *mirrored* (negated, :func:`..judge.latency.mirrored_night`) so that the same
+standing (bands, change points, acceptances) calls a rise the regression; everything shown
+to people is the figure itself, in ms.
 """
 
 from __future__ import annotations
@@ -17,39 +22,83 @@ from dataclasses import dataclass
 
 from ..judge.baseline import BaselinePolicy
 from ..judge.standing import Night, Standing, standing_of
-from ..judge.verdict import NOT_A_BASELINE_SAMPLE
+from ..judge.verdict import NOT_A_BASELINE_SAMPLE, VerdictKind
 from .store import ResultsStore, StoredMeasurement
 
 MAX_NIGHTS = 60  # how far back the walk starts: enough for any window, cheap to replay
+NOT_THE_BOARDS = (VerdictKind.LAB_FAULT.value, VerdictKind.INVALID_THERMAL.value)
 
 
-def nights_of(rows: Sequence[StoredMeasurement]) -> list[Night]:
-    """One :class:`Night` per run of one context's ``rows``, oldest first."""
+@dataclass(frozen=True)
+class Metric:
+    """A figure the standing follows: its name, unit, and which way is better (``sign`` 1:
+    higher; -1: lower, its nights mirrored)."""
+
+    name: str
+    unit: str
+    sign: float
+
+    def value(self, row: StoredMeasurement) -> float | None:
+        """The row's figure (None: the row has none, or it is no sample of this metric)."""
+        if self.sign > 0:
+            return None if row.verdict in NOT_A_BASELINE_SAMPLE else row.goodput_mbps
+        if (
+            row.latency_p99_ms is None
+            or row.verdict in NOT_THE_BOARDS
+            or row.latency_verdict in NOT_THE_BOARDS
+        ):
+            return None
+        # Judged for latency, or (a row stored before latency verdicts) judged at all.
+        return row.latency_p99_ms if row.latency_verdict or row.verdict else None
+
+    def samples(self, row: StoredMeasurement) -> tuple[float, ...]:
+        """The row's per-second goodputs, or every probe's RTT under load."""
+        if self.sign > 0:
+            return row.intervals or (row.goodput_mbps,)
+        return row.latency_rtt_ms
+
+    def shown(self, value: float) -> float:
+        """A night's figure as people read it (a mirrored one un-negated)."""
+        return self.sign * value
+
+
+GOODPUT = Metric("goodput", "Mbit/s", 1.0)
+LATENCY = Metric("latency", "ms (RTT under load p99, lower is better)", -1.0)
+METRICS = {metric.name: metric for metric in (GOODPUT, LATENCY)}
+
+
+def nights_of(rows: Sequence[StoredMeasurement], metric: Metric = GOODPUT) -> list[Night]:
+    """One :class:`Night` per run of one context's ``rows``, oldest first (mirrored for a
+    lower-is-better ``metric``)."""
     finals: dict[str, dict[str, StoredMeasurement]] = {}
     for row in sorted(rows, key=lambda r: (r.started, r.id)):
-        if row.verdict in NOT_A_BASELINE_SAMPLE:
+        if metric.value(row) is None:
             continue
         finals.setdefault(row.run_id, {})[row.test_id] = row  # a later attempt replaces an earlier
     nights = []
     for run_id, by_test in finals.items():
         final = list(by_test.values())
-        samples = tuple(x for row in final for x in (row.intervals or (row.goodput_mbps,)))
+        samples = tuple(metric.sign * x for row in final for x in metric.samples(row))
         meta = {"kernel": final[-1].kernel, "os": final[-1].os, "adapter": final[-1].adapter}
-        value = float(statistics.median(row.goodput_mbps for row in final))
+        value = metric.sign * float(statistics.median(metric.value(row) or 0.0 for row in final))
         nights.append(Night(run_id, min(row.started for row in final), value, samples, meta))
     return sorted(nights, key=lambda n: n.started)[-MAX_NIGHTS:]
 
 
 def standing_before(
-    store: ResultsStore, key: str, run_id: str | None, policy: BaselinePolicy | None = None
+    store: ResultsStore,
+    key: str,
+    run_id: str | None,
+    policy: BaselinePolicy | None = None,
+    metric: Metric = GOODPUT,
 ) -> Standing:
-    """Context ``key``'s standing from its stored nights before run ``run_id`` (None: all of
-    them) and the store's acceptances."""
+    """Context ``key``'s standing of ``metric`` from its stored nights before run ``run_id``
+    (None: all of them) and the store's acceptances."""
     rows = store.history(key)
     if run_id is not None:
         tonight = [r.started for r in rows if r.run_id == run_id]
         rows = [r for r in rows if r.run_id != run_id and (not tonight or r.started < min(tonight))]
-    return standing_of(key, nights_of(rows), store.acceptances(), policy)
+    return standing_of(key, nights_of(rows, metric), store.acceptances(), policy)
 
 
 @dataclass(frozen=True)
@@ -58,6 +107,7 @@ class Persisting:
 
     key: str
     standing: Standing
+    metric: Metric = GOODPUT
 
     @property
     def first(self) -> Night:
@@ -67,17 +117,25 @@ class Persisting:
     @property
     def before(self) -> float:
         """The accepted level: the median of the accepted nights."""
-        return float(statistics.median(self.standing.history)) if self.standing.accepted else 0.0
+        if not self.standing.accepted:
+            return 0.0
+        return self.metric.shown(float(statistics.median(self.standing.history)))
 
     @property
     def now(self) -> float:
         """The regressed level: the median of the regressed nights."""
-        return float(statistics.median(n.value for n in self.standing.regressed))
+        return self.metric.shown(float(statistics.median(n.value for n in self.standing.regressed)))
 
     @property
     def change_pct(self) -> float:
         """The regressed level against the accepted one, percent."""
         return 100.0 * (self.now - self.before) / self.before if self.before else 0.0
+
+    @property
+    def worse_pct(self) -> float:
+        """How much worse, percent, whichever way is better (negative: worse): the order
+        regressions are listed in, the worst first."""
+        return self.metric.sign * self.change_pct
 
     def explain(self) -> str:
         """One line: since when, how many nights, the change."""
@@ -88,11 +146,15 @@ class Persisting:
         )
 
 
-def persisting_regressions(store: ResultsStore, policy: BaselinePolicy | None = None) -> list[Persisting]:
-    """Every context of the store whose latest night is in an unaccepted regression."""
+def persisting_regressions(
+    store: ResultsStore, policy: BaselinePolicy | None = None, metrics: Sequence[Metric] = (GOODPUT, LATENCY)
+) -> list[Persisting]:
+    """Every context and metric of the store whose latest night is in an unaccepted
+    regression, the worst first."""
     found = []
     for key in store.context_keys():
-        standing = standing_before(store, key, None, policy)
-        if standing.regressed:
-            found.append(Persisting(key, standing))
-    return sorted(found, key=lambda p: p.change_pct)
+        for metric in metrics:
+            standing = standing_before(store, key, None, policy, metric)
+            if standing.regressed:
+                found.append(Persisting(key, standing, metric))
+    return sorted(found, key=lambda p: p.worse_pct)

@@ -14,7 +14,6 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +21,15 @@ from ..errors import ConfigError
 from ..judge.fairness import jain_fairness
 from ..judge.standing import EVERY_CONTEXT, Acceptance
 from ..model import Measurement
+from .store_rows import STORED_COLUMNS, stored_row
+from .store_rows import StoredMeasurement as StoredMeasurement  # re-exported: rows read back
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: the latency verdict beside goodput's (added to an older store on open)
+# Columns added after version 1, with their definitions: an older store gets them on open.
+ADDED_COLUMNS = {
+    "latency_verdict": "TEXT NOT NULL DEFAULT ''",
+    "latency_reason": "TEXT NOT NULL DEFAULT ''",
+}
 CONTEXT_KEY_FIELDS = (
     "lab",
     "board",
@@ -72,6 +78,8 @@ SCHEMA = [
         fairness DOUBLE PRECISION,
         verdict TEXT NOT NULL DEFAULT '',
         verdict_reason TEXT NOT NULL DEFAULT '',
+        latency_verdict TEXT NOT NULL DEFAULT '',
+        latency_reason TEXT NOT NULL DEFAULT '',
         data TEXT NOT NULL
     )""",
     """CREATE INDEX IF NOT EXISTS measurements_context ON measurements (context_key, started)""",
@@ -116,26 +124,6 @@ def context_key(context: dict[str, Any]) -> str:
         if context.get(extra):
             key += f"|{extra}={context[extra]}"
     return key
-
-
-@dataclass(frozen=True)
-class StoredMeasurement:
-    """One row read back from the store."""
-
-    id: int
-    run_id: str
-    test_id: str
-    context_key: str
-    started: float
-    goodput_mbps: float
-    kernel: str
-    os: str
-    adapter: str
-    board: str
-    verdict: str
-    intervals: tuple[float, ...]
-    latency_p99_ms: float | None = None  # routing: RTT under load, p99 (lower is better)
-    latency_rtt_ms: tuple[float, ...] = ()  # routing: every probe under load that came back
 
 
 class ResultsStore:
@@ -184,9 +172,26 @@ class ResultsStore:
         with self._tx() as cur:
             for statement in SCHEMA:
                 cur.execute(statement.format(serial=serial))
+            for column, definition in ADDED_COLUMNS.items():
+                if column not in self._columns(cur):
+                    # Names and definitions are constants of this module.
+                    cur.execute(f"ALTER TABLE measurements ADD COLUMN {column} {definition}")
             cur.execute("SELECT version FROM pinet_schema")
             if cur.fetchone() is None:
                 cur.execute(self._sql("INSERT INTO pinet_schema (version) VALUES (?)"), (SCHEMA_VERSION,))
+            else:
+                cur.execute(self._sql("UPDATE pinet_schema SET version = ?"), (SCHEMA_VERSION,))
+
+    def _columns(self, cur: Any) -> set[str]:
+        """The columns the measurements table has now (SQLite or PostgreSQL)."""
+        if self._param == "?":
+            cur.execute("PRAGMA table_info(measurements)")
+            return {str(row[1]) for row in cur.fetchall()}
+        cur.execute(
+            "SELECT column_name FROM information_schema.columns "
+            "WHERE table_name = 'measurements' AND table_schema = current_schema()"
+        )
+        return {str(row[0]) for row in cur.fetchall()}
 
     def _sql(self, statement: str) -> str:
         return statement.replace("?", self._param)
@@ -290,6 +295,27 @@ class ResultsStore:
                 (verdict, reason, row_id),
             )
 
+    def set_latency_verdict(self, row_id: int, verdict: str, reason: str) -> None:
+        """Record the verdict a measurement's latency under load got (pass, above-ceiling,
+        regression, not-measured), beside its goodput verdict."""
+        with self._tx() as cur:
+            cur.execute(
+                self._sql("UPDATE measurements SET latency_verdict = ?, latency_reason = ? WHERE id = ?"),
+                (verdict, reason, row_id),
+            )
+
+    def latency_verdict_counts(self, run_id: str) -> dict[str, int]:
+        """How many measurements of ``run_id`` got each latency verdict (those judged)."""
+        with self._tx() as cur:
+            cur.execute(
+                self._sql(
+                    "SELECT latency_verdict, COUNT(*) FROM measurements "
+                    "WHERE run_id = ? AND latency_verdict <> '' GROUP BY latency_verdict"
+                ),
+                (run_id,),
+            )
+            return {str(v): int(n) for v, n in cur.fetchall()}
+
     def history(
         self, key: str, *, before_run: str | None = None, limit: int = 1000, excluded: bool = False
     ) -> list[StoredMeasurement]:
@@ -310,14 +336,14 @@ class ResultsStore:
         with self._tx() as cur:
             cur.execute(self._sql(query), tuple(args))
             rows = cur.fetchall()
-        return [_stored(r) for r in reversed(rows)]
+        return [stored_row(r) for r in reversed(rows)]
 
     def of_run(self, run_id: str) -> list[StoredMeasurement]:
         """Every measurement of one run, in the order taken."""
         query = f"SELECT {STORED_COLUMNS} FROM measurements WHERE run_id = ? ORDER BY started"  # noqa: S608
         with self._tx() as cur:
             cur.execute(self._sql(query), (run_id,))
-            return [_stored(r) for r in cur.fetchall()]
+            return [stored_row(r) for r in cur.fetchall()]
 
     def runs(self) -> list[dict[str, Any]]:
         """Every run, oldest first: id, start, lab, measurement count and why it is excluded."""
@@ -448,33 +474,6 @@ class ResultsStore:
         """Close the connection."""
         with self._lock:
             self._conn.close()
-
-
-STORED_COLUMNS = (
-    "id, run_id, test_id, context_key, started, goodput_mbps, kernel, os, adapter, board, verdict, data"
-)
-
-
-def _stored(r: Any) -> StoredMeasurement:
-    data = json.loads(r[11])
-    return StoredMeasurement(
-        int(r[0]), r[1], r[2], r[3], float(r[4]), float(r[5]), r[6], r[7], r[8], r[9], r[10],
-        tuple(data.get("interval_mbps", ())), latency_p99_of(data), latency_rtts_of(data),
-    )  # fmt: skip
-
-
-def latency_rtts_of(data: dict[str, Any]) -> tuple[float, ...]:
-    """The RTTs under load a stored measurement's data holds (lost probes left out)."""
-    latency = (data.get("detail") or {}).get("latency") or {}
-    return tuple(float(v) for v in latency.get("load_rtt_ms") or () if isinstance(v, int | float))
-
-
-def latency_p99_of(data: dict[str, Any]) -> float | None:
-    """The p99 RTT under load a stored measurement's data holds, if it was measured."""
-    latency = (data.get("detail") or {}).get("latency") or {}
-    load = latency.get("load") or {}
-    value = load.get("p99_ms")
-    return float(value) if isinstance(value, int | float) and not latency.get("not_measured") else None
 
 
 def _mask(url: str) -> str:

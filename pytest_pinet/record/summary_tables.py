@@ -104,6 +104,43 @@ def routing_latency_table(rows: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def queue_cells(row: dict[str, Any]) -> str:
+    """The deepest backlog sampled and the qdisc drops over the run, or why a host reports
+    none (a BSD has no qdisc): never a 0 that was not counted."""
+    latency = (row.get("detail") or {}).get("latency") or {}
+    if latency.get("backlog_not_reported"):
+        return f"queue not reported: {latency['backlog_not_reported']}"
+    backlog = [b for b in latency.get("backlog") or () if isinstance(b.get("bytes"), int)]
+    deepest = max(backlog, key=lambda b: b["bytes"]) if backlog else None
+    cells = [
+        f"queue max {deepest['bytes'] / 1000:.0f} kB {deepest['packets']} p"
+        if deepest
+        else "queue not sampled"
+    ]
+    drops = [q.get("dropped") for q in (row.get("detail") or {}).get("qdisc") or ()]
+    if drops and all(isinstance(d, int) for d in drops):
+        cells.append(f"qdisc drops {sum(drops)}")
+    return ", ".join(cells)
+
+
+def link_latency_table(rows: list[dict[str, Any]]) -> list[str]:
+    """Round-trip time across each link test's link, idle and under its load, with the queue
+    that explains it (the last attempt of each test and direction)."""
+    cells: dict[tuple[str, str], dict[str, Any]] = {}
+    for row in rows:
+        context = row.get("context", {})
+        if context.get("scenario") == "routing" or not (row.get("detail") or {}).get("latency"):
+            continue
+        test = str(row.get("test_id", "")).split("::")[-1].split("#")[0]
+        cells[(test, f"{context.get('direction')} {context.get('duplex')}")] = row
+    if not cells:
+        return []
+    lines = ["links: round-trip time across the link, idle and under the test's load"]
+    for (test, where), row in sorted(cells.items()):
+        lines.append(f"  {test[:48]:48} {where:18} {latency_cells(row)}; {queue_cells(row)}")
+    return lines
+
+
 def udp_table(rows: list[dict[str, Any]]) -> list[str]:
     """The UDP sweep: per OS, mode and path, sent and received rate and CPU per thread count
     (the seed compares one board under Linux, QNX, FreeBSD and NetBSD)."""

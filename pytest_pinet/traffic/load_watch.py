@@ -34,6 +34,16 @@ IDLE_SECONDS = 2.0  # 10 pings or 40 irtt probes: enough for an idle median
 BACKLOG_EVERY_S = 1.0
 
 
+def not_reported(host: str, system: str) -> str:
+    """Why a host gives no queue telemetry: a BSD has no qdisc, so no backlog, overlimits or
+    requeues to read (ALTQ queues, when a lab configures them, are not read); the interface's
+    output drops are still counted, in its ``netstat -I IF -bdn`` counters (the observers)."""
+    return (
+        f"{host} runs {system}: no qdisc, so backlog, overlimits and requeues are not reported "
+        "(output drops: the interface's netstat counters)"
+    )
+
+
 class LoadWatch:
     """Probes and qdisc backlog beside one run of load."""
 
@@ -58,7 +68,7 @@ class LoadWatch:
         self.server: IrttServer | None = None
         self.backlog: list[BacklogSample] = []
         system = board.platform.name
-        self.backlog_not_reported = None if system == "linux" else f"{board.name} runs {system}: not reported"
+        self.backlog_not_reported = None if system == "linux" else not_reported(board.name, system)
 
         self._stop = threading.Event()
         self._pool = ThreadPoolExecutor(max_workers=2)

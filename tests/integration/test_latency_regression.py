@@ -5,14 +5,16 @@ side (at GbE on both sides the queue sits in the sending peer's shaper, and TCP'
 not the queue, bound it).  Two short routing runs with 100-packet queues (100 x 1.23 ms =
 123 ms) build the latency baseline; then every cable end gets a 400-packet queue (``pinet
 lab degrade --queue-packets 400``, 490 ms): the p99 under load rises and is flagged as a
-regression, lower being better.  Then a 30-packet queue (37 ms): the p99 falls, an
-improvement and never a failure.  Goodput stays at the cable's rate all along, so only the
+regression, lower being better, in the store's latency column and in ``pinet regressions``
+(until accepted).  Then a 30-packet queue (37 ms): the p99 falls, an improvement and never a
+failure (the level is back: the pending regression ends).  Goodput stays at the cable's rate all along, so only the
 latency verdict can fail the runs.
 """
 
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 
@@ -79,6 +81,17 @@ def test_a_deeper_queue_is_a_latency_regression_a_shallower_one_is_not(lab7, tmp
     deeper = _pytest(tmp_path)
     assert deeper.returncode == 1, deeper.stdout[-3000:]
     assert "regression against baseline" in deeper.stdout and "lower is better" in deeper.stdout
+    # The verdict machinery has it: the store's latency column (goodput's verdict its own),
+    # and `pinet regressions` lists it in ms until someone accepts it.
+    with sqlite3.connect(tmp_path / "s.sqlite") as db:
+        verdicts = db.execute("SELECT verdict, latency_verdict FROM measurements ORDER BY id").fetchall()
+    assert verdicts == [("pass", "pass"), ("pass", "pass"), ("pass", "regression")], verdicts
+    listed = subprocess.run(
+        [sys.executable, "-m", "pytest_pinet.cli", "regressions", "--json", "--db", f"sqlite:///{tmp_path / 's.sqlite'}"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    (pending,) = json.loads(listed.stdout)["regressions"]
+    assert pending["metric"] == "latency" and pending["regressed"] > 2 * pending["accepted"], pending
     cable_faults.deepen_queues(lab7, 30)
     shallower = _pytest(tmp_path)
     assert shallower.returncode == 0, shallower.stdout[-3000:]

@@ -1,0 +1,57 @@
+"""Rows of the results store as read back: the columns read, and the figures of a row's
+JSON data that history, trends and the standing need (goodput's and latency's)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class StoredMeasurement:
+    """One row read back from the store."""
+
+    id: int
+    run_id: str
+    test_id: str
+    context_key: str
+    started: float
+    goodput_mbps: float
+    kernel: str
+    os: str
+    adapter: str
+    board: str
+    verdict: str
+    intervals: tuple[float, ...]
+    latency_p99_ms: float | None = None  # routing: RTT under load, p99 (lower is better)
+    latency_rtt_ms: tuple[float, ...] = ()  # routing: every probe under load that came back
+    latency_verdict: str = ""  # judge.latency's status ('' : not judged, or stored before v2)
+
+
+STORED_COLUMNS = (
+    "id, run_id, test_id, context_key, started, goodput_mbps, kernel, os, adapter, board, verdict, data, "
+    "latency_verdict"
+)
+
+
+def stored_row(r: Any) -> StoredMeasurement:
+    data = json.loads(r[11])
+    return StoredMeasurement(
+        int(r[0]), r[1], r[2], r[3], float(r[4]), float(r[5]), r[6], r[7], r[8], r[9], r[10],
+        tuple(data.get("interval_mbps", ())), latency_p99_of(data), latency_rtts_of(data), r[12] or "",
+    )  # fmt: skip
+
+
+def latency_rtts_of(data: dict[str, Any]) -> tuple[float, ...]:
+    """The RTTs under load a stored measurement's data holds (lost probes left out)."""
+    latency = (data.get("detail") or {}).get("latency") or {}
+    return tuple(float(v) for v in latency.get("load_rtt_ms") or () if isinstance(v, int | float))
+
+
+def latency_p99_of(data: dict[str, Any]) -> float | None:
+    """The p99 RTT under load a stored measurement's data holds, if it was measured."""
+    latency = (data.get("detail") or {}).get("latency") or {}
+    load = latency.get("load") or {}
+    value = load.get("p99_ms")
+    return float(value) if isinstance(value, int | float) and not latency.get("not_measured") else None
