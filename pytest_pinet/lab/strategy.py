@@ -20,6 +20,7 @@ Real labs can name it in their env file (``imports: [pytest_pinet.lab.strategy]`
 from __future__ import annotations
 
 import enum
+import inspect
 import socket
 import threading
 import time
@@ -163,6 +164,7 @@ class PinetBoardStrategy(Strategy):  # type: ignore[misc]
         if self.console is not None and self.console is not self.power:
             self.target.deactivate(self.console)
 
+    @step(args=["on"])  # type: ignore[untyped-decorator]
     def _switch(self, *, on: bool) -> None:
         """Switch the power, within ``power_timeout``; a switch that fails is a lab fault.
 
@@ -172,12 +174,14 @@ class PinetBoardStrategy(Strategy):  # type: ignore[misc]
         as the board's failure.
         """
         self.target.activate(self.power)
-        call = self.power.on if on else self.power.off
+        # The driver's method without labgrid's step decorator: steps are one stack for the
+        # process, and a step left open by a call that never returns would break the next.
+        method = inspect.unwrap(getattr(type(self.power), "on" if on else "off"))
         outcome: list[BaseException | None] = []
 
         def run() -> None:
             try:
-                call()
+                method(self.power)
                 outcome.append(None)
             except BaseException as exc:  # noqa: BLE001 - handed to the caller below
                 outcome.append(exc)
