@@ -183,7 +183,8 @@ def test_a_switch_that_fails_or_never_answers_is_a_power_switch_fault(switch, tm
 
 
 def _rpi_lab() -> dict[str, Any]:
-    return yaml.safe_load((ROOT / "lab" / "examples" / "rpi-lab.yaml").read_text())
+    data: dict[str, Any] = yaml.safe_load((ROOT / "lab" / "examples" / "rpi-lab.yaml").read_text())
+    return data
 
 
 def test_the_rack_env_has_the_hardware_lab_s_drivers_and_resources(spec, tmp_path):
