@@ -199,15 +199,16 @@ def test_the_rack_env_has_the_hardware_lab_s_drivers_and_resources(spec, tmp_pat
     assert hardware <= set(qpi["drivers"]) and "QEMUDriver" not in qpi["drivers"]
     assert {"PinetSDMuxDriver", "PinetSDCardDriver", "ShellDriver"} <= set(qpi["drivers"])
     assert qpi["drivers"]["NetworkPowerDriver"]["bindings"] == {"port": "qpi-power"}
-    assert env["targets"]["pc"]["drivers"] == {
-        "NetworkPowerDriver": {"delay": 2.0, "bindings": {"port": "pc-power"}}
-    }
+    peers = [h.name for h in spec.hosts if h.role != "board"]
+    for peer in peers:
+        power = {"NetworkPowerDriver": {"delay": 2.0, "bindings": {"port": f"{peer}-power"}}}
+        assert env["targets"][peer]["drivers"] == power
     assert "tools" not in env and env["pinet"]["lab"] == "pinet3"
     (group,) = rack.exporter_config(spec).values()
     classes = {name: entry["cls"] for name, entry in group.items() if isinstance(entry, dict)}
     assert set(pi4["resources"]) - {"USBSDMuxDevice"} <= set(classes.values())
     assert classes["qpi-sd-card"] == "PinetSDCard"
     ports = {name: entry["index"] for name, entry in group.items() if name.endswith("-power")}
-    assert ports == {"qpi-power": "0", "pc-power": "1", "inet-power": "2"}
+    assert ports == {"qpi-power": "0", **{f"{peer}-power": str(n) for n, peer in enumerate(peers, 1)}}
     assert group["qpi-power"]["host"] == "http://10.203.3.2:80/api/poe/{index}/{value}"
     assert "accepter: telnet(rfc2217),tcp,10.203.3.2,4001" in rack.ser2net_config(spec)
