@@ -88,6 +88,8 @@ def up(spec: LabSpec, coordinator: str, ip: Any) -> Path:
     if not coordinator:
         raise PinetError("the virtual rack publishes through a coordinator: give --coordinator HOST:PORT")
     system.require_tools(("ser2net",))
+    if env_file(spec).exists() and _listening(spec, CONSOLE_PORT):
+        return env_file(spec)  # up already (``pinet lab up`` is idempotent)
     folder = rack_dir(spec)
     folder.mkdir(mode=0o700, exist_ok=True)
     _plumb(spec, ip)
