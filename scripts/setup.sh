@@ -11,7 +11,7 @@ if [ "$(id -u)" != 0 ]; then
 fi
 
 APT_PACKAGES=(iperf3 gcc libc6-dev e2fsprogs dosfstools openssh-server openssh-client sudo iproute2 ethtool procps iputils-ping irtt util-linux
-              mmdebstrap qemu-system-x86 bmap-tools qemu-user libc6-arm64-cross
+              mmdebstrap qemu-system-x86 bmap-tools ser2net qemu-user libc6-arm64-cross
               python3 python3-venv python3-pip ca-certificates postgresql chromium)
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do

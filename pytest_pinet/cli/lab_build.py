@@ -57,6 +57,12 @@ def _register_up(lab_sub: Any) -> None:
         action="store_false",
         help="QEMU board: skip booting and power-cycling it through labgrid once after building",
     )
+    up.add_argument(
+        "--rack",
+        action="store_true",
+        help="QEMU board: power switch, console server (ser2net) and labgrid exporter, as a hardware lab's",
+    )
+    up.add_argument("--coordinator", default="", help="HOST:PORT the rack's exporter publishes to (--rack)")
     up.set_defaults(func=cmd_lab_up)
 
 
@@ -96,6 +102,8 @@ def cmd_lab_up(args: argparse.Namespace) -> int:
     env_file = virtual_lab.up(spec, replace=args.replace)
     print(f"virtual lab {spec.name} up in {time.monotonic() - started:.1f} s; env file {env_file}")
     _print_status(lab_status.status(spec), as_json=False)
+    if args.rack:
+        return _rack_up(spec, args.coordinator)
     if (spec.is_qemu or spec.is_pair) and args.boot_check:
         check_qemu_board(env_file, QEMU_BOARD)
     return 0
@@ -148,6 +156,24 @@ def _places_present(state_root: Path) -> set[str]:
     found = {ns.split("-", 1)[0] for ns in virtual_lab.namespaces("pinet")}
     found |= {p.name for p in state_root.glob("pinet*") if p.is_dir()}
     return {name for name in found if name.removeprefix("pinet").removesuffix(COMPANION_SUFFIX).isdigit()}
+
+
+def _rack_up(spec: LabSpec, coordinator: str) -> int:
+    """The virtual rack in front of the QEMU board (power switch, ser2net, exporter)."""
+    from ..virtlab import rack
+
+    try:
+        env_file = rack.up(spec, coordinator, virtual_lab.run_ip)
+    except BaseException:
+        virtual_lab.down(spec)
+        raise
+    print(
+        f"virtual rack of {spec.name}: switch {rack.switch_url(spec)}, console "
+        f"rfc2217://{rack.address(spec)}:{rack.CONSOLE_PORT}, place {spec.name} on {coordinator}\n"
+        f"use it: pytest --pinet-coordinator {coordinator} --pinet-place-tags {rack.TAGS[0]} "
+        f"--pinet-lab {env_file.parent}"
+    )
+    return 0
 
 
 def cmd_lab_down(args: argparse.Namespace) -> int:

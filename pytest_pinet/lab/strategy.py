@@ -20,7 +20,9 @@ Real labs can name it in their env file (``imports: [pytest_pinet.lab.strategy]`
 from __future__ import annotations
 
 import enum
+import inspect
 import socket
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -62,6 +64,7 @@ class PinetBoardStrategy(Strategy):  # type: ignore[misc]
 
     status: BoardState = attr.ib(default=BoardState.unknown)
     boot_timeout: float = attr.ib(default=120.0, converter=float)
+    power_timeout: float = attr.ib(default=60.0, converter=float)
     required_tools: tuple[str, ...] = attr.ib(default=("iperf3", "ethtool", "ip"), converter=tuple)
 
     def __attrs_post_init__(self) -> None:
@@ -92,11 +95,9 @@ class PinetBoardStrategy(Strategy):  # type: ignore[misc]
             return
         if status == BoardState.off:
             self._leave_shell()
-            self.target.activate(self.power)
-            self.power.off()
+            self._switch(on=False)
         elif status == BoardState.on:
-            self.target.activate(self.power)
-            self.power.on()
+            self._switch(on=True)
         elif status == BoardState.reachable:
             self._cycle_and_wait()
         elif status == BoardState.flashed:
@@ -122,8 +123,7 @@ class PinetBoardStrategy(Strategy):  # type: ignore[misc]
         if self.image is None:
             raise StrategyError("flashed needs an image: call use_image() first")
         self._leave_shell()
-        self.target.activate(self.power)
-        self.power.off()
+        self._switch(on=False)
         self.flashes.append(flash(self.target, self.image))
 
     def _provision_image(self) -> None:
@@ -153,9 +153,54 @@ class PinetBoardStrategy(Strategy):  # type: ignore[misc]
         self.status = status if isinstance(status, BoardState) else BoardState[status]
 
     def _leave_shell(self) -> None:
-        """A shell logged in before a power-cycle is gone with it: log in afresh after."""
+        """A shell logged in before a power-cycle is gone with it: log in afresh after.
+
+        A console of its own (a console server's port, not the power driver's, as QEMU's is)
+        is closed too and opened again after power on: a console server that dropped the
+        connection, or was restarted, is then reached afresh, as a person would reconnect.
+        """
         if self.shell is not None:
             self.target.deactivate(self.shell)
+        if self.console is not None and self.console is not self.power:
+            self.target.deactivate(self.console)
+
+    @step(args=["on"])  # type: ignore[untyped-decorator]
+    def _switch(self, *, on: bool) -> None:
+        """Switch the power, within ``power_timeout``; a switch that fails is a lab fault.
+
+        A network power switch answers HTTP errors, refuses connections or never answers;
+        labgrid's drivers wait for ever on the last.  Each ends here as a ``power-switch``
+        fault naming the switch's answer, so a night goes on (or stops) as a lab fault, never
+        as the board's failure.
+        """
+        self.target.activate(self.power)
+        # The driver's method without labgrid's step decorator: steps are one stack for the
+        # process, and a step left open by a call that never returns would break the next.
+        method = inspect.unwrap(getattr(type(self.power), "on" if on else "off"))
+        outcome: list[BaseException | None] = []
+
+        def run() -> None:
+            try:
+                method(self.power)
+                outcome.append(None)
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller below
+                outcome.append(exc)
+
+        worker = threading.Thread(target=run, daemon=True, name=f"power-{self.target.name}")
+        worker.start()
+        worker.join(self.power_timeout)
+        what = f"{self.target.name}: power {'on' if on else 'off'} through {type(self.power).__name__}"
+        if not outcome:
+            raise LabFault(
+                "power-switch", f"{what}: no answer within {self.power_timeout:.0f} s", self.target.name
+            )
+        error = outcome[0]
+        if error is not None:
+            if isinstance(error, LabFault):
+                raise error
+            raise LabFault(
+                "power-switch", f"{what} failed: {type(error).__name__}: {error}", self.target.name
+            ) from error
 
     def _console_login(self) -> None:
         """Log in on the serial console (labgrid's ShellDriver) and read the kernel there."""
@@ -177,11 +222,10 @@ class PinetBoardStrategy(Strategy):  # type: ignore[misc]
 
     def _cycle_and_wait(self) -> None:
         self._leave_shell()
-        self.target.activate(self.power)
         self.console_log = ""
-        self.power.off()
+        self._switch(on=False)
         started = time.monotonic()
-        self.power.on()
+        self._switch(on=True)
         if self.console is not None:
             self.target.activate(self.console)
         deadline = started + self.boot_timeout

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import PinetError
-from . import envfile, jitter, qemu_board, qemu_image, shaping, sshd, system, two_boards
+from . import envfile, jitter, qemu_board, qemu_image, rack, shaping, sshd, system, two_boards
 from .topology import DiskSpec, LabSpec, LinkSpec, parts
 
 REQUIRED_TOOLS = ("ip", "tc", "ethtool", "sshd", "ssh-keygen", "iperf3")
@@ -107,6 +107,7 @@ def down(spec: LabSpec) -> DownReport:
     report = DownReport()
     if spec.state_dir.exists():
         jitter.stop(spec.state_dir)  # it runs outside the namespaces, so it is stopped by its pid
+        report.processes += rack.stop_exporter(spec.state_dir)  # the same: a root-namespace process
     for netns in namespaces(spec.netns_prefix):
         report.processes += kill_netns_processes(netns)
         run_ip("netns", "delete", netns, check=False)
