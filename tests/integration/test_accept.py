@@ -1,7 +1,7 @@
 """A regression stays red until someone accepts it (issue 32's acceptance scenario).
 
 Five short nights of the shipped Ethernet suite (half duplex, stock profile, both directions)
-on the namespace lab: clean, clean, then three nights with every cable 3 % slower.  Nights 3
+on the namespace lab: clean, clean, then three nights with every cable 5 % slower.  Nights 3
 and 4 fail against the clean baseline (night 4 says since night 3, though night 3's degraded
 level was measured twice and is in the store); once night 3's change is accepted, night 5 is
 within its baseline; undoing the accept makes the context a regression again.  The floor is
@@ -87,7 +87,11 @@ def test_a_regression_stays_red_until_accepted(lab32, tmp_path):
     for _ in range(2):
         clean = _night(tmp_path)
         assert clean.returncode == 0, clean.stdout[-3000:]
-    cable_faults.degrade(lab32, 3.0)
+    # 5 %: a baseline from two short nights on a busy machine can be wide (one context's band
+    # was +-35.4 Mbit/s, 3.8 %, in a CI trial, and a 3 % slowdown stayed inside it); what this
+    # test proves is that a regression stays red until accepted, not how small one is caught
+    # (pinet bench measures that).
+    cable_faults.degrade(lab32, 5.0)
     third = _night(tmp_path)
     assert third.returncode == 1, third.stdout[-3000:]
     assert third.stdout.count("regression against baseline (new tonight)") >= 2, third.stdout[-3000:]
@@ -102,7 +106,7 @@ def test_a_regression_stays_red_until_accepted(lab32, tmp_path):
     assert len(morning.persisting) == 2 and not morning.new
     assert {r.since_run for r in morning.persisting} == {night3}
     for regressed in morning.persisting:
-        assert -4.5 < regressed.change_pct < -1.5  # against the clean level, not last night's
+        assert -6.5 < regressed.change_pct < -3.5  # against the clean level, not last night's
 
     accepted = _pinet("accept", night3, "--why", "cables slowed on purpose", "--db", _db(tmp_path))
     assert accepted.returncode == 0, accepted.stdout + accepted.stderr
