@@ -59,7 +59,7 @@ def test_qdisc_goes_under_the_shaper_not_over_it(board):
 @pytest.mark.parametrize(
     ("tunable", "reason"),
     [
-        (IrqAffinity("eth0", (1,)), "no IRQ named 'eth0'"),
+        (IrqAffinity("eth0", (1,)), "no IRQ of eth0, by name or from its device"),
         (Governor("performance"), "no cpufreq"),
         (FixedClock(1500), "no cpufreq"),
         (Qdisc("eth0", ("sfq", "quantum", "1500")), "kernel lacks sfq"),
@@ -83,7 +83,7 @@ def test_profile_with_one_unsupported_tunable_is_undone_completely(board):
     data = {"profiles": {"p": {"board": {"rps": {"link": "all"}, "irq_affinity": {"link": [1]}}}}}
     profile = profiles_from_data(data, "p.yaml")["p"]
     rps_before = QueueMask("rps", "eth0", "all").read(host)
-    with pytest.raises(Unsupported, match="no IRQ named"):
+    with pytest.raises(Unsupported, match="no IRQ of eth0"):
         apply_profile(profile, {"board": host}, link)
     assert QueueMask("rps", "eth0", "all").read(host) == rps_before
 
