@@ -51,6 +51,32 @@ def _no_real_lab_in_repository_tests(request: pytest.FixtureRequest) -> Iterator
         yield
 
 
+def _test_command_board(config: pytest.Config) -> None:
+    """The test command (``pytest`` with no paths: the ini's testpaths) runs the suite on the
+    namespace board alone, unless a board is asked for (``--pinet-board``, ``PINET_BOARD``).
+
+    Why: the test command tests pinet's code; measuring the two-board lab is the main job's
+    (``pinet run``).  The QEMU board's own paths are tested by tests/integration
+    (test_qemu_lab runs the suite's QEMU cases on it, test_every_board and the virtual rack
+    boot it), and its whole suite took 21 of CI's minutes twice over what it proves.  A run
+    naming the suite (``pytest pytest_pinet/suite``, ``-m routing``) keeps the default, both."""
+    if config.args_source is not pytest.Config.ArgsSource.TESTPATHS:
+        return
+    if getattr(config.option, "pinet_board", None) is None and not os.environ.get("PINET_BOARD"):
+        config.option.pinet_board = "netns"
+        config.stash[TEST_COMMAND_BOARD] = True
+
+
+TEST_COMMAND_BOARD = pytest.StashKey[bool]()
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    """Say why the test command's suite measures one board, where a reader looks first."""
+    if config.stash.get(TEST_COMMAND_BOARD, False):
+        return ["pinet: the test command measures the suite on the namespace board (pinet run: both boards)"]
+    return []
+
+
 # What the test extra brings (pyproject.toml, [project.optional-dependencies] test), by module.
 TEST_EXTRA = {"hypothesis", "psycopg", "matplotlib", "ziglang"}
 TEST_EXTRA_HINT = "pip install -e '.[test]' (in a clone) or pip install 'pytest-pinet[test]'"
@@ -79,11 +105,14 @@ def _missing_extra(text: str) -> str | None:
     return None
 
 
+@pytest.hookimpl(tryfirst=True)  # before pinet's own configure reads the board option
 def pytest_configure(config: pytest.Config) -> None:
-    """Register the test tiers (below) and point results, the store and the data directory
+    """Choose the test command's board (``_test_command_board``), register the test tiers
+    (below) and point results, the store and the data directory
     (Allure history) at a directory of this test run, whatever the user's environment says:
     the repository's tests never touch a user's history.  An explicit ``--pinet-results`` /
     ``--pinet-db`` still wins (the main job, ``pinet run``, names both)."""
+    _test_command_board(config)
     for name, text in TIERS.items():
         config.addinivalue_line("markers", f"{name}: {text}")
     config.addinivalue_line(

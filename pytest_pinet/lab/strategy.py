@@ -65,6 +65,10 @@ class PinetBoardStrategy(Strategy):  # type: ignore[misc]
     status: BoardState = attr.ib(default=BoardState.unknown)
     boot_timeout: float = attr.ib(default=120.0, converter=float)
     power_timeout: float = attr.ib(default=60.0, converter=float)
+    # Power cycles before a board that stays unreachable is a boot-timeout fault: an emulated
+    # board on a busy host now and then stalls in its boot (RCU stalls, no network), and a
+    # lab engineer's first cure is one more power cycle.  Every cycle is told and counted.
+    boot_attempts: int = attr.ib(default=2, converter=int)
     required_tools: tuple[str, ...] = attr.ib(default=("iperf3", "ethtool", "ip"), converter=tuple)
 
     def __attrs_post_init__(self) -> None:
@@ -72,6 +76,7 @@ class PinetBoardStrategy(Strategy):  # type: ignore[misc]
         self.remote: Any = None  # a pinet RemoteHost, set by pinet; else a TCP banner check
         self.console_log = ""
         self.boot_seconds: float | None = None
+        self.boot_cycles = 0  # power cycles the last boot took (more than 1: it stalled first)
         self.console_kernel: str | None = None  # `uname -r` read over the serial console
         self.console_login_seconds: float | None = None
         self.image: Any = None  # the CatalogueImage "provisioned" means; None: whatever runs
@@ -221,6 +226,29 @@ class PinetBoardStrategy(Strategy):  # type: ignore[misc]
         self.console_kernel = out[0].strip() if out else ""
 
     def _cycle_and_wait(self) -> None:
+        """Power-cycle until the board answers SSH, at most ``boot_attempts`` times."""
+        attempts = max(1, self.boot_attempts)
+        self.boot_cycles = 0
+        for attempt in range(1, attempts + 1):
+            self.boot_cycles = attempt
+            last = self._power_cycle_and_wait()
+            if last is None:
+                return
+            if attempt < attempts:
+                self._tell(
+                    f"not reachable {self.boot_timeout:.0f} s after power on ({last}): "
+                    f"power-cycling again ({attempt + 1} of {attempts})"
+                )
+        tail = self.console_log[-2000:] or "(no console on this target)"
+        cycles = "" if attempts == 1 else f" in each of {attempts} power cycles"
+        raise LabFault(
+            "boot-timeout",
+            f"{self.target.name} not reachable {self.boot_timeout:.0f} s after power on{cycles} ({last}); "
+            f"console tail:\n{tail}",
+        )
+
+    def _power_cycle_and_wait(self) -> str | None:
+        """One power cycle and the wait for SSH: None once reachable, else why not."""
         self._leave_shell()
         self.console_log = ""
         self._switch(on=False)
@@ -238,7 +266,7 @@ class PinetBoardStrategy(Strategy):  # type: ignore[misc]
                 self.boot_seconds = time.monotonic() - started
                 self._tell(f"up after {self.boot_seconds:.0f} s")
                 self._console_login()
-                return
+                return None
             if time.monotonic() - told >= BOOT_TELL_EVERY_S:
                 told = time.monotonic()
                 console = self.console_log.strip().splitlines()[-1:] or ["(no console output yet)"]
@@ -248,12 +276,7 @@ class PinetBoardStrategy(Strategy):  # type: ignore[misc]
                 )
             time.sleep(0.2)
         self._drain_console()
-        tail = self.console_log[-2000:] or "(no console on this target)"
-        raise LabFault(
-            "boot-timeout",
-            f"{self.target.name} not reachable {self.boot_timeout:.0f} s after power on ({last}); "
-            f"console tail:\n{tail}",
-        )
+        return last
 
     def _tell(self, what: str) -> None:
         if self.say is not None:

@@ -15,13 +15,14 @@ from pytest_pinet.virtlab import virtual_lab
 from pytest_pinet.virtlab.topology import LabSpec
 
 
-@pytest.fixture(scope="session", autouse=True)
+@pytest.fixture(scope="package", autouse=True)
 def namespace_board_by_default() -> Iterator[None]:
     """The runs these tests start measure the namespace board alone (``PINET_BOARD=netns``):
     what they prove is the plumbing, places, faults and verdicts, which the QEMU board would
-    only make minutes slower.  The suite of the test command itself runs on the default
-    two-board lab; tests of the QEMU board say ``--pinet-board qemu`` (a command-line option
-    outranks the environment)."""
+    only make minutes slower.  Tests of the QEMU board say ``--pinet-board qemu`` (a
+    command-line option outranks the environment).  Package scope: the variable is gone again
+    once the last integration test ends, so the unit tests and the suite after them (one
+    pytest process) never see it."""
     with pytest.MonkeyPatch.context() as patch:
         if not os.environ.get("PINET_BOARD"):
             patch.setenv("PINET_BOARD", "netns")

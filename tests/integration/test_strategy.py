@@ -63,6 +63,8 @@ def test_board_that_never_answers_is_a_bounded_boot_timeout(board_power):
         made.transition("reachable")
     assert info.value.category == "boot-timeout"
     assert "no console on this target" in str(info.value)
+    # One more power cycle first, as a lab engineer would, and the fault says so.
+    assert made.boot_cycles == 2 and "in each of 2 power cycles" in str(info.value)
 
 
 def test_cli_power_cycle_goes_through_labgrid(board_power, fresh_lab):

@@ -279,7 +279,8 @@ def test_switch_not_answering_is_a_power_switch_fault(place):
 
 def test_port_on_but_board_dark_is_a_boot_timeout(place):
     spec, strategy = place
-    rack.set_fault(spec, "noboot", times=2)  # off and on both meet it; only on matters
+    # Off and on both meet it (only on matters), in each of the strategy's two power cycles.
+    rack.set_fault(spec, "noboot", times=2 * strategy.boot_attempts)
     strategy.boot_timeout = 20.0
     try:
         with pytest.raises(LabFault) as fault:
@@ -288,6 +289,7 @@ def test_port_on_but_board_dark_is_a_boot_timeout(place):
         strategy.boot_timeout = 300.0
         rack.set_fault(spec, "none")
     assert fault.value.category == "boot-timeout"
+    assert f"in each of {strategy.boot_attempts} power cycles" in str(fault.value)
     assert qemu_board.running_pid(spec) == 0
 
 

@@ -80,7 +80,7 @@ def test_the_header_names_the_lab_and_the_way_it_was_named(pytester, monkeypatch
 
 
 def test_with_no_lab_named_the_header_says_so(pytester, monkeypatch):
-    for name in ("LG_ENV", "PINET_LAB"):
+    for name in ("LG_ENV", "PINET_LAB", "PINET_BOARD"):
         monkeypatch.delenv(name, raising=False)
     pytester.makepyfile("def test_uses(pinet_settings):\n    pass\n")
     result = pytester.runpytest("-p", "no:labgrid", "-p", "no:cacheprovider", "--collect-only")
