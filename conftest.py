@@ -54,6 +54,8 @@ def _no_real_lab_in_repository_tests(request: pytest.FixtureRequest) -> Iterator
 def _test_command_board(config: pytest.Config) -> None:
     """The test command (``pytest`` with no paths: the ini's testpaths) runs the suite on the
     namespace board alone, unless a board is asked for (``--pinet-board``, ``PINET_BOARD``).
+    Its 10 s windows stay: shorter ones leave the adaptive rule no room, and a fixed 5 s run
+    at GbE's 940 Mbit/s floor would toss a coin where the adaptive one says "undecided".
 
     Why: the test command tests pinet's code; measuring the two-board lab is the main job's
     (``pinet run``).  The QEMU board's own paths are tested by tests/integration
