@@ -247,22 +247,34 @@ class RemoteHost:
         command = script if self.endpoint.username == "root" else prelude + script
 
         log.debug("%s$ %s", self.name, command)
+        connection = self.connection
+        watchdog = _Watchdog(connection, timeout + STUCK_GRACE_S)
         try:
-            result = self.connection.run(command, hide=True, warn=True, timeout=timeout, in_stream=False)
+            result = connection.run(command, hide=True, warn=True, timeout=timeout, in_stream=False)
         except CommandTimedOut:
             raise LabFault(
                 "timeout", f"{self.name}: `{command}` still running after {timeout:.0f} s", self.name
             ) from None
-        except (TimeoutError, OSError, EOFError) as exc:
-            self.close()
-            raise LabFault(
-                "ssh-dropped", f"{self.name}: connection lost during `{command}`: {exc}", self.name
-            ) from None
-        except Exception as exc:  # paramiko SSHException: channel or transport died
+        except Exception as exc:  # OSError, EOFError, paramiko's SSHException: the link died
+            if watchdog.fired.is_set():
+                self.close()
+                raise LabFault(
+                    "timeout",
+                    f"{self.name}: `{command}` had no answer within {watchdog.seconds:.0f} s "
+                    "(a hung host never opens the channel): connection closed",
+                    self.name,
+                ) from None
+            if isinstance(exc, (TimeoutError, OSError, EOFError)):
+                self.close()
+                raise LabFault(
+                    "ssh-dropped", f"{self.name}: connection lost during `{command}`: {exc}", self.name
+                ) from None
             if type(exc).__module__.startswith("paramiko"):
                 self.close()
                 raise LabFault("ssh-dropped", f"{self.name}: `{command}`: {exc}", self.name) from None
             raise
+        finally:
+            watchdog.cancel()
         if int(result.exited) == -1 and not self._still_connected():
             # No exit status and the transport is gone: sshd (or the host) died under the
             # command, which is not the command's own failure.
@@ -306,3 +318,38 @@ class RemoteHost:
                 with contextlib.suppress(Exception):  # a dead jump transport may raise anything
                     jump.close()
             self._jumps.clear()
+
+
+# How long past its own timeout a command may wait before its connection is closed under it.
+STUCK_GRACE_S = 10.0
+
+
+class _Watchdog:
+    """Closes ``connection``'s transport if a command outlives ``seconds``.
+
+    Why: invoke's timeout starts once the command has started; a host that hangs (every
+    process stopped, a board frozen under emulation) keeps the TCP connection open but never
+    answers the request to open a channel, and paramiko waits for that answer for ever.  A
+    thread sampling the queue once waited so for the whole run.  Closing the transport wakes
+    every waiter on it with an error, which the caller turns into a ``timeout`` lab fault.
+    """
+
+    def __init__(self, connection: Any, seconds: float) -> None:
+        self.connection = connection
+        self.seconds = seconds
+        self.fired = threading.Event()
+        self._timer = threading.Timer(seconds, self._close)
+        self._timer.daemon = True
+        self._timer.name = "pinet-ssh-watchdog"
+        self._timer.start()
+
+    def _close(self) -> None:
+        self.fired.set()
+        transport = getattr(getattr(self.connection, "client", None), "get_transport", lambda: None)()
+        if transport is not None:
+            with contextlib.suppress(Exception):  # already closing: the waiter wakes either way
+                transport.close()
+
+    def cancel(self) -> None:
+        """The command returned in time."""
+        self._timer.cancel()

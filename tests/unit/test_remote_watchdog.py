@@ -1,0 +1,93 @@
+"""A remote command never waits for ever: a hung host keeps its TCP connection but never
+answers the request to open a channel, and paramiko waits for that answer without end (a
+queue sampler once waited so through a whole run).  RemoteHost closes the connection under
+a command that outlives its timeout and says so as a ``timeout`` lab fault."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_pinet.errors import LabFault
+from pytest_pinet.host import remote
+from pytest_pinet.host.remote import RemoteHost, SshEndpoint
+
+
+class _Transport:
+    def __init__(self, closed: threading.Event) -> None:
+        self._closed = closed
+
+    def close(self) -> None:
+        self._closed.set()
+
+
+class _Client:
+    def __init__(self, closed: threading.Event) -> None:
+        self.transport = _Transport(closed)
+
+    def get_transport(self) -> _Transport:
+        return self.transport
+
+
+class _HungConnection:
+    """A connection to a host that never answers: run() returns only when the transport is
+    closed under it, raising as paramiko's waiter does then."""
+
+    is_connected = True
+
+    def __init__(self) -> None:
+        self.closed = threading.Event()
+        self.client = _Client(self.closed)
+
+    def run(self, command: str, **_: Any) -> Any:
+        if not self.closed.wait(timeout=30):
+            raise AssertionError("nobody closed the connection under the stuck command")
+        raise EOFError("Channel closed.")
+
+    def close(self) -> None:
+        self.closed.set()
+
+
+def _host(connection: Any) -> RemoteHost:
+    endpoint = SshEndpoint("qpi", "10.203.9.2", "root", 22, None, Path("/nonexistent/known_hosts"))
+    host = RemoteHost(endpoint)
+    host._connection = connection
+    return host
+
+
+def test_a_command_to_a_hung_host_ends_as_a_timeout_fault(monkeypatch):
+    monkeypatch.setattr(remote, "STUCK_GRACE_S", 0.2)
+    hung = _HungConnection()
+    started = time.monotonic()
+    with pytest.raises(LabFault) as fault:
+        _host(hung).run(["tc", "-s", "qdisc", "show", "dev", "eth1"], timeout=0.3)
+    waited = time.monotonic() - started
+    assert fault.value.category == "timeout"
+    assert "connection closed" in str(fault.value) and "tc -s qdisc show dev eth1" in str(fault.value)
+    assert hung.closed.is_set()
+    assert 0.5 <= waited < 10  # timeout + grace, not for ever
+
+
+class _Quick:
+    is_connected = True
+
+    def __init__(self) -> None:
+        self.client = _Client(threading.Event())
+
+    def run(self, command: str, **_: Any) -> Any:
+        class Result:
+            exited, stdout, stderr = 0, "ok\n", ""
+
+        return Result()
+
+
+def test_a_command_that_answers_in_time_leaves_the_connection_open(monkeypatch):
+    monkeypatch.setattr(remote, "STUCK_GRACE_S", 0.05)
+    quick = _Quick()
+    assert _host(quick).check(["echo", "ok"], timeout=0.05) == "ok\n"
+    time.sleep(0.3)  # past timeout + grace: the watchdog was cancelled, never fires
+    assert not quick.client.transport._closed.is_set()
