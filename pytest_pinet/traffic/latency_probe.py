@@ -24,7 +24,12 @@ from .latency_parse import ProbeOutputError, ProbeSeries, parse_irtt, parse_ping
 IRTT, PING = "irtt", "ping"
 PING_INTERVAL_S = {"linux": 0.2, "bsd": 1.0}  # unprivileged minimum: iputils 0.2 s, FreeBSD 1 s
 IRTT_INTERVAL_S = 0.05  # isochronous UDP: 20 probes a second, 20 bytes each, no load to speak of
-REPLY_WAIT_S = 3  # how long the last probe may take to come back (a deep FIFO: ~2 s)
+# How long irtt waits for the last replies: REPLY_WAIT_FACTOR times the slowest round trip it
+# has seen, or REPLY_WAIT_S when nothing came back.  A fixed 3 s wait cost every probe 3 s (two
+# probes a test: 6 of a namespace test's 14 s) on paths whose RTT is 0.2 ms; three times the
+# maximum still waits 6 s behind a 2-second FIFO at 10 Mbit/s.
+REPLY_WAIT_S = 3
+REPLY_WAIT_FACTOR = 3
 IRTT_PORTS = (30000, 39999)
 
 
@@ -71,7 +76,7 @@ def irtt_argv(address: str, port: int, seconds: float, interval_s: float) -> Arg
     """An irtt client run of ``seconds``, JSON on stdout, nothing else printed."""
     return [
         "irtt", "client", "-Q", "-i", f"{int(interval_s * 1000)}ms", "-d", f"{seconds:g}s",
-        f"--wait={REPLY_WAIT_S}s", "-o", "-", f"{address}:{port}",
+        f"--wait={REPLY_WAIT_FACTOR}x{REPLY_WAIT_S}s", "-o", "-", f"{address}:{port}",
     ]  # fmt: skip
 
 
@@ -135,7 +140,7 @@ class Probe:
             argv = irtt_argv(plan.address, port, seconds, plan.interval_s)
         else:
             argv = ping_argv(plan.address, max(1, round(seconds / plan.interval_s)), plan.interval_s)
-        self.limit = seconds + REPLY_WAIT_S + 10
+        self.limit = seconds + REPLY_WAIT_FACTOR * REPLY_WAIT_S + 10
         self.command = quote(argv)
         self.pid_file = f"/tmp/pinet-probe-{uuid.uuid4().hex[:12]}.pid"  # noqa: S108 - remote, unguessable
         self.script = client_script(["timeout", "--kill-after=5", int(self.limit), *argv], self.pid_file)
@@ -194,7 +199,8 @@ def trimmed(series: ProbeSeries) -> ProbeSeries:
 
 def run_probe(plan: ProbePlan, seconds: float) -> ProbeSeries:
     """A probe of ``seconds`` from start to end (the idle probe), with its own irtt server."""
-    server = IrttServer(plan.target, plan.address, seconds + REPLY_WAIT_S + 30) if plan.tool == IRTT else None
+    lifetime = seconds + REPLY_WAIT_FACTOR * REPLY_WAIT_S + 30
+    server = IrttServer(plan.target, plan.address, lifetime) if plan.tool == IRTT else None
     port = server.start() if server else 0
     try:
         probe = Probe(plan, seconds, port)

@@ -26,11 +26,30 @@ from ..host.qdisc_stats import parse_backlog
 from ..host.remote import RemoteHost
 from ..model.latency import BacklogSample, LatencyUse
 from .latency_parse import ProbeSeries, figures_of
-from .latency_probe import IRTT, REPLY_WAIT_S, IrttServer, Probe, ProbePlan, run_probe, sleep_until
+from .latency_probe import (
+    IRTT,
+    REPLY_WAIT_FACTOR,
+    REPLY_WAIT_S,
+    IrttServer,
+    Probe,
+    ProbePlan,
+    run_probe,
+    sleep_until,
+)
 
 log = logging.getLogger(__name__)
 
-IDLE_SECONDS = 2.0  # 10 pings or 40 irtt probes: enough for an idle median
+# Long enough for an idle median: 20 irtt probes (1 s at 50 ms) or 10 pings (2 s at 0.2 s; a
+# BSD's 1 s interval gives 2).  Every test that measures latency pays it once per run.
+IDLE_PROBES = 20
+IDLE_SECONDS_MIN, IDLE_SECONDS_MAX = 1.0, 2.0
+
+
+def idle_seconds(interval_s: float) -> float:
+    """How long the idle probe runs at ``interval_s``: IDLE_PROBES of them, within bounds."""
+    return min(IDLE_SECONDS_MAX, max(IDLE_SECONDS_MIN, IDLE_PROBES * interval_s))
+
+
 BACKLOG_EVERY_S = 1.0
 
 
@@ -79,7 +98,7 @@ class LoadWatch:
         """Probe before the load; all idle probes lost means the probe cannot see this path."""
         if isinstance(self.plan, str):
             return
-        self.idle = run_probe(self.plan, IDLE_SECONDS)
+        self.idle = run_probe(self.plan, idle_seconds(self.plan.interval_s))
         if self.idle.received == 0:
             self.not_measured = (
                 f"all {self.idle.sent} idle {self.plan.tool} probes from {self.plan.prober.name} to "
@@ -92,7 +111,7 @@ class LoadWatch:
             self._futures.append(self._pool.submit(self._sample_backlog))
         if self.not_measured is None and isinstance(self.plan, ProbePlan):
             if self.plan.tool == IRTT:
-                lifetime = self.omit_s + self.duration_s + REPLY_WAIT_S + 60
+                lifetime = self.omit_s + self.duration_s + REPLY_WAIT_FACTOR * REPLY_WAIT_S + 60
                 self.server = IrttServer(self.plan.target, self.plan.address, lifetime)
                 port = self.server.start()
             else:

@@ -38,8 +38,8 @@ from pytest_pinet.traffic.latency_parse import (
     percentile,
     sent_before,
 )
-from pytest_pinet.traffic.latency_probe import choose_probe, ping_argv, trimmed
-from pytest_pinet.traffic.load_watch import LoadWatch
+from pytest_pinet.traffic.latency_probe import choose_probe, irtt_argv, ping_argv, trimmed
+from pytest_pinet.traffic.load_watch import LoadWatch, idle_seconds
 
 ROOT = Path(__file__).resolve().parents[2]
 OURS = ROOT / "fixtures" / "lab-outputs"
@@ -291,3 +291,15 @@ def test_the_per_second_chart_draws_rtt_under_load_beside_goodput():
     )
     assert with_rtt is not None and without is not None
     assert with_rtt.startswith(b"\x89PNG") and with_rtt != without  # the RTT series is drawn
+
+
+def test_irtt_waits_for_late_replies_in_proportion_to_the_slowest_round_trip():
+    # three times the slowest RTT seen (3 s if nothing came back), not a fixed 3 s per probe
+    argv = irtt_argv("10.0.0.1", 32000, 4, 0.05)
+    assert "--wait=3x3s" in argv and "-d" in argv and argv[argv.index("-d") + 1] == "4s"
+
+
+def test_idle_probe_sends_twenty_probes_within_one_to_two_seconds():
+    assert idle_seconds(0.05) == 1.0  # irtt: 20 probes
+    assert idle_seconds(0.2) == 2.0  # iputils ping: 10
+    assert idle_seconds(1.0) == 2.0  # a BSD's ping: 2, never longer
