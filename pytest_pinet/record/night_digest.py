@@ -1,7 +1,9 @@
 """What got worse last night, first: the report's opening lines for a lab engineer.
 
 The regressions new tonight, those that persist (since which run, how many nights, the
-change) and the changes accepted in the last week; counts of regressions, floors missed,
+change) and the changes accepted in the last week, of goodput and of latency under load (a
+p99 that rose against its accepted level: the half of a qdisc's story goodput never shows);
+counts of regressions, floors missed,
 undecided verdicts and lab faults; and the largest drops against each context's *accepted*
 baseline (judge/standing.py: a regressed night never becomes the baseline by itself), taken
 from the store and the run's facts.  They
@@ -18,8 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..judge.standing import EVERY_CONTEXT
-from .nightly import nights_of, standing_before
-from .store import ResultsStore
+from .nightly import GOODPUT, LATENCY, Metric, nights_of, standing_before
+from .store import ResultsStore, StoredMeasurement
 
 LABEL_KEYS = (
     "scenario",
@@ -57,10 +59,11 @@ class Regressed:
     since_run: str = ""  # a persisting one: the run it was first seen in
     first_seen: str = ""  # ... its date
     nights: int = 1
+    unit: str = "Mbit/s"  # latency: "ms RTT p99 under load"
 
     def line(self) -> str:
         """One line for the Variables block and the morning page."""
-        figures = f"{self.accepted:.1f} -> {self.tonight:.1f} Mbit/s ({self.change_pct:+.1f} %)"
+        figures = f"{self.accepted:.1f} -> {self.tonight:.1f} {self.unit} ({self.change_pct:+.1f} %)"
         if not self.since_run:
             return f"{self.context}: {figures}"
         since = f"since run {self.since_run} ({self.nights} nights, first seen {self.first_seen})"
@@ -81,6 +84,8 @@ class NightDigest:
     new: list[Regressed] = field(default_factory=list)
     persisting: list[Regressed] = field(default_factory=list)
     accepted: list[str] = field(default_factory=list)  # acceptances of the last week, one line each
+    latency_new: list[Regressed] = field(default_factory=list)  # p99 under load rose: new tonight
+    latency_persisting: list[Regressed] = field(default_factory=list)  # ... and since an earlier run
 
     def variables(self) -> dict[str, str]:
         """The Allure "Variables" block, in reading order.
@@ -94,6 +99,10 @@ class NightDigest:
             found[f"New regression {n}"] = regressed.line()
         for n, regressed in enumerate(self.persisting[:SHOWN], 1):
             found[f"Persisting regression {n}"] = regressed.line()
+        latency = f"{len(self.latency_new)} new tonight, {len(self.latency_persisting)} persisting"
+        found["Latency regressions"] = f"{len(self.latency_new) + len(self.latency_persisting)} ({latency})"
+        for n, regressed in enumerate((self.latency_new + self.latency_persisting)[:SHOWN], 1):
+            found[f"Latency regression {n}"] = regressed.line()
         found["Accepted this week"] = str(len(self.accepted))
         for n, line in enumerate(self.accepted[:SHOWN], 1):
             found[f"Accepted {n}"] = line
@@ -130,6 +139,12 @@ class NightDigest:
             "",
             *(f"- {r.line()}" for r in self.persisting),
             "",
+            f"## Latency regressions (RTT under load, p99): {len(self.latency_new)} new tonight, "
+            f"{len(self.latency_persisting)} persisting",
+            "",
+            *(f"- new: {r.line()}" for r in self.latency_new),
+            *(f"- persisting: {r.line()}" for r in self.latency_persisting),
+            "",
             f"## Accepted in the last week: {len(self.accepted)}",
             "",
             *(f"- {line}" for line in self.accepted),
@@ -165,38 +180,66 @@ def scope_text(key: str) -> str:
     return "every context of the run" if key == EVERY_CONTEXT else context_text(key)
 
 
+LATENCY_UNIT = "ms RTT p99 under load"
+
+
+def _verdict(row: StoredMeasurement, metric: Metric) -> str:
+    return row.verdict if metric is GOODPUT else row.latency_verdict
+
+
+def _regressed(
+    store: ResultsStore, run_id: str, rows: list[StoredMeasurement], key: str, metric: Metric
+) -> tuple[Regressed | None, Drop | None]:
+    """Context ``key`` tonight in ``metric``: a regression (new or persisting) and, for goodput,
+    its drop against the accepted baseline."""
+    tonight = nights_of([r for r in rows if r.context_key == key], metric)
+    standing = standing_before(store, key, run_id, metric=metric)
+    if not tonight or not standing.accepted:
+        return None, None
+    baseline = metric.shown(statistics.median(standing.history))
+    value = metric.shown(tonight[0].value)
+    if baseline <= 0:
+        return None, None
+    change = 100.0 * (value - baseline) / baseline
+    verdict = _verdict([r for r in rows if r.context_key == key][-1], metric)
+    drop = (
+        Drop(context_text(key), value, baseline, change, verdict)
+        if metric is GOODPUT and change < 0
+        else None
+    )
+    if "regression" not in verdict:
+        return None, drop
+    unit = "Mbit/s" if metric is GOODPUT else LATENCY_UNIT
+    # Tonight's verdict says whether it regressed; the standing says since when.
+    if standing.since is None:
+        return Regressed(context_text(key), baseline, value, change, unit=unit), drop
+    first = standing.since
+    day = time.strftime("%Y-%m-%d", time.gmtime(first.started))
+    nights = len(standing.regressed) + 1
+    return Regressed(context_text(key), baseline, value, change, first.run_id, day, nights, unit), drop
+
+
 def night_digest_of(
     store: ResultsStore, run_id: str, facts: list[dict[str, Any]], top: int = 5
 ) -> NightDigest:
-    """The night of ``run_id``: its verdict counts, its new and persisting regressions, the last
-    week's acceptances, its lab faults and its ``top`` largest drops against the accepted
-    baselines."""
+    """The night of ``run_id``: its verdict counts, its new and persisting regressions of
+    goodput and of latency under load, the last week's acceptances, its lab faults and its
+    ``top`` largest drops against the accepted baselines."""
     rows = store.of_run(run_id)
     latest = {row.context_key: row for row in rows}  # a re-measured context: its last attempt
     drops: list[Drop] = []
-    new: list[Regressed] = []
-    persisting: list[Regressed] = []
-    for key, row in latest.items():
-        tonight = nights_of([r for r in rows if r.context_key == key])
-        standing = standing_before(store, key, run_id)
-        if not tonight or not standing.accepted:
-            continue
-        baseline = statistics.median(standing.history)
-        if baseline <= 0:
-            continue
-        change = 100.0 * (tonight[0].value - baseline) / baseline
-        if change < 0:
-            drops.append(Drop(context_text(key), tonight[0].value, baseline, change, row.verdict))
-        # Tonight's verdict says whether it regressed; the standing says since when.
-        if "regression" in row.verdict and standing.since is None:
-            new.append(Regressed(context_text(key), baseline, tonight[0].value, change))
-        elif "regression" in row.verdict and standing.since is not None:
-            first = standing.since
-            day = time.strftime("%Y-%m-%d", time.gmtime(first.started))
-            nights = len(standing.regressed) + 1
-            persisting.append(
-                Regressed(context_text(key), baseline, tonight[0].value, change, first.run_id, day, nights)
-            )
+    found: dict[str, tuple[list[Regressed], list[Regressed]]] = {
+        GOODPUT.name: ([], []),
+        LATENCY.name: ([], []),
+    }
+    for key in latest:
+        for metric in (GOODPUT, LATENCY):
+            regressed, drop = _regressed(store, run_id, rows, key, metric)
+            if drop is not None:
+                drops.append(drop)
+            if regressed is not None:
+                new_or_persisting = found[metric.name][1 if regressed.since_run else 0]
+                new_or_persisting.append(regressed)
     # What failed first (a regression, a floor missed), then the rest, each by its drop: a
     # noisy context that moved a lot but passed must not hide a GbE link that regressed.
     drops.sort(
@@ -204,6 +247,8 @@ def night_digest_of(
     )
     verdicts = [row.verdict for row in latest.values()]
     week = store.acceptances(since=time.time() - WEEK_S)
+    new, persisting = found[GOODPUT.name]
+    latency_new, latency_persisting = found[LATENCY.name]
     return NightDigest(
         run_id=run_id,
         measured=len(rows),
@@ -215,4 +260,6 @@ def night_digest_of(
         new=sorted(new, key=lambda r: r.change_pct),
         persisting=sorted(persisting, key=lambda r: r.change_pct),
         accepted=[f"{a.explain()} [{scope_text(a.context_key)}]" for a in week],
+        latency_new=sorted(latency_new, key=lambda r: -r.change_pct),
+        latency_persisting=sorted(latency_persisting, key=lambda r: -r.change_pct),
     )

@@ -1,0 +1,65 @@
+"""The morning's digest names latency regressions beside goodput's (issue 34): a p99 under
+load that rose against its accepted level, new tonight or persisting, in ms."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pytest_pinet.record.night_digest import night_digest_of
+from pytest_pinet.record.store import StoredMeasurement
+
+ROUTED = "board=qpi|link=lan|scenario=routing|direction=download|qdisc=pfifo_fast"
+
+
+class _Store:
+    """The questions night_digest_of asks of a store, answered from rows."""
+
+    def __init__(self, rows: list[StoredMeasurement]) -> None:
+        self.rows = rows
+
+    def of_run(self, run_id: str) -> list[StoredMeasurement]:
+        return [r for r in self.rows if r.run_id == run_id]
+
+    def history(self, key: str, before_run: str | None = None) -> list[StoredMeasurement]:
+        return [r for r in self.rows if r.context_key == key and r.run_id != before_run]
+
+    def acceptances(self, since: float | None = None) -> list[Any]:
+        return []
+
+
+def _row(run: str, at: float, p99: float, latency_verdict: str) -> StoredMeasurement:
+    rtts = tuple(p99 * f for f in (0.8, 0.85, 0.9, 0.95, 1.0))
+    return StoredMeasurement(
+        0, run, "t", ROUTED, at, 9.4, "6.1", "os", "usb", "qpi", "pass", (9.4,), p99, rtts, latency_verdict
+    )
+
+
+def _clean_nights() -> list[StoredMeasurement]:
+    return [_row(f"n{n}", float(n), p99, "pass") for n, p99 in enumerate((20.0, 20.4, 20.2, 20.1, 20.3), 1)]
+
+
+def test_a_rise_in_p99_is_a_latency_regression_new_then_persisting():
+    rows = [*_clean_nights(), _row("n6", 6.0, 60.0, "regression")]
+    morning = night_digest_of(_Store(rows), "n6", [])  # type: ignore[arg-type]
+    (regressed,) = morning.latency_new
+    assert not morning.latency_persisting and not morning.new  # goodput held: no goodput regression
+    assert (round(regressed.accepted, 1), regressed.tonight) == (20.2, 60.0)
+    shown = morning.variables()
+    assert shown["Latency regressions"] == "1 (1 new tonight, 0 persisting)"
+    assert shown["Latency regression 1"] == (
+        "qpi / lan / routing / download / pfifo_fast: 20.2 -> 60.0 ms RTT p99 under load (+197.0 %)"
+    )
+    assert "- new: qpi / lan / routing / download / pfifo_fast: 20.2 -> 60.0 ms" in morning.markdown()
+
+    rows.append(_row("n7", 7.0, 61.0, "regression"))
+    night7 = night_digest_of(_Store(rows), "n7", [])  # type: ignore[arg-type]
+    (still,) = night7.latency_persisting
+    assert (still.since_run, still.nights) == ("n6", 2) and not night7.latency_new
+    assert night7.variables()["Latency regressions"] == "1 (0 new tonight, 1 persisting)"
+
+
+def test_a_fall_in_p99_is_no_regression():
+    rows = [*_clean_nights(), _row("n6", 6.0, 5.0, "pass")]
+    morning = night_digest_of(_Store(rows), "n6", [])  # type: ignore[arg-type]
+    assert morning.latency_new == morning.latency_persisting == []
+    assert morning.variables()["Latency regressions"] == "0 (0 new tonight, 0 persisting)"
