@@ -62,13 +62,18 @@ class GoodputJudge:
 
     ``verdict_of`` judges one measurement (and records the verdict where the caller keeps
     them); ``remeasure`` is how many more attempts a result may get; ``on_remeasure`` hears
-    why each one is taken (the results directory keeps it as a fact).
+    why each one is taken (the results directory keeps it as a fact).  ``latency_of``, for a
+    test that judges latency under load too, judges each measurement's p99: a ceiling crossed
+    or a regression is measured again like a goodput failure (a neighbour's burst on a shared
+    host lifts a p99 as surely as it lowers goodput), and joins the outcome
+    (:func:`with_latency`).
     """
 
     verdict_of: Callable[[Measurement], Verdict]
     remeasure: int = 0
     on_remeasure: Callable[[list[str]], None] = lambda failures: None
     earlier: list[str] = field(default_factory=list)
+    latency_of: Callable[[Measurement], LatencyOutcome] | None = None
 
     def judge(
         self, measurements: Sequence[Measurement], measure: Callable[[], Sequence[Measurement]] | None = None
@@ -76,22 +81,39 @@ class GoodputJudge:
         """The outcome of ``measurements``; with ``measure``, a result worth measuring again
         is measured again (``remeasure`` times at most) and the last attempt decides."""
         taken = list(measurements)
-        verdicts = [self.verdict_of(m) for m in taken]
+        verdicts, latency = self._verdicts(taken)
         attempts = self.remeasure if measure is not None else 0
-        while measure is not None and attempts > 0 and worth_remeasuring(verdicts):
+        while measure is not None and attempts > 0 and worth_remeasuring(verdicts, latency):
             attempts -= 1
-            failures = [line for v in verdicts for line in v.failures]
+            failures = [line for v in verdicts for line in v.failures] + latency_failures(taken, latency)
             self.earlier.append("; ".join(failures))
             self.on_remeasure(failures)
             taken = list(measure())
-            verdicts = [self.verdict_of(m) for m in taken]
-        return outcome_of(verdicts, tuple(taken), self.earlier)
+            verdicts, latency = self._verdicts(taken)
+        outcome = outcome_of(verdicts, tuple(taken), self.earlier)
+        if self.latency_of is None:
+            return outcome
+        return with_latency(outcome, latency, self.earlier)
+
+    def _verdicts(self, taken: Sequence[Measurement]) -> tuple[list[Verdict], list[LatencyOutcome]]:
+        latency_of = self.latency_of
+        return [self.verdict_of(m) for m in taken], [latency_of(m) for m in taken] if latency_of else []
 
 
-def worth_remeasuring(verdicts: Sequence[Verdict]) -> bool:
-    """True when something failed and every failure is one a new measurement could change."""
+def worth_remeasuring(verdicts: Sequence[Verdict], latency: Sequence[LatencyOutcome] = ()) -> bool:
+    """True when something failed and every goodput failure is one a new measurement could
+    change (a latency failure always could: it is a figure of the same noisy run)."""
     failed = [v for v in verdicts if v.failed]
-    return bool(failed) and all(v.remeasure for v in failed)
+    if not all(v.remeasure for v in failed):
+        return False
+    return bool(failed) or any(v.failed for v in latency)
+
+
+def latency_failures(measurements: Sequence[Measurement], latency: Sequence[LatencyOutcome]) -> list[str]:
+    """The failed latency verdicts' lines, each with its direction."""
+    return [
+        f"{m.context.direction}: {v.reason}" for m, v in zip(measurements, latency, strict=False) if v.failed
+    ]
 
 
 def outcome_of(
@@ -119,18 +141,18 @@ def outcome_of(
     return Outcome(OutcomeKind.PASSED, "", measurements)
 
 
-def with_latency(outcome: Outcome, verdicts: Sequence[LatencyOutcome]) -> Outcome:
+def with_latency(
+    outcome: Outcome, verdicts: Sequence[LatencyOutcome], earlier: Sequence[str] = ()
+) -> Outcome:
     """The test's outcome with its latency verdicts (one per final measurement) joined: a
     latency failure fails the test whatever goodput said (an undecided or known-slow goodput
-    says nothing about the queue), its lines after goodput's own; otherwise goodput decides."""
-    lines = [
-        f"{m.context.direction}: {v.reason}"
-        for m, v in zip(outcome.measurements, verdicts, strict=True)
-        if v.failed
-    ]
+    says nothing about the queue), its lines after goodput's own, with the earlier attempts'
+    failures when goodput did not already show them; otherwise goodput decides."""
+    lines = latency_failures(outcome.measurements, verdicts)
     if not lines:
         return outcome
     if outcome.kind is OutcomeKind.FAILED:
         return Outcome(OutcomeKind.FAILED, outcome.message + "\n" + "\n".join(lines), outcome.measurements)
     goodput = f"\n(goodput {outcome.kind.value}: {outcome.message})" if outcome.message else ""
-    return Outcome(OutcomeKind.FAILED, "\n".join(lines) + goodput, outcome.measurements)
+    history = "".join(f"\n(earlier attempt: {e})" for e in earlier)
+    return Outcome(OutcomeKind.FAILED, "\n".join(lines) + goodput + history, outcome.measurements)

@@ -195,6 +195,45 @@ def test_a_latency_failure_fails_a_test_whose_goodput_was_undecided_or_failed():
     )
 
 
+def test_a_latency_failure_is_measured_again_and_the_last_attempt_decides():
+    history = [11.2, 11.4, 11.3]
+    first, second = _with_latency(_measurement(941.0), 36.0), _with_latency(_measurement(941.0), 11.3)
+    attempts = iter([[second]])
+    heard: list[list[str]] = []
+
+    def latency_of(m: Measurement) -> Any:
+        assert m.tcp is not None and m.tcp.latency is not None and m.tcp.latency.load is not None
+        return judge_latency(m.tcp.latency, {}, (), history)
+
+    passing = lambda m: _verdict(VerdictKind.PASS)  # noqa: E731 - goodput is fine in both attempts
+    judge = GoodputJudge(passing, 1, heard.append, latency_of=latency_of)
+    outcome = judge.judge([first], lambda: next(attempts))
+    assert outcome.kind is OutcomeKind.PASSED and outcome.measurements == (second,)
+    assert len(heard) == 1 and "RTT under load p99 36.0 ms" in heard[0][0]  # why it measured again
+
+    # No attempt left: the latency failure fails the test, with the goodput judge's word on it.
+    once = GoodputJudge(passing, 0, heard.append, latency_of=latency_of).judge([first], lambda: [second])
+    assert once.kind is OutcomeKind.FAILED and "RTT under load p99 36.0 ms" in once.message
+    # Still failing after the retry: the earlier attempt is shown too.
+    again = iter([[first]])
+    twice = GoodputJudge(passing, 1, latency_of=latency_of).judge([first], lambda: next(again))
+    assert (
+        twice.kind is OutcomeKind.FAILED and "(earlier attempt: board->peer: RTT under load" in twice.message
+    )
+
+
+def test_a_goodput_failure_no_remeasure_can_change_is_not_measured_again_for_its_latency():
+    measured = _with_latency(_measurement(941.0), 36.0)
+    no_rule = lambda m: Verdict("m", (VerdictKind.NO_RULE,), "", ("no rule",), remeasure=False)  # noqa: E731
+    latency_of = lambda m: judge_latency(_latency(36.0), {}, (), [11.2, 11.4, 11.3])  # noqa: E731
+
+    def never() -> list[Measurement]:
+        raise AssertionError("measured again")
+
+    outcome = GoodputJudge(no_rule, 3, latency_of=latency_of).judge([measured], never)
+    assert outcome.kind is OutcomeKind.FAILED and "no rule" in outcome.message and "RTT" in outcome.message
+
+
 def test_bisect_of_latency_calls_a_rise_bad_and_a_fall_good():
     key = "k"
     good = Probe("img1", "r1", {key: [11.2, 11.4, 11.3]}, metric="latency")
