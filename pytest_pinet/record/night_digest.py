@@ -59,7 +59,7 @@ class Regressed:
     since_run: str = ""  # a persisting one: the run it was first seen in
     first_seen: str = ""  # ... its date
     nights: int = 1
-    unit: str = "Mbit/s"  # latency: "ms RTT p99 under load"
+    unit: str = GOODPUT.unit  # latency: LATENCY.short_unit
 
     def line(self) -> str:
         """One line for the Variables block and the morning page."""
@@ -180,9 +180,6 @@ def scope_text(key: str) -> str:
     return "every context of the run" if key == EVERY_CONTEXT else context_text(key)
 
 
-LATENCY_UNIT = "ms RTT p99 under load"
-
-
 def _verdict(row: StoredMeasurement, metric: Metric) -> str:
     return row.verdict if metric is GOODPUT else row.latency_verdict
 
@@ -209,7 +206,7 @@ def _regressed(
     )
     if "regression" not in verdict:
         return None, drop
-    unit = "Mbit/s" if metric is GOODPUT else LATENCY_UNIT
+    unit = metric.short_unit or metric.unit
     # Tonight's verdict says whether it regressed; the standing says since when.
     if standing.since is None:
         return Regressed(context_text(key), baseline, value, change, unit=unit), drop

@@ -37,6 +37,7 @@ class Metric:
     name: str
     unit: str
     sign: float
+    short_unit: str = ""  # in a one-line figure ("941.4 -> 894.3 Mbit/s"): the unit, if empty
 
     def value(self, row: StoredMeasurement) -> float | None:
         """The row's figure (None: the row has none, or it is no sample of this metric)."""
@@ -63,7 +64,7 @@ class Metric:
 
 
 GOODPUT = Metric("goodput", "Mbit/s", 1.0)
-LATENCY = Metric("latency", "ms (RTT under load p99, lower is better)", -1.0)
+LATENCY = Metric("latency", "ms (RTT under load p99, lower is better)", -1.0, "ms RTT p99 under load")
 METRICS = {metric.name: metric for metric in (GOODPUT, LATENCY)}
 
 
@@ -142,7 +143,8 @@ class Persisting:
         day = time.strftime("%Y-%m-%d", time.gmtime(self.first.started))
         return (
             f"regression since run {self.first.run_id} ({len(self.standing.regressed)} nights, first seen "
-            f"{day}): {self.before:.1f} -> {self.now:.1f} Mbit/s ({self.change_pct:+.1f} %)"
+            f"{day}): {self.before:.1f} -> {self.now:.1f} {self.metric.short_unit or self.metric.unit} "
+            f"({self.change_pct:+.1f} %)"
         )
 
 

@@ -1,11 +1,11 @@
 """A regression stays red until someone accepts it (issue 32's acceptance scenario).
 
-Five short nights of the shipped Ethernet suite (half duplex, stock profile, both directions)
-on the namespace lab: clean, clean, then three nights with every cable 5 % slower.  Nights 3
-and 4 fail against the clean baseline (night 4 says since night 3, though night 3's degraded
-level was measured twice and is in the store); once night 3's change is accepted, night 5 is
-within its baseline; undoing the accept makes the context a regression again.  The floor is
-500 Mbit/s so that every failure comes from the baseline alone.
+Six short nights of the shipped Ethernet suite (half duplex, stock profile, both directions)
+on the namespace lab: three clean, then three with every cable 5 % slower.  The first two
+degraded nights fail against the clean baseline (the second says since the first, though the
+first's degraded level was measured twice and is in the store); once the first's change is
+accepted, the third is within its baseline; undoing the accept makes the context a regression
+again.  The floor is 500 Mbit/s so that every failure comes from the baseline alone.
 """
 
 from __future__ import annotations
@@ -84,10 +84,13 @@ def _runs(tmp_path: Path) -> list[str]:
 def test_a_regression_stays_red_until_accepted(lab32, tmp_path):
     (tmp_path / "thresholds.yaml").write_text("rules:\n  - {id: floor, match: {}, min_mbps: 500}\n")
     (tmp_path / "p.yaml").write_text("profiles: {stock: {}}\n")
-    for _ in range(2):
+    # Three clean nights: the band of two is a 99 % prediction band with one degree of freedom,
+    # about 55 times their difference (940.0 and 938.4 Mbit/s gave +-90.7, so the 5 % slower
+    # cable's 894 was "within" in a trial); a third night brings it to a few Mbit/s.
+    for _ in range(3):
         clean = _night(tmp_path)
         assert clean.returncode == 0, clean.stdout[-3000:]
-    # 5 %: a baseline from two short nights on a busy machine can be wide (one context's band
+    # 5 %: a baseline from short nights on a busy machine can still be wide (one context's band
     # was +-35.4 Mbit/s, 3.8 %, in a CI trial, and a 3 % slowdown stayed inside it); what this
     # test proves is that a regression stays red until accepted, not how small one is caught
     # (pinet bench measures that).
@@ -119,4 +122,12 @@ def test_a_regression_stays_red_until_accepted(lab32, tmp_path):
     assert undone.returncode == 0, undone.stdout + undone.stderr
     again = _pinet("regressions", "--db", _db(tmp_path))
     assert again.returncode == 1, again.stdout + again.stderr
-    assert again.stdout.count(f"regression since run {night3} (3 nights, first seen ") == 2, again.stdout
+    since3 = f"regression since run {night3} (3 nights, first seen "
+    goodput = [line for line in again.stdout.splitlines() if since3 in line and " Mbit/s (" in line]
+    assert len(goodput) == 2, again.stdout
+    # A cable 5 % slower drains its queue 5 % slower: a p99 under load that rose with it (11.9
+    # -> 12.2 ms in a CI trial) is a latency regression of the same night, listed in ms.
+    latency = [
+        line for line in again.stdout.splitlines() if since3 in line and " ms RTT p99 under load (+" in line
+    ]
+    assert len(goodput) + len(latency) == again.stdout.count(since3), again.stdout

@@ -155,6 +155,7 @@ def test_a_latency_regression_is_listed_in_ms_until_accepted(latency_store, caps
     assert pending.metric is LATENCY and pending.first.run_id == "n4"
     assert pending.before == pytest.approx(11.3) and pending.now == pytest.approx(36.2)
     assert pending.change_pct > 0 and pending.worse_pct < 0  # a rise, and that is worse
+    assert "11.3 -> 36.2 ms RTT p99 under load (+" in pending.explain()  # never "Mbit/s"
     assert main(["regressions", "--db", latency_store, "--json"]) == 1
     (listed,) = json.loads(capsys.readouterr().out)["regressions"]
     assert listed["metric"] == "latency" and listed["regressed"] == pytest.approx(36.2)
