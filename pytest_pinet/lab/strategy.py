@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import enum
 import inspect
+import re
 import socket
 import threading
 import time
@@ -36,6 +37,16 @@ from labgrid.strategy import Strategy, StrategyError
 from ..errors import LabFault, PinetError
 
 BOOT_TELL_EVERY_S = 15.0  # how often a boot in progress says so
+
+
+# Terminal control sequences and other control characters a console sends (a BIOS clears the
+# screen, a login shell sets bracketed paste): in a progress line or a fault they only garble.
+_CONTROL = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\-~]|[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def readable(console: str) -> str:
+    """``console`` without terminal control sequences: what a person reads of it."""
+    return _CONTROL.sub("", console)
 
 
 class BoardState(enum.Enum):
@@ -239,7 +250,7 @@ class PinetBoardStrategy(Strategy):  # type: ignore[misc]
                     f"not reachable {self.boot_timeout:.0f} s after power on ({last}): "
                     f"power-cycling again ({attempt + 1} of {attempts})"
                 )
-        tail = self.console_log[-2000:] or "(no console on this target)"
+        tail = readable(self.console_log)[-2000:] or "(no console on this target)"
         cycles = "" if attempts == 1 else f" in each of {attempts} power cycles"
         raise LabFault(
             "boot-timeout",
@@ -269,7 +280,7 @@ class PinetBoardStrategy(Strategy):  # type: ignore[misc]
                 return None
             if time.monotonic() - told >= BOOT_TELL_EVERY_S:
                 told = time.monotonic()
-                console = self.console_log.strip().splitlines()[-1:] or ["(no console output yet)"]
+                console = readable(self.console_log).strip().splitlines()[-1:] or ["(no console output yet)"]
                 self._tell(
                     f"booting, {told - started:.0f} s of at most {self.boot_timeout:.0f} s; "
                     f"console: {console[0][-100:]}"
