@@ -2,9 +2,10 @@
 
 The emulated cable carries at most the line rate (941.5 Mbit/s of TCP payload with
 timestamps).  Three floors: one well under it (930: the interval clears it, a pass), one at
-what the link measures (941.4: inside any interval the run can reach in a few seconds,
-undecided, with the interval in the reason), and one above the line rate (945: a failure,
-because no Ethernet cable carries it).
+what the link measures (940.8: inside the interval of every run seen, 940.5 +- 0.07 % to
+941.4 +- 0.14 %; 941.4 was above a CI trial's 940.5 +- 0.07 %, a fair failure), undecided,
+with the interval in the reason, and one above the line rate (945: a failure, because no
+Ethernet cable carries it).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ SUITE = """
 import pytest
 
 
-@pytest.mark.parametrize("floor", ["930", "941.4", "945"], ids=["clear", "inside", "above"])
+@pytest.mark.parametrize("floor", ["930", "940.8", "945"], ids=["clear", "inside", "above"])
 def test_goodput(pinet_measure_tcp, pinet_judge_goodput, floor):
     pinet_judge_goodput(lambda: [pinet_measure_tcp.half_duplex("board->peer")])
 """
@@ -41,7 +42,7 @@ def test_a_floor_inside_the_noise_ends_undecided_with_its_interval(lab12, tmp_pa
     (tmp_path / "test_suite.py").write_text(SUITE)
     junit = tmp_path / "junit.xml"
     outcomes = {}
-    for floor, case_id in (("930", "clear"), ("941.4", "inside"), ("945", "above")):
+    for floor, case_id in (("930", "clear"), ("940.8", "inside"), ("945", "above")):
         # One floor per run: the only rule the case's context matches.
         thresholds = tmp_path / f"thresholds-{floor}.yaml"
         rule = {"id": f"floor-{floor}", "match": {"scenario": "ethernet"}, "min_mbps": float(floor)}
@@ -96,14 +97,14 @@ def test_a_floor_inside_the_noise_ends_undecided_with_its_interval(lab12, tmp_pa
     clear, _ = outcomes["930"]
     assert clear.returncode == 0 and "1 passed" in clear.stdout, clear.stdout[-3000:]
 
-    inside, case = outcomes["941.4"]
+    inside, case = outcomes["940.8"]
     assert inside.returncode == 0 and "1 undecided" in inside.stdout, inside.stdout[-3000:]
     skipped = case.find("skipped")
     assert skipped is not None
     reason = skipped.get("message", "")
-    assert "threshold 941.4 inside " in reason and ": undecided" in reason, reason
+    assert "threshold 940.8 inside " in reason and ": undecided" in reason, reason
     low, high = reason.split(" inside ", 1)[1].split(" ", 1)[0].split("-")
-    assert float(low) <= 941.4 <= float(high)
+    assert float(low) <= 940.8 <= float(high)
     assert "pinet: 1 undecided" in inside.stdout
 
     above, _ = outcomes["945"]
