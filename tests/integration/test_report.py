@@ -162,11 +162,11 @@ def test_the_morning_lists_what_failed_first_then_the_largest_drops():
     assert list(shown)[:7] == [  # the first eight: what Allure shows before "Show more"
         "Regressions",
         "New regression 1",
-        "Latency regressions",
         "Accepted this week",
         "Below threshold",
         "Undecided",
         "Lab faults",
+        "Measured",
     ]
     assert shown["Regressions"] == "1 (1 new tonight, 0 persisting)"
     assert (
