@@ -196,7 +196,8 @@ def _regressed(
 ) -> tuple[Regressed | None, Drop | None]:
     """Context ``key`` tonight in ``metric``: a regression (new or persisting) and, for goodput,
     its drop against the accepted baseline."""
-    tonight = nights_of([r for r in rows if r.context_key == key], metric)
+    own = [r for r in rows if r.context_key == key]
+    tonight = nights_of(own, metric)
     standing = standing_before(store, key, run_id, metric=metric)
     if not tonight or not standing.accepted:
         return None, None
@@ -205,7 +206,7 @@ def _regressed(
     if baseline <= 0:
         return None, None
     change = 100.0 * (value - baseline) / baseline
-    verdict = _verdict([r for r in rows if r.context_key == key][-1], metric)
+    verdict = _verdict(own[-1], metric)  # a re-measured context: its last attempt
     drop = (
         Drop(context_text(key), value, baseline, change, verdict)
         if metric is GOODPUT and change < 0
