@@ -44,13 +44,34 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _wait_for(condition: Any, timeout: float, what: str) -> None:
+def _wait_for(condition: Any, timeout: float, what: str, evidence: Any = None) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if condition():
             return
         time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
+    raise AssertionError(f"timed out waiting for {what}" + (f"\n{evidence()}" if evidence else ""))
+
+
+def _rack_evidence(spec: Any) -> Any:
+    """What the switch did and what QEMU said: read when a wait on the rack times out (a CI
+    run once saw no QEMU 30 s after the switch's port was switched on)."""
+
+    def read() -> str:
+        parts = []
+        for label, path in (
+            ("switch.log", rack.rack_dir(spec) / "switch.log"),
+            ("switch.out", rack.rack_dir(spec) / "switch.out"),
+            ("QEMU log", qemu_board.log_path(spec)),
+        ):
+            try:
+                tail = path.read_text(errors="replace").splitlines()[-25:]
+            except OSError as exc:
+                tail = [f"unreadable: {exc}"]
+            parts.append(f"--- {label} ({path}):\n" + "\n".join(tail))
+        return "\n".join(parts)
+
+    return read
 
 
 def _pinet(*args: str, state: Path) -> subprocess.CompletedProcess[str]:
@@ -302,7 +323,7 @@ def test_console_drop_and_exporter_restart_end_recovered_by_a_power_cycle(place)
     strategy.target.activate(strategy.power)
     strategy.power.on()
     strategy.target.activate(strategy.console)
-    _wait_for(lambda: qemu_board.running_pid(spec) != 0, 30, "QEMU to start")
+    _wait_for(lambda: qemu_board.running_pid(spec) != 0, 60, "QEMU to start", _rack_evidence(spec))
     before = qemu_board.running_pid(spec)
     time.sleep(3)
     rack.restart_ser2net(spec)  # the console server drops every connection mid-boot
