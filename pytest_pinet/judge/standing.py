@@ -190,11 +190,19 @@ def _last_step(
     level = statistics.median(before)
     spread = statistics.stdev(before) if len(before) > 1 else 0.0
     noise = spread_band(spread, len(before), policy.spread_factor) / math.sqrt(len(after))
-    return (
-        step
-        if abs(statistics.median(after) - level) > max(noise, policy.min_band_percent / 100.0 * abs(level))
-        else None
-    )
+    gate = max(noise, policy.min_band_percent / 100.0 * abs(level))
+    if abs(statistics.median(after) - level) <= gate:
+        return None
+    # The step must hold without tonight, on the same side: the median of two nights is
+    # their mean, and one night far off would otherwise date the step a night early
+    # (yesterday, a normal night, counted as the regression's first).
+    earlier = after[:-1]
+    if (
+        abs(statistics.median(earlier) - level) <= gate
+        or (statistics.median(earlier) - level) * (statistics.median(after) - level) < 0
+    ):
+        return None
+    return step
 
 
 def verdict_change_policy(policy: BaselinePolicy) -> ChangePolicy:

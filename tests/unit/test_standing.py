@@ -126,3 +126,18 @@ def test_the_verdict_names_a_persisting_regression_and_the_acceptance_behind_its
     passed = judge_measurement(tonight, rules, [], standing=accepted)
     assert passed.kind is VerdictKind.PASS
     assert "baseline level from accept #1: run run3 (one context) by lab at " in passed.reason
+
+
+def test_a_step_dated_before_tonight_must_hold_without_tonight():
+    # Seconds tight within each night, nights several Mbit/s apart.  The change-point test
+    # dated a step at night 2; nights 2-4 clear the 0.5 % floor below night 1 (941.55 against
+    # 946.50: 0.52 %) only with night 4 in them: nights 2 and 3 alone sit 0.49 % below.  That
+    # called night 4 a regression "since run2", a night that had been judged fine.
+    def tight(n: int, value: float) -> Night:
+        samples = tuple(value + d for d in (-0.002, -0.001, 0.0, 0.001, 0.002))
+        return Night(f"run{n}", 1_700_000_000 + n * DAY, value, samples)
+
+    nights = [tight(1, 946.50), tight(2, 940.07), tight(3, 943.64)]
+    verdict = judge_night(standing_of(KEY, nights), tight(4, 941.55))
+    assert verdict.status == "within" and verdict.after.since is None, verdict
+    assert [n.run_id for n in verdict.after.accepted] == ["run1", "run2", "run3", "run4"]
