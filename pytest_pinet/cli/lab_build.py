@@ -245,6 +245,22 @@ def _print_status(data: dict[str, object], *, as_json: bool) -> None:
                 print("      board egress: shaped inside the QEMU board")
             elif f"{side}_qdisc" in link:
                 print(f"      {side} egress: {link[f'{side}_qdisc']}")
+    if data.get("rack"):
+        _print_rack(data["rack"])  # type: ignore[arg-type]
+
+
+def _print_rack(rack: dict[str, object]) -> None:
+    def running(key: str) -> str:
+        return "running" if rack[key] else "NOT running"
+
+    print(f"  rack netns {rack['netns']}, address {rack['address']}")
+    print(f"      power switch {rack['switch']} (simplerest) {running('switch_running')}")
+    print(f"      console server {rack['console']} (ser2net) {running('ser2net_running')}")
+    print(
+        f"      exporter {rack['exporter']} {running('exporter_running')}, "
+        f"coordinator {rack['coordinator'] or '-'}, place {rack['place']}"
+    )
+    print(f"      run's env file: {rack['env_file'] or '-'}")
 
 
 def cmd_lab_vhost_power(args: argparse.Namespace) -> int:

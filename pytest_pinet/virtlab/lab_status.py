@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import qemu_board, shaping, sshd
+from . import qemu_board, rack, shaping, sshd
 from .topology import COMPANION_NAMES, LabSpec, parts
 from .virtual_lab import is_qemu_board, is_up, namespaces, netns_pids, run_ip
 
@@ -76,6 +76,7 @@ def status(spec: LabSpec) -> dict[str, object]:
         "env_file": str(spec.env_file) if spec.env_file.exists() else None,
         "hosts": hosts,
         "links": links,
+        "rack": rack.status(spec),
     }
 
 
@@ -96,4 +97,5 @@ def _pair_status(pair: LabSpec) -> dict[str, object]:
         "env_file": str(pair.env_file) if pair.env_file.exists() else None,
         "hosts": both[0]["hosts"] + both[1]["hosts"],  # type: ignore[operator]
         "links": both[0]["links"] + both[1]["links"],  # type: ignore[operator]
+        "rack": both[0]["rack"] or both[1]["rack"],
     }

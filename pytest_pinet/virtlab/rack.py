@@ -359,6 +359,33 @@ def set_fault(spec: LabSpec, mode: str, times: int = 0) -> None:
             raise PinetError(f"the rack's switch refused fault {mode}: HTTP {answer.status}")
 
 
+def status(spec: LabSpec) -> dict[str, Any] | None:
+    """The rack as ``pinet lab status`` shows it, or None when the lab has none: each part
+    with whether its process runs, so a rack that lost its switch or console server says
+    which before a run meets it as a lab fault."""
+    folder = rack_dir(spec)
+    if not folder.is_dir():
+        return None
+    coordinator = folder / "coordinator"
+    return {
+        "netns": netns(spec),
+        "address": address(spec),
+        "switch": switch_url(spec).split("/api/")[0],
+        "switch_running": _alive(_read_pid(folder / "switch.pid")),
+        "console": f"rfc2217://{address(spec)}:{CONSOLE_PORT}",
+        "ser2net_running": _alive(_read_pid(folder / "ser2net.pid")),
+        "exporter": exporter_name(spec),
+        "exporter_running": _alive(_read_pid(folder / "exporter.pid")),
+        "coordinator": coordinator.read_text(encoding="utf-8").strip() if coordinator.exists() else None,
+        "place": spec.name,
+        "env_file": str(env_file(spec)) if env_file(spec).exists() else None,
+    }
+
+
+def _alive(pid: int) -> bool:
+    return pid > 0 and Path(f"/proc/{pid}").exists()
+
+
 def _read_pid(path: Path) -> int:
     try:
         return int(path.read_text().strip())

@@ -195,6 +195,17 @@ def test_routing_suite_runs_through_the_coordinator(rack_lab, tmp_path):
     assert _faults(results) == []
 
 
+def test_lab_status_shows_the_rack_and_whether_each_part_runs(rack_lab):
+    spec, address = rack_lab
+    shown = _pinet("status", state=spec.state_root)
+    assert shown.returncode == 0, shown.stderr[-2000:]
+    assert f"rack netns {LAB}-rack" in shown.stdout, shown.stdout
+    for part in ("power switch http://", "console server rfc2217://", f"exporter {LAB}-rack"):
+        (line,) = [x for x in shown.stdout.splitlines() if part in x]
+        assert " running" in line and "NOT running" not in line, line
+    assert f"coordinator {address}, place {LAB}" in shown.stdout, shown.stdout
+
+
 def _client_running(spec: Any) -> bool:
     for host in (h.name for h in spec.hosts if h.role != "board"):
         for pid in virtual_lab.netns_pids(spec.netns(host)):
