@@ -10,7 +10,8 @@ from collections.abc import Mapping, Sequence
 
 from ..errors import LabFault
 from ..model import HostFacts, Measurement, Observation, TcpDetail, TrafficContext
-from .iperf3_runner import Iperf3Run
+from .iperf3_parse import Iperf3OutputError, parse_iperf3
+from .iperf3_runner import Iperf3Run, receiver_seconds
 
 
 def measurement_from_iperf3(
@@ -56,7 +57,7 @@ def measurement_from_iperf3(
         started=run.started,
         finished=run.finished,
         detail=detail,
-        interval_mbps=tuple(i.mbps for i in result.measured_intervals),
+        interval_mbps=per_second_mbps(run),
         measured_s=result.received.seconds if result.received is not None else result.measured_seconds,
         ended_by=run.ended_by,
         error=result.error,
@@ -64,3 +65,26 @@ def measurement_from_iperf3(
         observations=tuple(observations),
         raw={"client": run.client_json, "server": run.server_json},
     )
+
+
+def per_second_mbps(run: Iperf3Run) -> tuple[float, ...]:
+    """Goodput per second as the receiver counted it, the sender's count only without one.
+
+    pinet's client sends, and its intervals count bytes handed to its socket, bursts into
+    the queue in front of the link included: on a 10 Mbit/s cable (9.415 Mbit/s of TCP
+    payload) they read 8.2 to 12.5 Mbit/s second by second while the receiver read 9.39 to
+    9.42; on GbE their spread was 2 to 5 Mbit/s against the receiver's 0.1 to 0.2.  The
+    per-second figures feed the charts, the change-point tests and the comparisons: a chart
+    showing a cable faster than its wire, and noise the link never had, misled both.
+    """
+    result = run.result
+    if not result.reverse and not result.bidir and run.server_json.strip():
+        try:
+            server = parse_iperf3(run.server_json, f"iperf3 server on {run.server_host}")
+        except Iperf3OutputError:
+            server = None  # an unreadable server log leaves the sender's view, never nothing
+        if server is not None:
+            seconds = receiver_seconds(server)
+            if seconds:
+                return tuple(i.mbps for i in seconds)
+    return tuple(i.mbps for i in result.measured_intervals)

@@ -31,7 +31,7 @@ from .adaptive import (
     per_second_rates,
     settled_half_width_pct,
 )
-from .iperf3_model import Iperf3Result, StreamResult, Totals
+from .iperf3_model import IntervalSample, Iperf3Result, StreamResult, Totals
 from .iperf3_parse import Iperf3OutputError, Iperf3ReportedError, classify_error, parse_iperf3, stderr_error
 from .iperf3_server import Iperf3Server
 
@@ -422,6 +422,19 @@ def _interrupt_all(clients: list[_Client]) -> None:
             log.warning("adaptive duration: could not stop %s early (%s)", client.sender.name, exc)
 
 
+def receiver_seconds(server: Iperf3Result) -> tuple[IntervalSample, ...]:
+    """The receiving server's complete (0.9 s or more), non-omitted intervals, each once
+    (3.12 repeats its last interval when stopped early)."""
+    seen: set[tuple[float, float]] = set()
+    complete = []
+    for interval in server.measured_intervals:
+        key = (round(interval.start, 3), round(interval.end, 3))
+        if interval.seconds >= 0.9 and key not in seen:
+            seen.add(key)
+            complete.append(interval)
+    return tuple(complete)
+
+
 def receiver_view(client: Iperf3Result, server_json: str, source: str) -> Iperf3Result:
     """An interrupted client's result with the receiver's counts put in.
 
@@ -434,13 +447,7 @@ def receiver_view(client: Iperf3Result, server_json: str, source: str) -> Iperf3
         server = parse_iperf3(server_json, f"iperf3 server for {source}")
     except Iperf3OutputError as exc:
         raise LabFault("iperf3-output", f"stopped early but the server's report is unusable: {exc}") from None
-    seen: set[tuple[float, float]] = set()
-    complete = []
-    for interval in server.measured_intervals:
-        key = (round(interval.start, 3), round(interval.end, 3))
-        if interval.seconds >= 0.9 and key not in seen:
-            seen.add(key)
-            complete.append(interval)
+    complete = receiver_seconds(server)
     if not complete:
         raise LabFault("iperf3-output", f"stopped early but the server of {source} has no complete interval")
     seconds = sum(i.seconds for i in complete)
