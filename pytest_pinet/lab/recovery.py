@@ -188,9 +188,12 @@ class LabRecovery:
             except LabFault as exc:
                 found[name] = f"no answer: {exc}"
             strategy = self.strategy_for(name)
-            console = getattr(strategy, "console_log", "") if strategy is not None else ""
-            if console:
-                found[f"{name} console"] = console[-3000:]
+            read = getattr(strategy, "console_now", None)
+            console = read() if read is not None else None
+            if console is not None:
+                # A silent console is evidence too: a board hung before it printed anything,
+                # or a boot that reached SSH before its login prompt (a quiet kernel).
+                found[f"{name} console"] = console[-3000:] if console.strip() else "(nothing since power on)"
         return found
 
     def power_cycle_place(self) -> str:

@@ -262,6 +262,7 @@ class PinetBoardStrategy(Strategy):  # type: ignore[misc]
         """One power cycle and the wait for SSH: None once reachable, else why not."""
         self._leave_shell()
         self.console_log = ""
+        self.console_kernel = self.console_login_seconds = None  # this boot's, never the last one's
         self._switch(on=False)
         started = time.monotonic()
         self._switch(on=True)
@@ -315,6 +316,17 @@ class PinetBoardStrategy(Strategy):  # type: ignore[misc]
                 return s.recv(4).startswith(b"SSH-"), "no SSH banner"
         except OSError as exc:
             return False, exc.strerror or str(exc)
+
+    def console_now(self) -> str | None:
+        """The console's text since the last power on, read up to now; None without a console.
+
+        Lab-fault evidence reads it afresh: a board that hung after it booted printed its
+        last words after the boot's wait stopped reading.
+        """
+        if self.console is None:
+            return None
+        self._drain_console()
+        return self.console_log
 
     def _drain_console(self) -> None:
         if self.console is None:

@@ -2,10 +2,11 @@
 
 The emulated cable carries at most the line rate (941.5 Mbit/s of TCP payload with
 timestamps).  Three floors: one well under it (930: the interval clears it, a pass), one at
-what the link measures (940.8: inside the interval of every run seen, 940.5 +- 0.07 % to
-941.4 +- 0.14 %; 941.4 was above a CI trial's 940.5 +- 0.07 %, a fair failure), undecided,
-with the interval in the reason, and one above the line rate (945: a failure, because no
-Ethernet cable carries it).
+the level the lab just measured (inside the next run's interval: undecided, with the
+interval in the reason), and one above the line rate (945: a failure, because no Ethernet
+cable carries it).  A fixed middle floor (940.8, then 941.4) failed CI trials twice: the
+lab's level moved from 940.5 to 941.4 between machines while each run's interval spans only
+0.05 to 0.14 % each side.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import json
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,6 +24,8 @@ from pytest_pinet.judge.linerate import tcp_goodput_limit
 from pytest_pinet.virtlab.topology import LabSpec
 
 from .conftest import own_lab
+
+LIMIT = tcp_goodput_limit(1000, 1500)
 
 SUITE = """
 import pytest
@@ -38,74 +43,97 @@ def lab12(root_required, tmp_path, monkeypatch):
         yield spec
 
 
+def _run(lab: LabSpec, tmp_path: Path, case_id: str, floor: float) -> tuple[Any, Any, dict[str, Any]]:
+    """One run of one case against ``floor``: the process, its junit case and its measurement."""
+    # One floor per run: the only rule the case's context matches.
+    thresholds = tmp_path / f"thresholds-{case_id}.yaml"
+    rule = {"id": f"floor-{case_id}", "match": {"scenario": "ethernet"}, "min_mbps": floor}
+    thresholds.write_text(json.dumps({"rules": [rule]}))
+    results = tmp_path / f"results-{case_id}-{len(list(tmp_path.glob('results-*')))}"
+    junit = results / "junit.xml"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            str(tmp_path / "test_suite.py"),
+            "-k",
+            case_id,
+            "-p",
+            "no:cacheprovider",
+            "--rootdir",
+            str(tmp_path),
+            "--pinet-virtual-lab",
+            lab.name,
+            "--pinet-keep-lab",
+            "--pinet-results",
+            str(results),
+            "--pinet-db",
+            f"sqlite:///{tmp_path / 'store.sqlite'}",
+            "--pinet-duration",
+            "8",  # adaptive: at least 5 measured seconds, at most 8
+            "--pinet-omit",
+            "1",
+            "--pinet-remeasure",
+            "0",
+            "--pinet-thresholds",
+            str(thresholds),
+            f"--junitxml={junit}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    cases = list(ET.parse(junit).getroot().iter("testcase"))
+    assert len(cases) == 1, done.stdout[-3000:] + done.stderr[-2000:]
+    rows = [
+        json.loads(line) for p in results.glob("*/measurements.jsonl") for line in p.read_text().splitlines()
+    ]
+    assert len(rows) == 1, done.stdout[-3000:]
+    row = rows[0]
+    assert row["goodput_mbps"] <= LIMIT * 1.0005, row["goodput_mbps"]  # never faster than the wire
+    assert row["detail"]["precision_pct"] is not None  # the receiver measured its interval
+    return done, cases[0], row
+
+
+def _interval(row: dict[str, Any]) -> tuple[float, float]:
+    """The run's 95 % interval as the verdict takes it: never above the wire's limit."""
+    half = row["goodput_mbps"] * row["detail"]["precision_pct"] / 100.0
+    return row["goodput_mbps"] - half, min(row["goodput_mbps"] + half, row["limit_mbps"])
+
+
 def test_a_floor_inside_the_noise_ends_undecided_with_its_interval(lab12, tmp_path):
     (tmp_path / "test_suite.py").write_text(SUITE)
-    junit = tmp_path / "junit.xml"
-    outcomes = {}
-    for floor, case_id in (("930", "clear"), ("940.8", "inside"), ("945", "above")):
-        # One floor per run: the only rule the case's context matches.
-        thresholds = tmp_path / f"thresholds-{floor}.yaml"
-        rule = {"id": f"floor-{floor}", "match": {"scenario": "ethernet"}, "min_mbps": float(floor)}
-        thresholds.write_text(json.dumps({"rules": [rule]}))
-        done = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pytest",
-                str(tmp_path / "test_suite.py"),
-                "-k",
-                case_id,
-                "-p",
-                "no:cacheprovider",
-                "--rootdir",
-                str(tmp_path),
-                "--pinet-virtual-lab",
-                lab12.name,
-                "--pinet-keep-lab",
-                "--pinet-results",
-                str(tmp_path / "results"),
-                "--pinet-db",
-                f"sqlite:///{tmp_path / 'store.sqlite'}",
-                "--pinet-duration",
-                "8",  # adaptive: at least 5 measured seconds, at most 8
-                "--pinet-omit",
-                "1",
-                "--pinet-remeasure",
-                "0",
-                "--pinet-thresholds",
-                str(thresholds),
-                f"--junitxml={junit}",
-            ],
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        cases = list(ET.parse(junit).getroot().iter("testcase"))
-        assert len(cases) == 1, done.stdout[-3000:] + done.stderr[-2000:]
-        (case,) = cases
-        outcomes[floor] = (done, case)
-
-    limit = tcp_goodput_limit(1000, 1500)
-    rows = []
-    for path in (tmp_path / "results").glob("*/measurements.jsonl"):
-        rows += [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    assert len(rows) == 3
-    for row in rows:
-        assert row["goodput_mbps"] <= limit * 1.0005, row["goodput_mbps"]  # never faster than the wire
-        assert row["detail"]["precision_pct"] is not None  # the receiver measured its interval
-
-    clear, _ = outcomes["930"]
+    clear, _, first = _run(lab12, tmp_path, "clear", 930.0)
     assert clear.returncode == 0 and "1 passed" in clear.stdout, clear.stdout[-3000:]
 
-    inside, case = outcomes["940.8"]
-    assert inside.returncode == 0 and "1 undecided" in inside.stdout, inside.stdout[-3000:]
-    skipped = case.find("skipped")
-    assert skipped is not None
-    reason = skipped.get("message", "")
-    assert "threshold 940.8 inside " in reason and ": undecided" in reason, reason
-    low, high = reason.split(" inside ", 1)[1].split(" ", 1)[0].split("-")
-    assert float(low) <= 940.8 <= float(high)
-    assert "pinet: 1 undecided" in inside.stdout
+    # The floor inside: the level the lab just measured.  Runs on one machine agree within
+    # about 0.05 %, their intervals span 0.05 to 0.14 % each side; across machines the level
+    # moved from 940.5 to 941.4, so no fixed floor sits inside every run's interval.  Each
+    # attempt must end as its own interval says: undecided when the floor is inside it,
+    # passed or failed when outside; one of three must be inside.
+    floor = round(first["goodput_mbps"], 2)
+    seen = []
+    for _ in range(3):
+        done, case, row = _run(lab12, tmp_path, "inside", floor)
+        low, high = _interval(row)
+        seen.append(f"{floor} against {low:.2f}-{high:.2f}")
+        if not low <= floor <= high:
+            expected = "1 passed" if floor < low else "1 failed"
+            assert expected in done.stdout, done.stdout[-3000:]
+            floor = round(row["goodput_mbps"], 2)
+            continue
+        assert done.returncode == 0 and "1 undecided" in done.stdout, done.stdout[-3000:]
+        skipped = case.find("skipped")
+        assert skipped is not None
+        reason = skipped.get("message", "")
+        assert f"threshold {floor:.1f} inside " in reason and ": undecided" in reason, reason
+        shown_low, shown_high = reason.split(" inside ", 1)[1].split(" ", 1)[0].split("-")
+        assert float(shown_low) - 0.05 <= floor <= float(shown_high) + 0.05  # shown to 0.1
+        assert "pinet: 1 undecided" in done.stdout
+        break
+    else:
+        pytest.fail(f"no run's interval held the floor it was judged against: {seen}")
 
-    above, _ = outcomes["945"]
+    above, _, _ = _run(lab12, tmp_path, "above", 945.0)
     assert above.returncode == 1 and "below threshold" in above.stdout, above.stdout[-3000:]
