@@ -191,18 +191,12 @@ def _last_step(
     spread = statistics.stdev(before) if len(before) > 1 else 0.0
     noise = spread_band(spread, len(before), policy.spread_factor) / math.sqrt(len(after))
     gate = max(noise, policy.min_band_percent / 100.0 * abs(level))
-    if abs(statistics.median(after) - level) <= gate:
-        return None
+    shift = statistics.median(after) - level
     # The step must hold without tonight, on the same side: the median of two nights is
     # their mean, and one night far off would otherwise date the step a night early
     # (yesterday, a normal night, counted as the regression's first).
-    earlier = after[:-1]
-    if (
-        abs(statistics.median(earlier) - level) <= gate
-        or (statistics.median(earlier) - level) * (statistics.median(after) - level) < 0
-    ):
-        return None
-    return step
+    held = statistics.median(after[:-1]) - level
+    return step if abs(shift) > gate and abs(held) > gate and shift * held > 0 else None
 
 
 def verdict_change_policy(policy: BaselinePolicy) -> ChangePolicy:
