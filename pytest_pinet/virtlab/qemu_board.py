@@ -196,8 +196,9 @@ def boot_args(spec: LabSpec, public_key: str) -> str:
         entry += f"{spec.link_address(link, 'board')}/24,{link.mtu}"
         # The board shapes its own egress to its cable's speed, so the qdisc under test (the
         # shaper's child) sits where a real board's queue builds: GbE on the virtio port, and
-        # on the USB adapter a rate the emulated board sustains with room to spare.
-        entry += "," + "+".join(shaping.Shaping(link.speed_mbps, link.mtu).tc_args())
+        # on the USB adapter a rate the emulated board sustains with room to spare; its bucket
+        # covers the host's stalls of the emulated CPUs (``shaping.board_shaping``).
+        entry += "," + "+".join(shaping.board_shaping(link.speed_mbps, link.mtu).tc_args())
         words.append(entry)
     line = " ".join(words)
     if len(line) > 2000:

@@ -1,12 +1,14 @@
 """A floor inside the noise on the namespace lab: decided by precision, never by a fast wire.
 
 The emulated cable carries at most the line rate (941.5 Mbit/s of TCP payload with
-timestamps).  Three floors: one well under it (930: the interval clears it, a pass), one at
+timestamps).  Three floors: one well under it (900: the interval clears it, a pass), one at
 the level the lab just measured (inside the next run's interval: undecided, with the
 interval in the reason), and one above the line rate (945: a failure, because no Ethernet
-cable carries it).  A fixed middle floor (940.8, then 941.4) failed CI trials twice: the
-lab's level moved from 940.5 to 941.4 between machines while each run's interval spans only
-0.05 to 0.14 % each side.
+cable carries it).  The clear floor was 930 until a CI run on a busy machine measured
+937.2 +- 8.2 Mbit/s (392 retransmits): an interval holding 930, so undecided, as it should
+be; 900 sits 4 % under the line rate, beyond any interval this lab has shown.  A fixed
+middle floor (940.8, then 941.4) failed CI trials twice: the lab's level moved from 940.5
+to 941.4 between machines while each run's interval spans only 0.05 to 0.14 % each side.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ SUITE = """
 import pytest
 
 
-@pytest.mark.parametrize("floor", ["930", "940.8", "945"], ids=["clear", "inside", "above"])
+@pytest.mark.parametrize("floor", ["900", "940.8", "945"], ids=["clear", "inside", "above"])
 def test_goodput(pinet_measure_tcp, pinet_judge_goodput, floor):
     pinet_judge_goodput(lambda: [pinet_measure_tcp.half_duplex("board->peer")])
 """
@@ -104,7 +106,8 @@ def _interval(row: dict[str, Any]) -> tuple[float, float]:
 
 def test_a_floor_inside_the_noise_ends_undecided_with_its_interval(lab12, tmp_path):
     (tmp_path / "test_suite.py").write_text(SUITE)
-    clear, _, first = _run(lab12, tmp_path, "clear", 930.0)
+    clear, _, first = _run(lab12, tmp_path, "clear", 900.0)
+    assert _interval(first)[0] > 900.0, first  # the lab was not too noisy to judge at all
     assert clear.returncode == 0 and "1 passed" in clear.stdout, clear.stdout[-3000:]
 
     # The floor inside: the level the lab just measured.  Runs on one machine agree within
