@@ -29,6 +29,18 @@ def namespace_board_by_default() -> Iterator[None]:
         yield
 
 
+@pytest.fixture(scope="package", autouse=True)
+def child_runs_without_hypothesis() -> Iterator[None]:
+    """The pytest processes these tests start (the suite on a lab, some through ``pinet run``
+    or ``pinet bisect``) use no hypothesis, and its plugin alone cost each about 1 s of
+    start-up on a 2-core machine: a third of an empty run's, paid many times over."""
+    with pytest.MonkeyPatch.context() as patch:
+        addopts = os.environ.get("PYTEST_ADDOPTS", "")
+        if "no:hypothesispytest" not in addopts:
+            patch.setenv("PYTEST_ADDOPTS", f"{addopts} -p no:hypothesispytest".strip())
+        yield
+
+
 @pytest.fixture
 def root_required():
     if os.geteuid() != 0:

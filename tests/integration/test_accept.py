@@ -1,7 +1,7 @@
 """A regression stays red until someone accepts it (issue 32's acceptance scenario).
 
 Six short nights of the shipped Ethernet suite (half duplex, stock profile, both directions)
-on the namespace lab: three clean, then three with every cable 5 % slower.  The first two
+on the namespace lab: three clean, then three with every cable 10 % slower.  The first two
 degraded nights fail against the clean baseline (the second says since the first, though the
 first's degraded level was measured twice and is in the store); once the first's change is
 accepted, the third is within its baseline; undoing the accept makes the context a regression
@@ -90,11 +90,13 @@ def test_a_regression_stays_red_until_accepted(lab32, tmp_path):
     for _ in range(3):
         clean = _night(tmp_path)
         assert clean.returncode == 0, clean.stdout[-3000:]
-    # 5 %: a baseline from short nights on a busy machine can still be wide (one context's band
-    # was +-35.4 Mbit/s, 3.8 %, in a CI trial, and a 3 % slowdown stayed inside it); what this
-    # test proves is that a regression stays red until accepted, not how small one is caught
-    # (pinet bench measures that).
-    cable_faults.degrade(lab32, 5.0)
+    # 10 %: a baseline from three short nights on a busy machine can be wide (one context's
+    # band was +-35.4 Mbit/s, 3.8 %, in a CI trial, and a 3 % slowdown stayed inside it; in
+    # another one clean night read 933.95 against 941.1-941.5, the band grew to about +-48,
+    # and a 5 % slower cable's 894.3 passed as within).  What this test proves is that a
+    # regression stays red until accepted, not how small one is caught (pinet bench
+    # measures that).
+    cable_faults.degrade(lab32, 10.0)
     third = _night(tmp_path)
     assert third.returncode == 1, third.stdout[-3000:]
     assert third.stdout.count("regression against baseline (new tonight)") >= 2, third.stdout[-3000:]
@@ -109,7 +111,7 @@ def test_a_regression_stays_red_until_accepted(lab32, tmp_path):
     assert len(morning.persisting) == 2 and not morning.new
     assert {r.since_run for r in morning.persisting} == {night3}
     for regressed in morning.persisting:
-        assert -6.5 < regressed.change_pct < -3.5  # against the clean level, not last night's
+        assert -11.5 < regressed.change_pct < -8.5  # against the clean level, not last night's
 
     accepted = _pinet("accept", night3, "--why", "cables slowed on purpose", "--db", _db(tmp_path))
     assert accepted.returncode == 0, accepted.stdout + accepted.stderr
@@ -125,8 +127,9 @@ def test_a_regression_stays_red_until_accepted(lab32, tmp_path):
     since3 = f"regression since run {night3} (3 nights, first seen "
     goodput = [line for line in again.stdout.splitlines() if since3 in line and " Mbit/s (" in line]
     assert len(goodput) == 2, again.stdout
-    # A cable 5 % slower drains its queue 5 % slower: a p99 under load that rose with it (11.9
-    # -> 12.2 ms in a CI trial) is a latency regression of the same night, listed in ms.
+    # A slower cable drains its queue slower: a p99 under load that rose with it (11.9 -> 12.2
+    # ms in a CI trial with a 5 % slower one) is a latency regression of the same night,
+    # listed in ms.
     latency = [
         line for line in again.stdout.splitlines() if since3 in line and " ms RTT p99 under load (+" in line
     ]
