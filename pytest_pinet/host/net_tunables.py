@@ -292,9 +292,13 @@ TIME = {"s": 1.0, "ms": 1e-3, "us": 1e-6}
 def tbf_default_limit(shown: str) -> int:
     """Bytes of the bfifo tbf creates as its child: rate x latency + burst, as tc computes it.
 
-    From ``tc -d qdisc show`` ("rate 988333Kbit burst 1048497b/1 mpu 83b lat 50ms"); a line
-    it cannot read gives 10 MB, deep enough for any GbE shaper's queue.
+    From ``tc -d qdisc show`` ("rate 988333Kbit burst 1048497b/1 mpu 83b lat 50ms", or "...
+    limit 77909b" for a shaper given its queue in bytes); a line it cannot read gives 10 MB,
+    deep enough for any GbE shaper's queue.
     """
+    limit = re.search(r"\blimit (\d+)b\b", shown)
+    if limit:  # a shaper given its queue in bytes (the QEMU board's) shows it so
+        return int(limit.group(1))
     rate = re.search(r"rate (\d+(?:\.\d+)?)([KMG]?)bit", shown)
     burst = re.search(r"burst (\d+(?:\.\d+)?)([KM]?)b", shown)
     latency = re.search(r"lat (\d+(?:\.\d+)?)(s|ms|us)\b", shown)
