@@ -69,6 +69,13 @@ class Shaping:
             return self.burst_bytes
         return max(16 * 1024, min(1024 * 1024, 1024 * 1024 * self.speed_mbps // 1000))
 
+    @property
+    def queue_bytes(self) -> int:
+        """The bytes tbf queues: ``limit_bytes``, or rate x latency + burst as tc sizes it."""
+        if self.limit_bytes:
+            return self.limit_bytes
+        return round(self.rate_kbit * 1000 / 8 * self.latency_ms / 1000) + self.burst
+
     def tc_args(self) -> list[str]:
         """Arguments after ``tc qdisc replace dev DEV root``."""
         return [
@@ -107,8 +114,7 @@ def board_shaping(speed_mbps: int, mtu: int) -> Shaping:
     # The queue stays the cable's usual one (rate x 50 ms + its usual bucket): with tc's
     # latency form the 125 KB bucket had deepened it to 150 ms, and a main job measured the
     # 10 Mbit/s adapter's RTT under load at p99 143.5 ms against its 85 ms ceiling.
-    queue = round(usual.rate_kbit * 1000 / 8 * usual.latency_ms / 1000) + usual.burst
-    return Shaping(speed_mbps, mtu, burst_bytes=max(usual.burst, stall), limit_bytes=queue)
+    return Shaping(speed_mbps, mtu, burst_bytes=max(usual.burst, stall), limit_bytes=usual.queue_bytes)
 
 
 def disable_offloads(netns: str, device: str) -> None:
