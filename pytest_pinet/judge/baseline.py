@@ -73,19 +73,26 @@ class BaselineVerdict:
 
 
 def judge_baseline(
-    value: float, history: Sequence[float], policy: BaselinePolicy | None = None
+    value: float, history: Sequence[float], policy: BaselinePolicy | None = None, margin: float = 0.0
 ) -> BaselineVerdict:
-    """Compare ``value`` with the last ``policy.window`` values of ``history`` (oldest first)."""
+    """Compare ``value`` with the last ``policy.window`` values of ``history`` (oldest first).
+
+    ``margin`` is the value's own uncertainty (a p99 of a hundred probes: :mod:`.tail`),
+    added to the history's band: the band says how far nights differ, not how well tonight
+    knows its own figure."""
     policy = policy or BaselinePolicy()
     recent = list(history)[-policy.window :]
     if len(recent) < policy.min_history:
         return BaselineVerdict("no-baseline", value, None, None, len(recent))
     baseline = statistics.median(recent)
     spread = statistics.stdev(recent) if len(recent) > 1 else 0.0
-    band = max(
-        spread_band(spread, len(recent), policy.spread_factor),
-        # abs: a lower-is-better figure is judged mirrored (judge.latency), its baseline negative
-        policy.min_band_percent / 100.0 * abs(baseline),
+    band = (
+        max(
+            spread_band(spread, len(recent), policy.spread_factor),
+            # abs: a lower-is-better figure is judged mirrored (judge.latency), its baseline negative
+            policy.min_band_percent / 100.0 * abs(baseline),
+        )
+        + margin
     )
     if value < baseline - band:
         status = "regression"

@@ -8,6 +8,8 @@ it instead of assuming "higher is better":
   derived from queue physics stated beside each rule (queue limit x packet time at the link
   rate, plus the idle RTT);
 * the baseline: a p99 above the history's band is a regression, one below it an improvement;
+  the band is widened by the run's own uncertainty of its p99 (:mod:`.tail`: with a hundred
+  probes the p99 is the second-latest reply, and one late reply is no regression);
 * the standing across nights (:mod:`.standing`): judged on the *mirrored* figure (``-p99``,
   :func:`mirrored_night`), so a rise is a step down, stays red night after night until a
   person accepts it (``pinet accept``), and a fall moves the baseline without an accept.
@@ -28,6 +30,7 @@ from ..errors import ConfigError
 from ..model.latency import LatencyUse
 from .baseline import BaselinePolicy, BaselineVerdict, judge_baseline
 from .standing import Night, NightVerdict, Standing, judge_night
+from .tail import tail_margin
 from .thresholds import SHIPPED, Scalar, _same
 
 HIGHER, LOWER = "higher", "lower"
@@ -112,11 +115,11 @@ def latency_rule_for(rules: Sequence[LatencyRule], context: Mapping[str, Any]) -
 
 
 def baseline_lower_is_better(
-    value: float, history: Sequence[float], policy: BaselinePolicy | None = None
+    value: float, history: Sequence[float], policy: BaselinePolicy | None = None, margin: float = 0.0
 ) -> BaselineVerdict:
     """:func:`.baseline.judge_baseline` for a lower-is-better metric: the same band, mirrored,
     so a rise beyond it is the regression and a fall beyond it the improvement."""
-    mirrored = judge_baseline(-value, [-h for h in history], policy)
+    mirrored = judge_baseline(-value, [-h for h in history], policy, margin)
     return BaselineVerdict(
         mirrored.status,
         value,
@@ -128,8 +131,9 @@ def baseline_lower_is_better(
 
 def mirrored_night(run_id: str, started: float, p99_ms: float, rtt_ms: Sequence[float] = ()) -> Night:
     """A night of a lower-is-better figure as the standing reads nights (higher is better):
-    the p99 and every probe's RTT negated, so a rise of latency is a fall of the night."""
-    return Night(run_id, started, -p99_ms, tuple(-v for v in rtt_ms))
+    the p99 and every probe's RTT negated, so a rise of latency is a fall of the night; its
+    margin is how far the p99 may lie above the true one (:func:`.tail.tail_margin`)."""
+    return Night(run_id, started, -p99_ms, tuple(-v for v in rtt_ms), margin=tail_margin(p99_ms, rtt_ms))
 
 
 def unmirrored(verdict: BaselineVerdict) -> BaselineVerdict:
@@ -196,12 +200,12 @@ def judge_latency(
     p99 = latency.load.p99_ms
     rule = latency_rule_for(rules, context)
     night: NightVerdict | None = None
+    rtts = [v for v in latency.load_rtt_ms if v is not None]
     if standing is not None:
-        rtts = [v for v in latency.load_rtt_ms if v is not None]
         night = judge_night(standing, mirrored_night(*tonight, p99, rtts), (), policy)
         base = unmirrored(night.baseline)
     else:
-        base = baseline_lower_is_better(p99, history, policy)
+        base = baseline_lower_is_better(p99, history, policy, tail_margin(p99, rtts))
     regressed = night.regression if night is not None else base.regression
     since = since_text(night) if night is not None and night.regression else ""
     figures = f"RTT under load p99 {p99:.1f} ms"

@@ -44,6 +44,7 @@ class Night:
     value: float
     samples: tuple[float, ...] = ()
     meta: Mapping[str, str] = field(default_factory=dict)
+    margin: float = 0.0  # the figure's own uncertainty, added to the band (a p99: .tail)
 
     def series(self) -> RunSeries:
         """The night as the change-point test reads it."""
@@ -126,7 +127,7 @@ def judge_night(
     """Judge ``night`` against the accepted nights of ``standing``; return it with the new standing."""
     policy = policy or BaselinePolicy()
     base = list(standing.accepted)
-    verdict = judge_baseline(night.value, [n.value for n in base], policy)
+    verdict = judge_baseline(night.value, [n.value for n in base], policy, night.margin)
     if verdict.status == "no-baseline":
         return NightVerdict("no-baseline", verdict, replace(standing, accepted=(*base, night)))
     step = _last_step(base[-policy.window :], night, policy, change_policy)
@@ -138,7 +139,7 @@ def judge_night(
             # A slow slide: each night inside the band, the step seen over several of them.
             cut = [n.run_id for n in base].index(step.run_id)
             base, regressed = base[:cut], base[cut:]
-            verdict = judge_baseline(night.value, [n.value for n in base], policy)
+            verdict = judge_baseline(night.value, [n.value for n in base], policy, night.margin)
         status = "persisting" if standing.regressed else "new-regression"
         change = change if standing.regressed else (step if down else None)
         regressed.append(night)
@@ -190,7 +191,7 @@ def _last_step(
     level = statistics.median(before)
     spread = statistics.stdev(before) if len(before) > 1 else 0.0
     noise = spread_band(spread, len(before), policy.spread_factor) / math.sqrt(len(after))
-    gate = max(noise, policy.min_band_percent / 100.0 * abs(level))
+    gate = max(noise, policy.min_band_percent / 100.0 * abs(level)) + night.margin
     shift = statistics.median(after) - level
     # The step must hold without tonight, on the same side: the median of two nights is
     # their mean, and one night far off would otherwise date the step a night early

@@ -10,7 +10,9 @@ lab faults, hot boards, unjudged rows and excluded runs never count.
 Latency under load has nights of its own (:data:`LATENCY`): the night's p99 RTT and every
 probe's RTT, *mirrored* (negated, :func:`..judge.latency.mirrored_night`) so that the same
 standing (bands, change points, acceptances) calls a rise the regression; everything shown
-to people is the figure itself, in ms.
+to people is the figure itself, in ms.  A latency night carries its p99's own margin
+(:mod:`..judge.tail`), as tonight's does when it is judged, so the walk over stored nights
+gives each the verdict it had.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from dataclasses import dataclass
 
 from ..judge.baseline import BaselinePolicy
 from ..judge.standing import Night, Standing, standing_of
+from ..judge.tail import tail_margin
 from ..judge.verdict import NOT_A_BASELINE_SAMPLE, VerdictKind
 from .store import ResultsStore, StoredMeasurement
 
@@ -82,7 +85,8 @@ def nights_of(rows: Sequence[StoredMeasurement], metric: Metric = GOODPUT) -> li
         samples = tuple(metric.sign * x for row in final for x in metric.samples(row))
         meta = {"kernel": final[-1].kernel, "os": final[-1].os, "adapter": final[-1].adapter}
         value = metric.sign * float(statistics.median(metric.value(row) or 0.0 for row in final))
-        nights.append(Night(run_id, min(row.started for row in final), value, samples, meta))
+        margin = tail_margin(-value, [-x for x in samples]) if metric.sign < 0 else 0.0
+        nights.append(Night(run_id, min(row.started for row in final), value, samples, meta, margin))
     return sorted(nights, key=lambda n: n.started)[-MAX_NIGHTS:]
 
 

@@ -1,0 +1,63 @@
+"""How well one run knows its own p99: the margin a tail figure adds to its band.
+
+A p99 of 100 probes is, give or take interpolation, the run's second-largest probe: one
+late reply (a scheduler hiccup on the prober, an ARP refresh) moves it by milliseconds, and
+the next run will not repeat it.  A baseline band built from a few earlier p99s that
+happened to agree (three nights within 0.2 ms of each other, seen on a namespace link)
+then calls such a night a regression although the queue did nothing different.
+
+The run's own uncertainty is known without any assumption about the RTT distribution: the
+number of probes below the true p99 is binomial, so an order statistic is a one-sided
+lower confidence bound for it.  The distance from the measured p99 down to that bound is
+the night's *margin*; the judgment adds it to the history's band, so a rise is called only
+when even the low end of tonight's p99 is above what the history allows.  A whole tail
+that moved (a deeper queue) moves that bound too and is still called.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+TAIL_SHARE = 0.99  # the p99
+CONFIDENCE = 0.995  # one-sided, as the baseline's own prediction bound
+
+
+def _log_binomial_pmf(n: int, k: int, p: float) -> float:
+    return (
+        math.lgamma(n + 1)
+        - math.lgamma(k + 1)
+        - math.lgamma(n - k + 1)
+        + k * math.log(p)
+        + (n - k) * math.log1p(-p)
+    )
+
+
+def quantile_lower_bound(
+    values: Sequence[float], share: float = TAIL_SHARE, confidence: float = CONFIDENCE
+) -> float | None:
+    """The largest order statistic of ``values`` that lies at or below their true ``share``
+    quantile with probability ``confidence`` (None for no values).
+
+    The k-th smallest of n values exceeds the quantile exactly when fewer than k values fall
+    below it, which happens with probability ``P(Binomial(n, share) <= k - 1)``.
+    """
+    ordered = sorted(values)
+    n = len(ordered)
+    if n == 0:
+        return None
+    alpha = 1.0 - confidence
+    below = 0.0  # P(Binomial(n, share) <= k - 1), summed as k grows
+    best = 0
+    for k in range(1, n + 1):
+        below += math.exp(_log_binomial_pmf(n, k - 1, share))
+        if below > alpha:
+            break
+        best = k
+    return ordered[best - 1] if best else ordered[0]
+
+
+def tail_margin(p99: float, values: Sequence[float]) -> float:
+    """How far the measured ``p99`` of ``values`` may lie above the true one (0 for none)."""
+    low = quantile_lower_bound(values)
+    return max(0.0, p99 - low) if low is not None else 0.0
