@@ -188,6 +188,10 @@ def _last_step(
     after = [n.value for n in nights[ids.index(step.run_id) :]]
     if len(after) < MIN_NIGHTS_AFTER_STEP:
         return None  # one night alone is the band's to judge
+    if len(before) < policy.min_history:
+        # As for the band: fewer nights than a baseline needs say nothing of the noise, and
+        # one clean night then two at another level was called a slide "from 1 earlier result".
+        return None
     level = statistics.median(before)
     spread = statistics.stdev(before) if len(before) > 1 else 0.0
     noise = spread_band(spread, len(before), policy.spread_factor) / math.sqrt(len(after))

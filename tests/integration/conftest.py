@@ -45,12 +45,15 @@ def child_runs_without_hypothesis() -> Iterator[None]:
 def results_store_of_its_own(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Each test's runs keep their history in a store of their own (the default store lives
-    under ``XDG_DATA_HOME``), not in the machine's: otherwise a test's run was judged against
-    the baselines other tests' runs had left, made under other loads (CI once called a
-    p99 of 12.7 ms a latency regression against three nights of another test's runs), and
-    a developer's own history got the tests' runs mixed into it."""
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("xdg-data")))
+    """Each test's runs keep their history in a store of their own (``PINET_DB``, and the
+    data directory under ``XDG_DATA_HOME``), not in the one the whole test command shares
+    (the root conftest's): otherwise a test's run was judged against the baselines other
+    tests' runs had left under other loads.  CI once called a p99 of 12.7 ms a latency
+    regression against three runs of another test at 11.5 ms.  A test that means several
+    runs to share a history runs them inside itself."""
+    scratch = tmp_path_factory.mktemp("store")
+    monkeypatch.setenv("PINET_DB", f"sqlite:///{scratch / 'pinet.sqlite'}")
+    monkeypatch.setenv("XDG_DATA_HOME", str(scratch / "data"))
 
 
 @pytest.fixture

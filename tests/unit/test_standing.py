@@ -81,6 +81,20 @@ def test_a_slow_slide_inside_the_band_is_a_regression_first_seen_at_its_change_p
     assert [n.run_id for n in standing.accepted] == ["run1", "run2", "run3", "run4"]
 
 
+def test_no_slide_is_called_from_fewer_nights_than_a_baseline_needs():
+    # One clean night, then two 1 % lower with steady seconds: the change-point test sees a
+    # step, but one night before it says nothing of how much nights differ.
+    nights = [
+        night(1, CLEAN, noise=0.02),
+        night(2, CLEAN * 0.99, noise=0.02),
+        night(3, CLEAN * 0.99, noise=0.02),
+    ]
+    assert judge_night(standing_of(KEY, nights[:2]), nights[2]).status == "within"
+    # With two clean nights before it, the same drop is red.
+    more = [night(0, CLEAN, noise=0.02), *nights]
+    assert judge_night(standing_of(KEY, more[:3]), more[3]).regression
+
+
 def test_a_step_up_moves_the_baseline_without_an_accept():
     nights = [night(n, CLEAN) for n in range(1, 5)] + [night(5, 960.0), night(6, 960.0)]
     standing = standing_of(KEY, nights)
