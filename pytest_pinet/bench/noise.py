@@ -51,7 +51,7 @@ def _night(model: NoiseModel, n: int, level: float, seconds: int, rng: random.Ra
     return Night(f"n{n}", float(n), sorted(samples)[len(samples) // 2], samples)
 
 
-def _caught_within(standing: Standing, nights: Sequence[Night]) -> int | None:
+def caught_within(standing: Standing, nights: Sequence[Night]) -> int | None:
     """The 1-based night on which the first regression is called, or None."""
     for n, night in enumerate(nights, 1):
         verdict = judge_night(standing, night)
@@ -71,12 +71,12 @@ def simulate(spread_pct: float, history: int, seconds: int, trials: int, seed: i
     for _ in range(trials):
         clean = [_night(model, n, RATE, seconds, rng) for n in range(history)]
         standing = standing_of("simulated", clean)
-        alarms += _caught_within(standing, [_night(model, history, RATE, seconds, rng)]) is not None
+        alarms += caught_within(standing, [_night(model, history, RATE, seconds, rng)]) is not None
         for drop in DROPS:
             after = [
                 _night(model, history + k, RATE * (1 - drop / 100), seconds, rng) for k in range(NIGHTS_AFTER)
             ]
-            night = _caught_within(standing, after)
+            night = caught_within(standing, after)
             for k in range(NIGHTS_AFTER):
                 caught[drop][k] += night is not None and night <= k + 1
     return Cell(

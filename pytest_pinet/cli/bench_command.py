@@ -52,22 +52,23 @@ def register(sub: Any) -> None:
         help="simulated trials per setting of the sensitivity under noise (0 = skip; no lab needed)",
     )
     bench.add_argument(
-        "--noise-only", action="store_true", help="only the sensitivity under noise (no lab, about a minute)"
+        "--noise-only",
+        action="store_true",
+        help="only the sensitivity under noise, goodput and latency (no lab, about two minutes)",
     )
     bench.set_defaults(func=cmd_bench)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
     """Start-up, fidelity, overhead and adaptive-duration figures on a bench lab of its own."""
-    from ..bench.noise import format_noise, noise_sensitivity
     from ..bench.run import format_table, run_bench, to_json
 
-    noise = noise_sensitivity(args.noise_trials, say=print) if args.noise_trials > 0 else None
+    noise = _noise(args.noise_trials) if args.noise_trials > 0 else None
     if args.noise_only:
         if noise is None:
             raise PinetError("--noise-only needs --noise-trials above 0")
         print(json.dumps({"noise": noise}, indent=2))
-        print("\n".join(format_noise(noise)))
+        print("\n".join(_noise_lines(noise)))
         return 0
     data = run_bench(
         args.startups,
@@ -86,5 +87,23 @@ def cmd_bench(args: argparse.Namespace) -> int:
     print(to_json(data))
     print(format_table(data))
     if noise is not None:
-        print("\n".join(format_noise(noise)))
+        print("\n".join(_noise_lines(noise)))
     return 0 if all(f["met"] is not False for f in data["figures"]) else 1
+
+
+def _noise(trials: int) -> dict[str, Any]:
+    """The goodput verdict's sensitivity under noise, and the latency verdict's under probe
+    noise (its ``latency`` key): both simulated, no lab needed."""
+    from ..bench.latency_noise import latency_sensitivity
+    from ..bench.noise import noise_sensitivity
+
+    noise = noise_sensitivity(trials, say=print)
+    noise["latency"] = latency_sensitivity(trials, say=print)
+    return noise
+
+
+def _noise_lines(noise: dict[str, Any]) -> list[str]:
+    from ..bench.latency_noise import format_latency_noise
+    from ..bench.noise import format_noise
+
+    return format_noise(noise) + format_latency_noise(noise["latency"])

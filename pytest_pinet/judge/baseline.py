@@ -77,22 +77,21 @@ def judge_baseline(
 ) -> BaselineVerdict:
     """Compare ``value`` with the last ``policy.window`` values of ``history`` (oldest first).
 
-    ``margin`` is the value's own uncertainty (a p99 of a hundred probes: :mod:`.tail`),
-    added to the history's band: the band says how far nights differ, not how well tonight
-    knows its own figure."""
+    ``margin`` is the value's own uncertainty (a p99 of a hundred probes: :mod:`.tail`): the
+    band is at least that wide.  A long history's spread already holds the nights' sampling
+    noise; a short one whose few figures happened to agree does not (three p99s within
+    0.2 ms, then a night with two late replies of a hundred)."""
     policy = policy or BaselinePolicy()
     recent = list(history)[-policy.window :]
     if len(recent) < policy.min_history:
         return BaselineVerdict("no-baseline", value, None, None, len(recent))
     baseline = statistics.median(recent)
     spread = statistics.stdev(recent) if len(recent) > 1 else 0.0
-    band = (
-        max(
-            spread_band(spread, len(recent), policy.spread_factor),
-            # abs: a lower-is-better figure is judged mirrored (judge.latency), its baseline negative
-            policy.min_band_percent / 100.0 * abs(baseline),
-        )
-        + margin
+    band = max(
+        spread_band(spread, len(recent), policy.spread_factor),
+        # abs: a lower-is-better figure is judged mirrored (judge.latency), its baseline negative
+        policy.min_band_percent / 100.0 * abs(baseline),
+        margin,
     )
     if value < baseline - band:
         status = "regression"

@@ -8,7 +8,7 @@ it instead of assuming "higher is better":
   derived from queue physics stated beside each rule (queue limit x packet time at the link
   rate, plus the idle RTT);
 * the baseline: a p99 above the history's band is a regression, one below it an improvement;
-  the band is widened by the run's own uncertainty of its p99 (:mod:`.tail`: with a hundred
+  the band is at least the run's own uncertainty of its p99 (:mod:`.tail`: with a hundred
   probes the p99 is the second-latest reply, and one late reply is no regression);
 * the standing across nights (:mod:`.standing`): judged on the *mirrored* figure (``-p99``,
   :func:`mirrored_night`), so a rise is a step down, stays red night after night until a

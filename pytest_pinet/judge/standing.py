@@ -44,7 +44,7 @@ class Night:
     value: float
     samples: tuple[float, ...] = ()
     meta: Mapping[str, str] = field(default_factory=dict)
-    margin: float = 0.0  # the figure's own uncertainty, added to the band (a p99: .tail)
+    margin: float = 0.0  # the figure's own uncertainty: its band is at least this (a p99: .tail)
 
     def series(self) -> RunSeries:
         """The night as the change-point test reads it."""
@@ -195,7 +195,7 @@ def _last_step(
     level = statistics.median(before)
     spread = statistics.stdev(before) if len(before) > 1 else 0.0
     noise = spread_band(spread, len(before), policy.spread_factor) / math.sqrt(len(after))
-    gate = max(noise, policy.min_band_percent / 100.0 * abs(level)) + night.margin
+    gate = max(noise, policy.min_band_percent / 100.0 * abs(level), night.margin)
     shift = statistics.median(after) - level
     # The step must hold without tonight, on the same side: the median of two nights is
     # their mean, and one night far off would otherwise date the step a night early

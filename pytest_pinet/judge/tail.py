@@ -9,9 +9,11 @@ then calls such a night a regression although the queue did nothing different.
 The run's own uncertainty is known without any assumption about the RTT distribution: the
 number of probes below the true p99 is binomial, so an order statistic is a one-sided
 lower confidence bound for it.  The distance from the measured p99 down to that bound is
-the night's *margin*; the judgment adds it to the history's band, so a rise is called only
-when even the low end of tonight's p99 is above what the history allows.  A whole tail
-that moved (a deeper queue) moves that bound too and is still called.
+the night's *margin*, and the band it is judged with is at least that wide: a short
+history's band cannot be narrower than what one night's p99 knows of itself.  A long
+history's own spread already holds that noise (a band wider than the margin is kept as it
+is), and a whole tail that moved (a deeper queue) is still called.  ``pinet bench
+--noise-only`` measures both sides (``bench.latency_noise``).
 """
 
 from __future__ import annotations

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import statistics
 
@@ -52,3 +53,30 @@ def test_the_cheapest_setting_is_the_one_that_meets_the_target_soonest():
         in lines[1]
     )
     assert "spread 1 %: a 3 % drop is not caught at 95 % within the grid" in lines[2]
+
+
+def test_latency_nights_judged_with_and_without_the_margin_share_their_draws():
+    from pytest_pinet.bench.latency_noise import (
+        LATE_SHARE,
+        format_latency_noise,
+        probe_night,
+        simulate_latency,
+    )
+
+    rng = random.Random(11)
+    nights = [probe_night(n, 11.1, rng) for n in range(400)]
+    # Mirrored as the standing reads latency, each with its p99's own margin, never negative.
+    assert all(night.value < 0 and night.margin >= 0 for night in nights)
+    late = sum(-x > 11.1 * 1.1 for night in nights for x in night.samples) / (400 * 100)
+    assert 0.5 * LATE_SHARE < late < 1.5 * LATE_SHARE
+    cell = simulate_latency(1.0, 3, trials=40, seed=2)
+    # On the same draws the wider bands call fewer clean nights red, and no more deeper queues.
+    assert cell.false_alarms <= cell.false_alarms_without_margin
+    for deeper, rates in cell.detected.items():
+        assert rates == sorted(rates)  # once red, red
+        assert all(a <= b for a, b in zip(rates, cell.detected_without_margin[deeper], strict=True))
+    table = {"trials": 40, "probes": 100, "cells": [dataclasses.asdict(cell)]}
+    (head, line) = format_latency_noise(table)
+    assert "[without the p99's own margin]" in head and line.startswith(
+        "  spread 1 %, history  3: false alarms"
+    )
