@@ -1,18 +1,18 @@
-"""Latency verdicts under probe noise: false alarms and caught queues, with and without the
-p99's own margin (``judge.tail``).
+"""Latency verdicts under probe noise: false alarms and caught queues of the figure the
+latency baseline follows (the p90, with its own margin: ``judge.tail``), beside the p90
+without the margin and the p99 with it (what the verdict followed before).
 
 A night's RTT under load is drawn from a model read off a real run of CI's namespace link
 (``fixtures/corpus/lab-outputs``, 100 irtt probes under 10 TCP streams): the queue's delay
 (11.1 ms there) varied run to run by ``spread`` percent, each probe within 1.5 % of it, and
-about 1 in 100 replies late by an exponential few milliseconds (there: 13.9 and 16.6 ms
-in one run, none in three runs before it).  The
-p99 of such a night is set by its late replies, which the next night does not repeat.
+about 1 in 100 replies late by an exponential few milliseconds (there: 13.9 and 16.6 ms in
+one run, none in the three runs before it).  The p99 of such a night is set by its late
+replies, which the next night does not repeat; the p90 is not.
 
 Each trial judges, by the nightly verdict's own rules (the accepted standing, mirrored), one
 clean night after ``history`` clean ones (a false alarm if red) and nights whose queue is
-deeper by each of :data:`DEEPER` (caught within 1..3 nights?).  The same draws are judged
-with the margin and with the margin set to zero, so the table shows what it costs in
-sensitivity and what it saves in false alarms.
+deeper by each of :data:`DEEPER` (caught within 1..3 nights?).  The same probes are judged
+each way (:data:`WAYS`), so the table compares the ways, not their luck.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Any
 
 from ..judge.latency import mirrored_night
 from ..judge.standing import Night, standing_of
-from ..traffic.latency_parse import percentile
+from ..model.latency import BASELINE_SHARE, percentile
 from .noise import caught_within
 
 QUEUE_MS = 11.1  # the queue's delay under load, CI's namespace link
@@ -38,76 +38,87 @@ DEEPER = (10.0, 25.0)  # percent deeper queue
 NIGHTS_AFTER = 3
 
 
+def _night(share: float, margin: bool) -> Callable[[int, Sequence[float]], Night]:
+    def night(n: int, rtts: Sequence[float]) -> Night:
+        made = mirrored_night(f"n{n}", float(n), percentile(rtts, share), rtts)
+        return made if margin or share != BASELINE_SHARE else replace(made, margin=0.0)
+
+    return night
+
+
+def _p99_night(n: int, rtts: Sequence[float]) -> Night:
+    """A night as the verdict read it before it followed the p90: the p99, with its margin."""
+    from ..judge.tail import tail_margin
+
+    p99 = percentile(rtts, 0.99)
+    return Night(f"n{n}", float(n), -p99, tuple(-v for v in rtts), margin=tail_margin(p99, rtts, 0.99))
+
+
+# How a night of probes is judged: the verdict's way first.
+WAYS: dict[str, Callable[[int, Sequence[float]], Night]] = {
+    "p90": _night(BASELINE_SHARE, margin=True),
+    "p90 without margin": _night(BASELINE_SHARE, margin=False),
+    "p99": _p99_night,
+}
+
+
 @dataclass(frozen=True)
 class LatencyCell:
-    """One setting's rates, with the margin and without it."""
+    """One setting's rates, per way of judging (:data:`WAYS`)."""
 
     spread_pct: float
     history: int
     trials: int
-    false_alarms: float
-    false_alarms_without_margin: float
-    detected: dict[str, list[float]]  # deeper percent -> share caught within 1..NIGHTS_AFTER
-    detected_without_margin: dict[str, list[float]]
+    false_alarms: dict[str, float]  # way -> share of clean nights called red
+    detected: dict[str, dict[str, list[float]]]  # way -> deeper percent -> caught within 1..3
 
 
-def probe_night(n: int, queue_ms: float, rng: random.Random, probes: int = PROBES) -> Night:
-    """Night ``n``: ``probes`` RTTs around ``queue_ms``, a few of them late; mirrored as the
-    standing reads latency, with its margin."""
+def probe_rtts(queue_ms: float, rng: random.Random, probes: int = PROBES) -> list[float]:
+    """``probes`` RTTs around ``queue_ms``, a few of them late."""
     rtts = []
     for _ in range(probes):
         rtt = rng.gauss(queue_ms, PROBE_JITTER * queue_ms)
         if rng.random() < LATE_SHARE:
             rtt += rng.expovariate(1.0 / LATE_MEAN_MS)
         rtts.append(rtt)
-    return mirrored_night(f"n{n}", float(n), percentile(rtts, 0.99), rtts)
-
-
-def _without_margin(nights: Sequence[Night]) -> list[Night]:
-    return [replace(night, margin=0.0) for night in nights]
-
-
-def _with_margin(nights: Sequence[Night]) -> list[Night]:
-    return list(nights)
-
-
-SHAPES: tuple[Callable[[Sequence[Night]], list[Night]], ...] = (_with_margin, _without_margin)
+    return rtts
 
 
 def simulate_latency(
     spread_pct: float, history: int, trials: int, seed: int = 1, probes: int = PROBES
 ) -> LatencyCell:
     """``trials`` histories of clean nights, each judged against a clean night and against
-    :data:`NIGHTS_AFTER` nights of each deeper queue, with and without the margin."""
+    :data:`NIGHTS_AFTER` nights of each deeper queue, every way of :data:`WAYS`."""
     rng = random.Random(seed)  # noqa: S311 - simulated noise
-    alarms = [0, 0]
-    caught = [{deeper: [0] * NIGHTS_AFTER for deeper in DEEPER} for _ in range(2)]
+    alarms = dict.fromkeys(WAYS, 0)
+    caught = {way: {deeper: [0] * NIGHTS_AFTER for deeper in DEEPER} for way in WAYS}
 
     def level(scale: float) -> float:
         return QUEUE_MS * scale * (1 + rng.gauss(0, spread_pct / 100))
 
     for _ in range(trials):
-        clean = [probe_night(n, level(1.0), rng, probes) for n in range(history)]
-        tonight = [probe_night(history, level(1.0), rng, probes)]
+        clean = [probe_rtts(level(1.0), rng, probes) for _ in range(history)]
+        tonight = probe_rtts(level(1.0), rng, probes)
         after = {
-            deeper: [
-                probe_night(history + k, level(1 + deeper / 100), rng, probes) for k in range(NIGHTS_AFTER)
-            ]
+            deeper: [probe_rtts(level(1 + deeper / 100), rng, probes) for _ in range(NIGHTS_AFTER)]
             for deeper in DEEPER
         }
-        for way, shape in enumerate(SHAPES):
-            standing = standing_of("simulated", shape(clean))
-            alarms[way] += caught_within(standing, shape(tonight)) is not None
-            for deeper, nights in after.items():
-                night = caught_within(standing, shape(nights))
+        for way, night in WAYS.items():
+            standing = standing_of("simulated", [night(n, rtts) for n, rtts in enumerate(clean)])
+            alarms[way] += caught_within(standing, [night(history, tonight)]) is not None
+            for deeper, series in after.items():
+                when = caught_within(standing, [night(history + k, rtts) for k, rtts in enumerate(series)])
                 for k in range(NIGHTS_AFTER):
-                    caught[way][deeper][k] += night is not None and night <= k + 1
-
-    def rates(way: int) -> dict[str, list[float]]:
-        return {f"{deeper:g}": [c / trials for c in counts] for deeper, counts in caught[way].items()}
-
+                    caught[way][deeper][k] += when is not None and when <= k + 1
     return LatencyCell(
-        spread_pct, history, trials, alarms[0] / trials, alarms[1] / trials, rates(0), rates(1)
+        spread_pct,
+        history,
+        trials,
+        {way: count / trials for way, count in alarms.items()},
+        {
+            way: {f"{deeper:g}": [c / trials for c in counts] for deeper, counts in by_deeper.items()}
+            for way, by_deeper in caught.items()
+        },
     )
 
 
@@ -122,23 +133,20 @@ def latency_sensitivity(trials: int, say: Callable[[str], None] = print) -> dict
 
 
 def format_latency_noise(table: dict[str, Any]) -> list[str]:
-    """The grid, for people: with the margin, then (in brackets) without it."""
+    """The grid, for people: a line per setting and way of judging."""
     lines = [
         f"latency verdicts under probe noise ({table['trials']} simulated trials per setting, "
         f"{table['probes']} probes a night, ~1 % of replies late): false alarms per clean night, "
-        f"a deeper queue caught within 1/2/{NIGHTS_AFTER} nights; [without the p99's own margin]"
+        f"a deeper queue caught within 1/2/{NIGHTS_AFTER} nights, by the figure judged"
     ]
     for cell in table["cells"]:
-
-        def shown(detected: dict[str, list[float]]) -> str:
-            return "  ".join(
+        for way, alarms in cell["false_alarms"].items():
+            caught = "  ".join(
                 f"+{deeper} %: " + "/".join(f"{100 * r:3.0f}" for r in rates)
-                for deeper, rates in detected.items()
+                for deeper, rates in cell["detected"][way].items()
             )
-
-        lines.append(
-            f"  spread {cell['spread_pct']:g} %, history {cell['history']:2d}: false alarms "
-            f"{100 * cell['false_alarms']:4.1f} % [{100 * cell['false_alarms_without_margin']:4.1f} %]; "
-            f"caught {shown(cell['detected'])} [{shown(cell['detected_without_margin'])}]"
-        )
+            lines.append(
+                f"  spread {cell['spread_pct']:g} %, history {cell['history']:2d}, {way:18}: "
+                f"false alarms {100 * alarms:4.1f} %; caught {caught}"
+            )
     return lines

@@ -46,7 +46,7 @@ def register(sub: Any) -> None:
         "--metric",
         choices=("goodput", "latency"),
         default="goodput",
-        help="goodput (Mbit/s: a fall is bad) or latency (RTT under load p99, ms: a rise is bad)",
+        help="goodput (Mbit/s: a fall is bad) or latency (RTT under load p90, ms: a rise is bad)",
     )
     bis.add_argument("--results", default="results", help="results directory (default results)")
     bis.add_argument("pytest_args", nargs=argparse.REMAINDER, help="the selection and lab options, after --")

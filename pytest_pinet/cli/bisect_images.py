@@ -9,8 +9,9 @@ repetitions falls below the good end's band: the one-sided 99.5 % prediction bou
 nightly's baseline, for a mean of m runs instead of one (Student's t over the good end's
 repetitions, ``t x s x sqrt(1/n + 1/m)``, at least 1 %).
 
-``metric="latency"`` bisects latency under load instead (each run's p99 RTT under load, lower
-is better): a probe is then bad when its mean rises *above* the good end's band.
+``metric="latency"`` bisects latency under load instead (each run's p90 RTT under load, the
+figure the latency baseline follows; lower is better): a probe is then bad when its mean
+rises *above* the good end's band.
 
 Both ends are measured first: when the bad end does not differ from the good end beyond
 that band, bisect says so and stops.  Otherwise it halves the interval between the last good
@@ -38,7 +39,7 @@ from ..judge.standing import Night
 from ..record.compare import NOT_MEASUREMENTS, label_of
 from ..record.image_table import IMAGE_FIELDS
 from ..record.store import context_key
-from ..record.store_rows import latency_p99_of
+from ..record.store_rows import latency_followed_of
 from ..suite import SUITE_DIR
 
 
@@ -54,7 +55,7 @@ class Probe:
     verdict: str = ""  # "good", "bad" (below the good end's band), "reference"
     worst: str = ""  # the context and figures that decided a bad verdict
     seconds: float = 0.0
-    metric: str = "goodput"  # or "latency": the p99 RTT under load, ms, lower is better
+    metric: str = "goodput"  # or "latency": the p90 RTT under load, ms, lower is better
 
     def median(self, key: str) -> float | None:
         """The median of the repetitions of context ``key``."""
@@ -77,13 +78,13 @@ class ProbeFailed(Exception):
     """A probe measured nothing (a lab fault, a broken image): bisect cannot go on."""
 
 
-UNITS = {"goodput": "Mbit/s", "latency": "ms p99"}
+UNITS = {"goodput": "Mbit/s", "latency": "ms p90"}
 
 
 def figure_of(row: dict[str, Any], metric: str) -> float | None:
     """A results row's figure of ``metric`` (None: not measured; never 0)."""
     if metric == "latency":
-        return latency_p99_of(row)
+        return latency_followed_of(row)
     value = row.get("goodput_mbps")
     return float(value) if isinstance(value, int | float) else None
 

@@ -7,10 +7,11 @@ it instead of assuming "higher is better":
 * ``latency_rules`` in the thresholds file: a ceiling on the RTT under load (p99) per qdisc,
   derived from queue physics stated beside each rule (queue limit x packet time at the link
   rate, plus the idle RTT);
-* the baseline: a p99 above the history's band is a regression, one below it an improvement;
-  the band is at least the run's own uncertainty of its p99 (:mod:`.tail`: with a hundred
-  probes the p99 is the second-latest reply, and one late reply is no regression);
-* the standing across nights (:mod:`.standing`): judged on the *mirrored* figure (``-p99``,
+* the baseline follows the p90 under load (:data:`..model.latency.BASELINE_SHARE`: the p99
+  of a hundred probes is their second-latest reply, and one late reply is no regression): a
+  p90 above the history's band is a regression, one below it an improvement; the band is at
+  least the run's own uncertainty of its p90 (:mod:`.tail`);
+* the standing across nights (:mod:`.standing`): judged on the *mirrored* figure (``-p90``,
   :func:`mirrored_night`), so a rise is a step down, stays red night after night until a
   person accepts it (``pinet accept``), and a fall moves the baseline without an accept.
 
@@ -129,11 +130,14 @@ def baseline_lower_is_better(
     )
 
 
-def mirrored_night(run_id: str, started: float, p99_ms: float, rtt_ms: Sequence[float] = ()) -> Night:
+def mirrored_night(run_id: str, started: float, figure_ms: float, rtt_ms: Sequence[float] = ()) -> Night:
     """A night of a lower-is-better figure as the standing reads nights (higher is better):
-    the p99 and every probe's RTT negated, so a rise of latency is a fall of the night; its
-    margin is how far the p99 may lie above the true one (:func:`.tail.tail_margin`)."""
-    return Night(run_id, started, -p99_ms, tuple(-v for v in rtt_ms), margin=tail_margin(p99_ms, rtt_ms))
+    the figure (the p90 under load) and every probe's RTT negated, so a rise of latency is a
+    fall of the night; its margin is how far the figure may lie above the true one
+    (:func:`.tail.tail_margin`)."""
+    return Night(
+        run_id, started, -figure_ms, tuple(-v for v in rtt_ms), margin=tail_margin(figure_ms, rtt_ms)
+    )
 
 
 def unmirrored(verdict: BaselineVerdict) -> BaselineVerdict:
@@ -186,7 +190,8 @@ def judge_latency(
     standing: Standing | None = None,
     tonight: tuple[str, float] = ("tonight", 0.0),
 ) -> LatencyVerdict:
-    """Judge the p99 RTT under load against its ceiling and its history (lower is better).
+    """Judge the RTT under load: its p99 against the ceiling, its p90 against its history
+    (lower is better).
 
     With ``standing`` (the context's accepted latency nights, mirrored, and a pending
     regression: ``record.nightly``) the baseline is the accepted nights', a regression stays
@@ -201,11 +206,13 @@ def judge_latency(
     rule = latency_rule_for(rules, context)
     night: NightVerdict | None = None
     rtts = [v for v in latency.load_rtt_ms if v is not None]
+    followed = latency.baseline_ms
+    followed = p99 if followed is None else followed  # not taken: a probe series with a p99 has a p90
     if standing is not None:
-        night = judge_night(standing, mirrored_night(*tonight, p99, rtts), (), policy)
+        night = judge_night(standing, mirrored_night(*tonight, followed, rtts), (), policy)
         base = unmirrored(night.baseline)
     else:
-        base = baseline_lower_is_better(p99, history, policy, tail_margin(p99, rtts))
+        base = baseline_lower_is_better(followed, history, policy, tail_margin(followed, rtts))
     regressed = night.regression if night is not None else base.regression
     since = since_text(night) if night is not None and night.regression else ""
     figures = f"RTT under load p99 {p99:.1f} ms"
@@ -230,8 +237,9 @@ def judge_latency(
             rule.max_p99_ms if rule else None,
             rule.rule_id if rule else None,
             base,
-            f"{figures}: regression against baseline{head} {base.baseline:.1f} +- {base.band:.1f} ms "
-            f"(from {base.history} earlier results; lower is better){since}",
+            f"RTT under load p90 {followed:.1f} ms (p99 {p99:.1f} ms): regression against baseline{head} "
+            f"{base.baseline:.1f} +- {base.band:.1f} ms (p90, from {base.history} earlier results; "
+            f"lower is better){since}",
         )
     ceiling = f", ceiling {rule.max_p99_ms:g} ms (rule {rule.rule_id})" if rule else ""
     accepted = (
@@ -241,5 +249,5 @@ def judge_latency(
     )
     return LatencyVerdict(
         "pass", p99, rule.max_p99_ms if rule else None, rule.rule_id if rule else None, base,
-        f"{figures}{ceiling}; baseline: {base.status}{accepted}",
+        f"{figures}{ceiling}; p90 {followed:.1f} ms, baseline: {base.status}{accepted}",
     )  # fmt: skip

@@ -1,19 +1,21 @@
-"""How well one run knows its own p99: the margin a tail figure adds to its band.
+"""How well one run knows its own percentile: the margin a tail figure adds to its band.
 
 A p99 of 100 probes is, give or take interpolation, the run's second-largest probe: one
 late reply (a scheduler hiccup on the prober, an ARP refresh) moves it by milliseconds, and
 the next run will not repeat it.  A baseline band built from a few earlier p99s that
 happened to agree (three nights within 0.2 ms of each other, seen on a namespace link)
-then calls such a night a regression although the queue did nothing different.
+then called such a night a regression although the queue did nothing different.  The
+latency baseline therefore follows the p90 (:data:`..model.latency.BASELINE_SHARE`), and
+even a p90 knows itself only as well as its probes allow.
 
-The run's own uncertainty is known without any assumption about the RTT distribution: the
-number of probes below the true p99 is binomial, so an order statistic is a one-sided
-lower confidence bound for it.  The distance from the measured p99 down to that bound is
-the night's *margin*, and the band it is judged with is at least that wide: a short
-history's band cannot be narrower than what one night's p99 knows of itself.  A long
-history's own spread already holds that noise (a band wider than the margin is kept as it
-is), and a whole tail that moved (a deeper queue) is still called.  ``pinet bench
---noise-only`` measures both sides (``bench.latency_noise``).
+That uncertainty is known without any assumption about the RTT distribution: the number of
+probes below the true percentile is binomial, so an order statistic is a one-sided lower
+confidence bound for it.  The distance from the measured figure down to that bound is the
+night's *margin*, and the band it is judged with is at least that wide: a short history's
+band cannot be narrower than what one night's figure knows of itself.  A long history's own
+spread already holds that noise (a band wider than the margin is kept as it is), and a
+whole tail that moved (a deeper queue) is still called.  ``pinet bench --noise-only``
+measures both sides (``bench.latency_noise``).
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-TAIL_SHARE = 0.99  # the p99
+from ..model.latency import BASELINE_SHARE
+
 CONFIDENCE = 0.995  # one-sided, as the baseline's own prediction bound
 
 
@@ -36,7 +39,7 @@ def _log_binomial_pmf(n: int, k: int, p: float) -> float:
 
 
 def quantile_lower_bound(
-    values: Sequence[float], share: float = TAIL_SHARE, confidence: float = CONFIDENCE
+    values: Sequence[float], share: float, confidence: float = CONFIDENCE
 ) -> float | None:
     """The largest order statistic of ``values`` that lies at or below their true ``share``
     quantile with probability ``confidence`` (None for no values).
@@ -59,7 +62,8 @@ def quantile_lower_bound(
     return ordered[best - 1] if best else ordered[0]
 
 
-def tail_margin(p99: float, values: Sequence[float]) -> float:
-    """How far the measured ``p99`` of ``values`` may lie above the true one (0 for none)."""
-    low = quantile_lower_bound(values)
-    return max(0.0, p99 - low) if low is not None else 0.0
+def tail_margin(figure: float, values: Sequence[float], share: float = BASELINE_SHARE) -> float:
+    """How far ``figure``, the measured ``share`` percentile of ``values``, may lie above the
+    true one (0 for no values)."""
+    low = quantile_lower_bound(values, share)
+    return max(0.0, figure - low) if low is not None else 0.0

@@ -2,7 +2,7 @@
 
 The regressions new tonight, those that persist (since which run, how many nights, the
 change) and the changes accepted in the last week, of goodput and of latency under load (a
-p99 that rose against its accepted level: the half of a qdisc's story goodput never shows);
+p90 that rose against its accepted level: the half of a qdisc's story goodput never shows);
 counts of regressions, floors missed,
 undecided verdicts and lab faults; and the largest drops against each context's *accepted*
 baseline (judge/standing.py: a regressed night never becomes the baseline by itself), taken
@@ -84,7 +84,7 @@ class NightDigest:
     new: list[Regressed] = field(default_factory=list)
     persisting: list[Regressed] = field(default_factory=list)
     accepted: list[str] = field(default_factory=list)  # acceptances of the last week, one line each
-    latency_new: list[Regressed] = field(default_factory=list)  # p99 under load rose: new tonight
+    latency_new: list[Regressed] = field(default_factory=list)  # p90 under load rose: new tonight
     latency_persisting: list[Regressed] = field(default_factory=list)  # ... and since an earlier run
 
     def variables(self) -> dict[str, str]:
@@ -146,7 +146,7 @@ class NightDigest:
             "",
             *(f"- {r.line()}" for r in self.persisting),
             "",
-            f"## Latency regressions (RTT under load, p99): {len(self.latency_new)} new tonight, "
+            f"## Latency regressions (RTT under load, p90): {len(self.latency_new)} new tonight, "
             f"{len(self.latency_persisting)} persisting",
             "",
             *(f"- new: {r.line()}" for r in self.latency_new),

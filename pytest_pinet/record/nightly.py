@@ -7,10 +7,11 @@ entered the baseline twice and made the degraded level the baseline at once).  S
 gives its final attempt, and the night's figure is the median of its tests' final figures;
 lab faults, hot boards, unjudged rows and excluded runs never count.
 
-Latency under load has nights of its own (:data:`LATENCY`): the night's p99 RTT and every
-probe's RTT, *mirrored* (negated, :func:`..judge.latency.mirrored_night`) so that the same
+Latency under load has nights of its own (:data:`LATENCY`): the night's p90 RTT under load
+(:data:`..model.latency.BASELINE_SHARE`, read from the stored probes) and every probe's RTT,
+*mirrored* (negated, :func:`..judge.latency.mirrored_night`) so that the same
 standing (bands, change points, acceptances) calls a rise the regression; everything shown
-to people is the figure itself, in ms.  A latency night carries its p99's own margin
+to people is the figure itself, in ms.  A latency night carries its p90's own margin
 (:mod:`..judge.tail`), as tonight's does when it is judged, so the walk over stored nights
 gives each the verdict it had.
 """
@@ -26,6 +27,7 @@ from ..judge.baseline import BaselinePolicy
 from ..judge.standing import Night, Standing, standing_of
 from ..judge.tail import tail_margin
 from ..judge.verdict import NOT_A_BASELINE_SAMPLE, VerdictKind
+from ..model.latency import BASELINE_SHARE, percentile
 from .store import ResultsStore, StoredMeasurement
 
 MAX_NIGHTS = 60  # how far back the walk starts: enough for any window, cheap to replay
@@ -47,13 +49,13 @@ class Metric:
         if self.sign > 0:
             return None if row.verdict in NOT_A_BASELINE_SAMPLE else row.goodput_mbps
         if (
-            row.latency_p99_ms is None
+            not row.latency_rtt_ms  # a row stored before its probes were: no p90 to follow
             or row.verdict in NOT_THE_BOARDS
             or row.latency_verdict in NOT_THE_BOARDS
         ):
             return None
         # Judged for latency, or (a row stored before latency verdicts) judged at all.
-        return row.latency_p99_ms if row.latency_verdict or row.verdict else None
+        return percentile(row.latency_rtt_ms, BASELINE_SHARE) if row.latency_verdict or row.verdict else None
 
     def samples(self, row: StoredMeasurement) -> tuple[float, ...]:
         """The row's per-second goodputs, or every probe's RTT under load."""
@@ -67,7 +69,7 @@ class Metric:
 
 
 GOODPUT = Metric("goodput", "Mbit/s", 1.0)
-LATENCY = Metric("latency", "ms (RTT under load p99, lower is better)", -1.0, "ms RTT p99 under load")
+LATENCY = Metric("latency", "ms (RTT under load p90, lower is better)", -1.0, "ms RTT p90 under load")
 METRICS = {metric.name: metric for metric in (GOODPUT, LATENCY)}
 
 
@@ -85,7 +87,7 @@ def nights_of(rows: Sequence[StoredMeasurement], metric: Metric = GOODPUT) -> li
         samples = tuple(metric.sign * x for row in final for x in metric.samples(row))
         meta = {"kernel": final[-1].kernel, "os": final[-1].os, "adapter": final[-1].adapter}
         value = metric.sign * float(statistics.median(metric.value(row) or 0.0 for row in final))
-        margin = tail_margin(-value, [-x for x in samples]) if metric.sign < 0 else 0.0
+        margin = tail_margin(-value, [-x for x in samples]) if metric.sign < 0 else 0.0  # of the p90
         nights.append(Night(run_id, min(row.started for row in final), value, samples, meta, margin))
     return sorted(nights, key=lambda n: n.started)[-MAX_NIGHTS:]
 

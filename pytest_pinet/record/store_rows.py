@@ -7,6 +7,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from ..model.latency import BASELINE_SHARE, percentile
+
 
 @dataclass(frozen=True)
 class StoredMeasurement:
@@ -47,6 +49,14 @@ def latency_rtts_of(data: dict[str, Any]) -> tuple[float, ...]:
     """The RTTs under load a stored measurement's data holds (lost probes left out)."""
     latency = (data.get("detail") or {}).get("latency") or {}
     return tuple(float(v) for v in latency.get("load_rtt_ms") or () if isinstance(v, int | float))
+
+
+def latency_followed_of(data: dict[str, Any]) -> float | None:
+    """The figure a latency baseline follows (the p90 of the probes under load,
+    :data:`..model.latency.BASELINE_SHARE`), if the stored data holds its probes."""
+    latency = (data.get("detail") or {}).get("latency") or {}
+    rtts = latency_rtts_of(data)
+    return percentile(rtts, BASELINE_SHARE) if rtts and not latency.get("not_measured") else None
 
 
 def latency_p99_of(data: dict[str, Any]) -> float | None:

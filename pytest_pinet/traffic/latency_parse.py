@@ -8,12 +8,11 @@ real outputs (fixtures/lab-outputs, fixtures/bsd).  A series keeps every probe i
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..model.latency import ProbeFigures
+from ..model.latency import ProbeFigures, percentile
 
 REPLY = re.compile(r"icmp_seq=(?P<seq>\d+)\b.*?\btime[=<](?P<ms>\d+(?:\.\d+)?)\s*ms")
 # iputils: "5 packets transmitted, 5 received, 0% packet loss, time 4005ms"
@@ -121,16 +120,6 @@ def sent_before(series: ProbeSeries, seconds: float) -> ProbeSeries:
         series.receive_ms[:keep],
         series.sent_s[:keep],
     )
-
-
-def percentile(values: Sequence[float], share: float) -> float:
-    """The ``share`` (0..1) percentile, linear between the closest ranks (numpy's default)."""
-    ordered = sorted(values)
-    if not ordered:
-        raise ValueError("percentile of nothing")
-    rank = share * (len(ordered) - 1)
-    low, high = math.floor(rank), math.ceil(rank)
-    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
 
 
 def _median(values: Sequence[float | None]) -> float | None:

@@ -55,28 +55,29 @@ def test_the_cheapest_setting_is_the_one_that_meets_the_target_soonest():
     assert "spread 1 %: a 3 % drop is not caught at 95 % within the grid" in lines[2]
 
 
-def test_latency_nights_judged_with_and_without_the_margin_share_their_draws():
+def test_latency_nights_are_judged_each_way_on_the_same_probes():
     from pytest_pinet.bench.latency_noise import (
         LATE_SHARE,
+        WAYS,
         format_latency_noise,
-        probe_night,
+        probe_rtts,
         simulate_latency,
     )
 
     rng = random.Random(11)
-    nights = [probe_night(n, 11.1, rng) for n in range(400)]
-    # Mirrored as the standing reads latency, each with its p99's own margin, never negative.
-    assert all(night.value < 0 and night.margin >= 0 for night in nights)
-    late = sum(-x > 11.1 * 1.1 for night in nights for x in night.samples) / (400 * 100)
+    series = [probe_rtts(11.1, rng) for _ in range(400)]
+    late = sum(x > 11.1 * 1.1 for rtts in series for x in rtts) / (400 * 100)
     assert 0.5 * LATE_SHARE < late < 1.5 * LATE_SHARE
+    for way, night in WAYS.items():
+        made = night(1, series[0])
+        assert made.value < 0 and made.margin >= 0 and all(s < 0 for s in made.samples), way
+    assert WAYS["p90 without margin"](1, series[0]).margin == 0.0 < WAYS["p90"](1, series[0]).margin
     cell = simulate_latency(1.0, 3, trials=40, seed=2)
-    # On the same draws the wider bands call fewer clean nights red, and no more deeper queues.
-    assert cell.false_alarms <= cell.false_alarms_without_margin
-    for deeper, rates in cell.detected.items():
-        assert rates == sorted(rates)  # once red, red
-        assert all(a <= b for a, b in zip(rates, cell.detected_without_margin[deeper], strict=True))
+    assert list(cell.false_alarms) == list(WAYS)
+    for way, by_deeper in cell.detected.items():
+        for rates in by_deeper.values():
+            assert rates == sorted(rates), way  # once red, red
     table = {"trials": 40, "probes": 100, "cells": [dataclasses.asdict(cell)]}
-    (head, line) = format_latency_noise(table)
-    assert "[without the p99's own margin]" in head and line.startswith(
-        "  spread 1 %, history  3: false alarms"
-    )
+    head, *lines = format_latency_noise(table)
+    assert "by the figure judged" in head and len(lines) == len(WAYS)
+    assert lines[0].startswith("  spread 1 %, history  3, p90 ")

@@ -22,7 +22,7 @@ from pytest_pinet.judge.latency import (
     lower_is_better,
 )
 from pytest_pinet.model import Measurement, TcpDetail, TrafficContext
-from pytest_pinet.model.latency import LatencyUse, ProbeFigures
+from pytest_pinet.model.latency import LatencyUse, ProbeFigures, percentile
 from pytest_pinet.record.allure_out import per_second_chart
 from pytest_pinet.record.compare import compare_runs, table
 from pytest_pinet.record.context_trend import run_series
@@ -35,7 +35,6 @@ from pytest_pinet.traffic.latency_parse import (
     figures_of,
     parse_irtt,
     parse_ping,
-    percentile,
     sent_before,
 )
 from pytest_pinet.traffic.latency_probe import choose_probe, irtt_argv, ping_argv, trimmed
