@@ -38,26 +38,24 @@ DEEPER = (10.0, 25.0)  # percent deeper queue
 NIGHTS_AFTER = 3
 
 
-def _night(share: float, margin: bool) -> Callable[[int, Sequence[float]], Night]:
-    def night(n: int, rtts: Sequence[float]) -> Night:
-        made = mirrored_night(f"n{n}", float(n), percentile(rtts, share), rtts)
-        return made if margin or share != BASELINE_SHARE else replace(made, margin=0.0)
+def _p90_night(n: int, rtts: Sequence[float]) -> Night:
+    """A night as the verdict reads it: the p90, with its margin."""
+    return mirrored_night(f"n{n}", float(n), percentile(rtts, BASELINE_SHARE), rtts)
 
-    return night
+
+def _p90_night_without_margin(n: int, rtts: Sequence[float]) -> Night:
+    return replace(_p90_night(n, rtts), margin=0.0)
 
 
 def _p99_night(n: int, rtts: Sequence[float]) -> Night:
     """A night as the verdict read it before it followed the p90: the p99, with its margin."""
-    from ..judge.tail import tail_margin
-
-    p99 = percentile(rtts, 0.99)
-    return Night(f"n{n}", float(n), -p99, tuple(-v for v in rtts), margin=tail_margin(p99, rtts, 0.99))
+    return mirrored_night(f"n{n}", float(n), percentile(rtts, 0.99), rtts, share=0.99)
 
 
 # How a night of probes is judged: the verdict's way first.
 WAYS: dict[str, Callable[[int, Sequence[float]], Night]] = {
-    "p90": _night(BASELINE_SHARE, margin=True),
-    "p90 without margin": _night(BASELINE_SHARE, margin=False),
+    "p90": _p90_night,
+    "p90 without margin": _p90_night_without_margin,
     "p99": _p99_night,
 }
 

@@ -28,7 +28,7 @@ from typing import Any
 import yaml
 
 from ..errors import ConfigError
-from ..model.latency import LatencyUse
+from ..model.latency import BASELINE_SHARE, LatencyUse
 from .baseline import BaselinePolicy, BaselineVerdict, judge_baseline
 from .standing import Night, NightVerdict, Standing, judge_night
 from .tail import tail_margin
@@ -130,14 +130,15 @@ def baseline_lower_is_better(
     )
 
 
-def mirrored_night(run_id: str, started: float, figure_ms: float, rtt_ms: Sequence[float] = ()) -> Night:
+def mirrored_night(
+    run_id: str, started: float, figure_ms: float, rtt_ms: Sequence[float] = (), share: float = BASELINE_SHARE
+) -> Night:
     """A night of a lower-is-better figure as the standing reads nights (higher is better):
-    the figure (the p90 under load) and every probe's RTT negated, so a rise of latency is a
-    fall of the night; its margin is how far the figure may lie above the true one
-    (:func:`.tail.tail_margin`)."""
-    return Night(
-        run_id, started, -figure_ms, tuple(-v for v in rtt_ms), margin=tail_margin(figure_ms, rtt_ms)
-    )
+    the figure (the ``share`` percentile under load, the p90 the baseline follows) and every
+    probe's RTT negated, so a rise of latency is a fall of the night; its margin is how far
+    the figure may lie above the true one (:func:`.tail.tail_margin`)."""
+    margin = tail_margin(figure_ms, rtt_ms, share)
+    return Night(run_id, started, -figure_ms, tuple(-v for v in rtt_ms), margin=margin)
 
 
 def unmirrored(verdict: BaselineVerdict) -> BaselineVerdict:
