@@ -19,6 +19,7 @@ from ..errors import LabFault
 from ..host.remote import RemoteHost
 from ..judge.linerate import LinkModel, tcp_goodput_limit
 from ..lab.inventory import Inventory
+from ..lab.traffic_turn import traffic_turn
 from ..measure import UdpMeasurer
 from ..traffic.iperf3_runner import Iperf3Options, run_iperf3
 from .recording import bench_site
@@ -79,7 +80,8 @@ def tcp_fidelity(
                         duration=duration, omit=2, congestion=inventory.hosts[sender].tcp_congestion
                     )
                     try:
-                        result = run_iperf3(hosts[sender], hosts[receiver], address, options).result
+                        with traffic_turn(inventory.traffic_turn):
+                            result = run_iperf3(hosts[sender], hosts[receiver], address, options).result
                     except LabFault as fault:
                         not_measured.append(f"fidelity {label}: lab fault: {fault}")
                         continue

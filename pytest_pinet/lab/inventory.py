@@ -87,6 +87,8 @@ class Inventory:
     catalogue: Catalogue = field(default_factory=Catalogue)
     # Boards and links the lab plans but could not bring up here, each with why (pinet.absent).
     absent: Mapping[str, str] = field(default_factory=dict)
+    # The turn file its traffic waits for (pinet.traffic_turn); None: it takes no turns.
+    traffic_turn: Path | None = None
 
     @property
     def boards(self) -> list[HostEntry]:
@@ -216,6 +218,7 @@ def inventory_from_data(data: Any, source: Path) -> Inventory:
         disks,
         catalogue=catalogue,
         absent=dict(pinet.absent),
+        traffic_turn=_turn_file(pinet.traffic_turn, source),
     )
 
 
@@ -421,6 +424,19 @@ def _ssh_settings(ssh: SshSection, source: Path) -> SshSettings:
     if ssh.config == "none":
         return SshSettings(identity, known_hosts, None)
     return SshSettings(identity, known_hosts, _path(ssh.config, source, "pinet.ssh.config"))
+
+
+def _turn_file(value: str | None, source: Path) -> Path | None:
+    """``pinet.traffic_turn``: a lock file made on first use, relative to the env file; its
+    folder must exist, or every measurement would end in a lab fault instead of this error."""
+    if value is None:
+        return None
+    path = Path(value).expanduser()
+    if not path.is_absolute():
+        path = source.parent / path
+    if not path.parent.is_dir():
+        raise ConfigError(str(source), f"pinet.traffic_turn: folder {path.parent} does not exist")
+    return path
 
 
 def _path(value: str, source: Path, key: str) -> Path:

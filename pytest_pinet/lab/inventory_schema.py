@@ -196,6 +196,9 @@ class PinetSection:
     # What the lab plans but could not bring up here (a board, its links), each with why: the
     # virtual lab's QEMU board on a machine without QEMU; its tests skip with the reason.
     absent: Mapping[HostName, Name] = attrs.field(factory=dict)
+    # A file every lab sharing this lab's machines names: their traffic takes turns
+    # (lab/traffic_turn.py).  The virtual lab names this machine's; hardware rarely needs one.
+    traffic_turn: Annotated[str, PathText()] | None = None
 
 
 @attrs.frozen

@@ -3,22 +3,29 @@ traffic over a link, and the observers' snapshots taken on every end at once."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, NoReturn, Protocol
+from typing import Any, Concatenate, NoReturn, ParamSpec, Protocol, TypeVar
 
 from ..errors import LabFault, Unsupported
 from ..host.facts import gather_facts
 from ..host.qdisc_stats import QdiscStats
 from ..host.remote import RemoteHost
 from ..lab.inventory import Inventory
+from ..lab.traffic_turn import traffic_turn
 from ..model import HostFacts, Measurement, Observation, QdiscUse, TrafficContext
 from ..model.lab import LinkEntry
 from ..traffic.iperf3_runner import Progress
 from ..traffic.observers import Snapshot, observe, take_snapshot
 
 End = tuple[RemoteHost, str]  # a host and the interface watched on it
+
+P = ParamSpec("P")
+R = TypeVar("R")
+M = TypeVar("M", bound="Measurer")
 
 
 class Recorder(Protocol):
@@ -115,6 +122,10 @@ class Measurer:
         self._decide = site.decide
         self._cache: dict[tuple[str, ...], bool] = {}
 
+    def turn(self) -> AbstractContextManager[float]:
+        """Hold the lab's traffic turn (a context manager): see :func:`taking_turns`."""
+        return traffic_turn(self.inventory.traffic_turn)
+
     def progress(self, what: str) -> Progress | None:
         """A progress callback for the traffic of ``what`` (a direction), or None."""
         report = self._progress
@@ -178,3 +189,16 @@ def qdisc_use(interface: str, delta: QdiscStats) -> QdiscUse:
         interface, delta.kind, delta.instances, delta.sent_bytes, delta.sent_packets,
         delta.dropped, delta.overlimits, delta.requeues,
     )  # fmt: skip
+
+
+def taking_turns(measure: Callable[Concatenate[M, P], R]) -> Callable[Concatenate[M, P], R]:
+    """A measurement that waits for its lab's traffic turn and holds it from its first probe
+    to its last snapshot, so that no other test's traffic on the same machines is in its
+    figures (lab/traffic_turn.py; labs without a turn file do not wait)."""
+
+    @functools.wraps(measure)
+    def in_turn(self: M, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        with self.turn():
+            return measure(self, *args, **kwargs)
+
+    return in_turn

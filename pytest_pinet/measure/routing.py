@@ -20,7 +20,7 @@ from ..traffic.iperf3_runner import AdaptiveStop, Iperf3Options, Iperf3Run, run_
 from ..traffic.latency_probe import ProbePlan, choose_probe
 from ..traffic.load_watch import LoadWatch
 from ..traffic.observers import Snapshot
-from .base import Measurer, Site, qdisc_use
+from .base import Measurer, Site, qdisc_use, taking_turns
 
 Counters = tuple[list[Snapshot], dict[str, QdiscStats]]
 
@@ -149,6 +149,7 @@ class RoutingMeasurer(Measurer):
         )
         return self.record(dataclasses.replace(measured, detail=detail))
 
+    @taking_turns
     def download(self, scenario: str = "routing") -> Measurement:
         """The wan peer sends to the lan peer through the board (the seed's 10-stream download).
 
@@ -176,6 +177,7 @@ class RoutingMeasurer(Measurer):
         """The seed's upload target for this route (see :func:`scale_upload_target`)."""
         return scale_upload_target(upload_mbps, min(self.route.lan.speed_mbps, self.route.wan.speed_mbps))
 
+    @taking_turns
     def download_while_uploading(self, nominal_mbps: float) -> tuple[Measurement, Measurement]:
         """Download at full speed while the lan peer uploads at ``nominal_mbps`` in total (0 =
         unlimited; scaled by :meth:`scaled_target` on a cable slower than GbE); returns

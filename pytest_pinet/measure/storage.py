@@ -10,7 +10,7 @@ from ..host.scratch_disk import DiskRun, ScratchDisk
 from ..model import DiskDetail, Measurement, TrafficContext
 from ..model.lab import DiskEntry
 from ..record.sweep_charts import storage_chart
-from .base import Measurer, Site
+from .base import Measurer, Site, taking_turns
 
 
 class StorageMeasurer(Measurer):
@@ -53,6 +53,7 @@ class StorageMeasurer(Measurer):
             block_bytes=run.block_bytes,
         )
 
+    @taking_turns
     def sweep(self, filesystem: str) -> list[Measurement]:
         """mkfs ``filesystem``, then write and read ``total_bytes`` at every block size.
 

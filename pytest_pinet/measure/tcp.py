@@ -27,7 +27,7 @@ from ..traffic.iperf3_measurement import measurement_from_iperf3
 from ..traffic.iperf3_runner import AdaptiveStop, Iperf3Options, Iperf3Run, run_iperf3, run_iperf3_both_ways
 from ..traffic.latency_probe import ProbePlan, choose_probe
 from ..traffic.load_watch import LoadWatch
-from .base import End, Measurer, Site, link_context, qdisc_use
+from .base import End, Measurer, Site, link_context, qdisc_use, taking_turns
 
 log = logging.getLogger(__name__)
 
@@ -139,6 +139,7 @@ class TcpMeasurer(Measurer):
             link.speed_mbps, link.mtu, timestamps=self.tcp_timestamps(self.board, self.peer)
         )
 
+    @taking_turns
     def half_duplex(self, direction: str, scenario: str = "ethernet") -> Measurement:
         """One end sends, the other receives."""
         if direction not in DIRECTIONS:
@@ -166,6 +167,7 @@ class TcpMeasurer(Measurer):
         telemetry = self._telemetry(load_watch, queues, self._queues((queue,)))
         return self._record(context, result, limit, observations, telemetry)
 
+    @taking_turns
     def full_duplex(
         self, scenario: str = "ethernet", peer_stream_mbps: int | None = None
     ) -> tuple[Measurement, Measurement]:

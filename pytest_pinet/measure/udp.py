@@ -16,7 +16,7 @@ from ..model import Measurement, ReceiverCounters, TrafficContext, UdpDetail
 from ..model.lab import LinkEntry
 from ..record.sweep_charts import udp_chart
 from ..traffic.udpgen import UdpGenOptions, UdpGenRun, ensure_udpgen, read_receiver, run_udpgen
-from .base import Measurer, Site, link_context
+from .base import Measurer, Site, link_context, taking_turns
 
 LOOPBACK = "loopback"
 PAYLOAD = 1472  # the seed's: the largest that fits an untagged 1500-byte frame
@@ -97,6 +97,7 @@ class UdpMeasurer(Measurer):
             dest_mac=mac,
         )
 
+    @taking_turns
     def sweep(self, mode: str, path: str) -> list[Measurement]:
         """One run per thread count from 1 to the board's cores, with the seed's chart."""
         runs = [self.run(mode, path, threads) for threads in range(1, self.cores + 1)]

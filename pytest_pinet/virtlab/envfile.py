@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from ..lab.traffic_turn import machine_turn_file
 from . import qemu_board
 from .qemu_image import BoardImage
 from .topology import LabSpec
@@ -126,6 +127,9 @@ def _pinet_section(spec: LabSpec, devices: dict[str, str], image: BoardImage | N
         # may be BBR; the boards' OSes default to cubic, so the lab asks for it per test.
         "hosts": hosts,
         "links": _links(spec),
+        # Every link of every virtual lab here runs on this machine's cores: two boards
+        # measured at once would each carry the other's load (lab/traffic_turn.py).
+        "traffic_turn": str(machine_turn_file()),
         "routes": [{"name": r.name, "board": r.board, "lan": r.lan, "wan": r.wan} for r in spec.routes],
         # A loop device over a sparse file stands for the seed's USB disk; it is the
         # lab's own, so mkfs on it is allowed (scratch).
