@@ -7,6 +7,7 @@ import fcntl
 import multiprocessing
 import os
 import time
+from typing import cast
 
 import pytest
 import yaml
@@ -14,7 +15,7 @@ import yaml
 from pytest_pinet.errors import ConfigError, LabFault
 from pytest_pinet.lab.inventory import load_inventory
 from pytest_pinet.lab.traffic_turn import traffic_turn
-from pytest_pinet.measure.base import Measurer, taking_turns
+from pytest_pinet.measure.base import Measurer, Site, taking_turns
 
 from .test_inventory import _env
 
@@ -114,7 +115,7 @@ class _Measurer(Measurer):
 
 def test_a_measurement_holds_the_turn_while_it_runs_and_gives_it_back_when_it_dies(tmp_path):
     path = tmp_path / "turn.lock"
-    measurer = _Measurer(_Site(path))
+    measurer = _Measurer(cast(Site, _Site(path)))  # all a measurer reads of a site
     assert measurer.measure(7) == (7, False)
     assert _is_free(path)
     with pytest.raises(ValueError, match="the run died"):
