@@ -13,6 +13,7 @@ import contextlib
 import logging
 import re
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -249,8 +250,11 @@ class RemoteHost:
         log.debug("%s$ %s", self.name, command)
         connection = self.connection
         watchdog = _Watchdog(connection, timeout + STUCK_GRACE_S)
+        started = time.monotonic()
         try:
             result = connection.run(command, hide=True, warn=True, timeout=timeout, in_stream=False)
+            # What each command cost is where a slow test's time went (--log-file-level=DEBUG).
+            log.debug("%s: exit %s after %.3f s", self.name, result.exited, time.monotonic() - started)
         except CommandTimedOut:
             raise LabFault(
                 "timeout", f"{self.name}: `{command}` still running after {timeout:.0f} s", self.name
