@@ -72,21 +72,12 @@ def ping_argv(address: str, count: int, interval_s: float) -> Argv:
     return ["ping", "-n", "-c", count, "-i", f"{interval_s:g}", address]
 
 
-def irtt_argv(address: str, port: int, seconds: float, interval_s: float, output: str) -> Argv:
-    """An irtt client run of ``seconds``, its JSON written to the file ``output`` (``.json``:
-    not gzipped), nothing printed.  To a file, not to stdout: interrupted by SIGINT, irtt
-    writes the file with every probe so far, while ``-o -`` prints nothing at all."""
+def irtt_argv(address: str, port: int, seconds: float, interval_s: float) -> Argv:
+    """An irtt client run of ``seconds``, JSON on stdout, nothing else printed."""
     return [
         "irtt", "client", "-Q", "-i", f"{int(interval_s * 1000)}ms", "-d", f"{seconds:g}s",
-        f"--wait={REPLY_WAIT_FACTOR}x{REPLY_WAIT_S}s", "-o", output, f"{address}:{port}",
+        f"--wait={REPLY_WAIT_FACTOR}x{REPLY_WAIT_S}s", "-o", "-", f"{address}:{port}",
     ]  # fmt: skip
-
-
-def irtt_script(bounded: Argv, pid_file: str, output: str) -> str:
-    """Run the irtt client as :func:`client_script` does, then print its JSON file and remove
-    it, keeping the client's exit status."""
-    run = client_script(bounded, pid_file)
-    return f"( {run} ); rc=$?; cat {quote([output])} 2>/dev/null; {quote(['rm', '-f', output])}; exit $rc"
 
 
 class IrttServer:
@@ -145,20 +136,14 @@ class Probe:
     def __init__(self, plan: ProbePlan, seconds: float, port: int = 0) -> None:
         self.plan = plan
         self.seconds = seconds
-        name = f"/tmp/pinet-probe-{uuid.uuid4().hex[:12]}"  # noqa: S108 - remote, unguessable
-        self.pid_file = f"{name}.pid"
         if plan.tool == IRTT:
-            argv = irtt_argv(plan.address, port, seconds, plan.interval_s, f"{name}.json")
+            argv = irtt_argv(plan.address, port, seconds, plan.interval_s)
         else:
             argv = ping_argv(plan.address, max(1, round(seconds / plan.interval_s)), plan.interval_s)
         self.limit = seconds + REPLY_WAIT_FACTOR * REPLY_WAIT_S + 10
         self.command = quote(argv)
-        bounded: Argv = ["timeout", "--kill-after=5", int(self.limit), *argv]
-        self.script = (
-            irtt_script(bounded, self.pid_file, f"{name}.json")
-            if plan.tool == IRTT
-            else client_script(bounded, self.pid_file)
-        )
+        self.pid_file = f"/tmp/pinet-probe-{uuid.uuid4().hex[:12]}.pid"  # noqa: S108 - remote, unguessable
+        self.script = client_script(["timeout", "--kill-after=5", int(self.limit), *argv], self.pid_file)
         self.outcome: CommandResult | None = None
         self.stopped_early = False
         self.started = 0.0
@@ -170,14 +155,13 @@ class Probe:
         self.outcome = self.plan.prober.run_shell(self.script, timeout=self.limit + 10)
 
     def stop(self) -> None:
-        """End the probe with the load: SIGINT, on which ping prints its summary and irtt
-        writes its file.  A probe left to run its planned length after an adaptive run had
-        stopped cost each such measurement 4 s of nothing (a namespace half duplex: 13.8 s,
-        of which 8 were load).  Only the probes sent before now are kept
-        (:func:`.latency_parse.sent_before`): the signal lands a moment later."""
+        """End the probe with the load.  ping takes SIGINT and prints its summary; irtt
+        prints nothing when interrupted, so it runs on and only the probes it sent before
+        now are kept (:func:`.latency_parse.sent_before`)."""
         self.stopped_early = True
         self.stopped_after_s = time.monotonic() - self.started if self.started else 0.0
-        self.plan.prober.run_shell(interrupt_script(self.pid_file), timeout=15)
+        if self.plan.tool != IRTT:
+            self.plan.prober.run_shell(interrupt_script(self.pid_file), timeout=15)
 
     def series(self) -> ProbeSeries:
         """The probes as a series; a probe that printed none is a lab fault."""
