@@ -6,7 +6,7 @@ cores.  Two xdist workers measuring two namespace boards at once each measured t
 load as well: on CI's two cores one direction of four read 893 Mbit/s with 659 retransmits
 where the same link alone reads 941.  On hardware two such boards are two machines and need
 no turns, unless they share something the lab file knows (a peer, a switch uplink): then
-their labs name one turn file too (``pinet.traffic_turn``, docs/lab-setup.md).
+their labs name one turn file too (``pinet.traffic_turn``, docs/inventory.md).
 
 Only the traffic takes turns, not a test's set-up: flashing, booting and provisioning of one
 board still overlap another's measurement, as a board rebooting beside a busy one does in a
