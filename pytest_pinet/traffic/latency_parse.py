@@ -122,6 +122,22 @@ def sent_before(series: ProbeSeries, seconds: float) -> ProbeSeries:
     )
 
 
+def sent_from(series: ProbeSeries, seconds: float) -> ProbeSeries:
+    """Only the probes sent ``seconds`` or later after the first (irtt: the warm-up is over),
+    their send times counted from the first kept."""
+    if not series.sent_s:
+        return series
+    skip = sum(1 for t in series.sent_s if t < seconds)
+    first = series.sent_s[skip] if skip < len(series.sent_s) else 0.0
+    return ProbeSeries(
+        series.tool,
+        series.rtt_ms[skip:],
+        series.send_ms[skip:],
+        series.receive_ms[skip:],
+        tuple(round(t - first, 6) for t in series.sent_s[skip:]),
+    )
+
+
 def _median(values: Sequence[float | None]) -> float | None:
     got = [v for v in values if v is not None]
     return percentile(got, 0.5) if got else None

@@ -2,8 +2,12 @@
 it, else ``ping`` at a fixed interval (iputils or BSD).
 
 A probe runs like an iperf3 client: a remote ``timeout`` bounds it on the host itself, its
-pid file lets pinet stop exactly this probe (SIGINT, so it still prints what it measured),
-and an output that holds no series is a lab fault, never an empty figure.  An ``irtt``
+pid file lets pinet stop exactly this probe (SIGINT, so it still reports what it measured),
+and an output that holds no series is a lab fault, never an empty figure.  ``timeout`` runs
+with ``--foreground`` so the signal reaches the probe once: without it, ``timeout`` passes
+SIGINT to the child and then to its whole process group, and irtt, signalled twice, exits 3
+("second interrupt") without writing its results (1 stop in 25 on loopback, 0 in 25 with
+``--foreground``).  An ``irtt``
 server is one per probe, on a free UDP port, stopped through its own pid file and only if
 that pid is still the server pinet started.
 """
@@ -19,7 +23,7 @@ from ..errors import LabFault
 from ..host.remote import CommandResult, RemoteHost
 from ..host.shell import Argv, quote
 from .iperf3_runner import client_script, interrupt_script
-from .latency_parse import ProbeOutputError, ProbeSeries, parse_irtt, parse_ping, sent_before
+from .latency_parse import ProbeOutputError, ProbeSeries, parse_irtt, parse_ping, sent_before, sent_from
 
 IRTT, PING = "irtt", "ping"
 PING_INTERVAL_S = {"linux": 0.2, "bsd": 1.0}  # unprivileged minimum: iputils 0.2 s, FreeBSD 1 s
@@ -72,12 +76,21 @@ def ping_argv(address: str, count: int, interval_s: float) -> Argv:
     return ["ping", "-n", "-c", count, "-i", f"{interval_s:g}", address]
 
 
-def irtt_argv(address: str, port: int, seconds: float, interval_s: float) -> Argv:
-    """An irtt client run of ``seconds``, JSON on stdout, nothing else printed."""
+def irtt_argv(address: str, port: int, seconds: float, interval_s: float, output: str) -> Argv:
+    """An irtt client run of ``seconds``, its JSON written to the file ``output`` (``.json``:
+    not gzipped), nothing printed.  To a file, not to stdout: interrupted by SIGINT, irtt
+    writes the file with every probe so far, while ``-o -`` prints nothing at all."""
     return [
         "irtt", "client", "-Q", "-i", f"{int(interval_s * 1000)}ms", "-d", f"{seconds:g}s",
-        f"--wait={REPLY_WAIT_FACTOR}x{REPLY_WAIT_S}s", "-o", "-", f"{address}:{port}",
+        f"--wait={REPLY_WAIT_FACTOR}x{REPLY_WAIT_S}s", "-o", output, f"{address}:{port}",
     ]  # fmt: skip
+
+
+def irtt_script(bounded: Argv, pid_file: str, output: str) -> str:
+    """Run the irtt client as :func:`client_script` does, then print its JSON file and remove
+    it, keeping the client's exit status."""
+    run = client_script(bounded, pid_file)
+    return f"( {run} ); rc=$?; cat {quote([output])} 2>/dev/null; {quote(['rm', '-f', output])}; exit $rc"
 
 
 class IrttServer:
@@ -131,19 +144,28 @@ class IrttServer:
 
 class Probe:
     """One probe run of ``seconds`` on the prober; :meth:`run` blocks, :meth:`stop` ends it
-    early from another thread."""
+    early from another thread.  Only the probes sent ``keep_from_s`` or later after the first
+    are kept (irtt only, which stamps each probe: a probe started with the load skips the
+    load's warm-up this way)."""
 
-    def __init__(self, plan: ProbePlan, seconds: float, port: int = 0) -> None:
+    def __init__(self, plan: ProbePlan, seconds: float, port: int = 0, keep_from_s: float = 0.0) -> None:
         self.plan = plan
         self.seconds = seconds
+        self.keep_from_s = keep_from_s if plan.tool == IRTT else 0.0
+        name = f"/tmp/pinet-probe-{uuid.uuid4().hex[:12]}"  # noqa: S108 - remote, unguessable
+        self.pid_file = f"{name}.pid"
         if plan.tool == IRTT:
-            argv = irtt_argv(plan.address, port, seconds, plan.interval_s)
+            argv = irtt_argv(plan.address, port, seconds, plan.interval_s, f"{name}.json")
         else:
             argv = ping_argv(plan.address, max(1, round(seconds / plan.interval_s)), plan.interval_s)
         self.limit = seconds + REPLY_WAIT_FACTOR * REPLY_WAIT_S + 10
         self.command = quote(argv)
-        self.pid_file = f"/tmp/pinet-probe-{uuid.uuid4().hex[:12]}.pid"  # noqa: S108 - remote, unguessable
-        self.script = client_script(["timeout", "--kill-after=5", int(self.limit), *argv], self.pid_file)
+        bounded: Argv = ["timeout", "--foreground", "--kill-after=5", int(self.limit), *argv]
+        self.script = (
+            irtt_script(bounded, self.pid_file, f"{name}.json")
+            if plan.tool == IRTT
+            else client_script(bounded, self.pid_file)
+        )
         self.outcome: CommandResult | None = None
         self.stopped_early = False
         self.started = 0.0
@@ -155,13 +177,14 @@ class Probe:
         self.outcome = self.plan.prober.run_shell(self.script, timeout=self.limit + 10)
 
     def stop(self) -> None:
-        """End the probe with the load.  ping takes SIGINT and prints its summary; irtt
-        prints nothing when interrupted, so it runs on and only the probes it sent before
-        now are kept (:func:`.latency_parse.sent_before`)."""
+        """End the probe with the load: SIGINT, on which ping prints its summary and irtt
+        writes its file.  A probe left to run its planned length after an adaptive run had
+        stopped cost each such measurement 4 s of nothing (a namespace half duplex: 13.8 s,
+        of which 8 were load).  Only the probes sent before now are kept
+        (:func:`.latency_parse.sent_before`): the signal lands a moment later."""
         self.stopped_early = True
         self.stopped_after_s = time.monotonic() - self.started if self.started else 0.0
-        if self.plan.tool != IRTT:
-            self.plan.prober.run_shell(interrupt_script(self.pid_file), timeout=15)
+        self.plan.prober.run_shell(interrupt_script(self.pid_file), timeout=15)
 
     def series(self) -> ProbeSeries:
         """The probes as a series; a probe that printed none is a lab fault."""
@@ -183,6 +206,8 @@ class Probe:
             raise fault from None
         if self.stopped_after_s is not None and self.plan.tool == IRTT:
             series = sent_before(series, self.stopped_after_s)
+        if self.keep_from_s:
+            series = sent_from(series, self.keep_from_s)
         return trimmed(series) if self.stopped_early else series
 
 

@@ -1,5 +1,13 @@
-"""Latency under load of one run: an idle probe first, then, beside the load, a probe that
-starts after the warm-up and the board's qdisc backlog sampled once a second.
+"""Latency under load of one run: an idle probe first, then, beside the load, a probe whose
+figures start after the warm-up and the board's qdisc backlog sampled once a second.
+
+irtt starts with the load and its probes of the warm-up are left out by their send times, so
+its handshake crosses a path that is still idle.  ping, which stamps nothing, starts after the
+warm-up.  Both are stopped with the load (SIGINT), so a run that the adaptive rule ends early
+is not followed by seconds of probing nothing (4 s of a namespace half duplex's 13.8).  irtt
+is planned to run well past the load (:data:`IRTT_OVERRUN_S`): interrupted while it waits for
+late replies after its planned end, it writes nothing ("context canceled"; reproduced with a
+SIGINT 50 ms after a 3 s run's end, while 100 ms before and after both gave their file).
 
 :class:`LoadWatch` is a context manager around the traffic::
 
@@ -51,6 +59,12 @@ def idle_seconds(interval_s: float) -> float:
 
 
 BACKLOG_EVERY_S = 1.0
+
+# irtt is planned this much longer than the load, so that the load's end always finds it still
+# probing: interrupted after its planned end, while it waits for late replies, irtt exits with
+# "context canceled" and writes nothing, and a load ends late whenever iperf3's closing exchange
+# waits behind a deep queue.  It is always stopped with the load, so the margin costs no time.
+IRTT_OVERRUN_S = 30.0
 
 
 def not_reported(host: str, system: str) -> str:
@@ -111,17 +125,23 @@ class LoadWatch:
             self._futures.append(self._pool.submit(self._sample_backlog))
         if self.not_measured is None and isinstance(self.plan, ProbePlan):
             if self.plan.tool == IRTT:
-                lifetime = self.omit_s + self.duration_s + REPLY_WAIT_FACTOR * REPLY_WAIT_S + 60
+                planned = self.omit_s + self.duration_s + IRTT_OVERRUN_S
+                lifetime = planned + REPLY_WAIT_FACTOR * REPLY_WAIT_S + 60
                 self.server = IrttServer(self.plan.target, self.plan.address, lifetime)
                 port = self.server.start()
             else:
                 port = 0
-            self.probe = Probe(self.plan, self.duration_s, port)
-            self._futures.append(self._pool.submit(self._probe_after_warm_up))
+            self.probe = (
+                Probe(self.plan, self.omit_s + self.duration_s + IRTT_OVERRUN_S, port, self.omit_s)
+                if self.plan.tool == IRTT
+                else Probe(self.plan, self.duration_s, port)
+            )
+            self._futures.append(self._pool.submit(self._probe_with_the_load))
         return self
 
-    def _probe_after_warm_up(self) -> None:
-        sleep_until(self._load_started + self.omit_s)
+    def _probe_with_the_load(self) -> None:
+        if self.probe is not None and not self.probe.keep_from_s:
+            sleep_until(self._load_started + self.omit_s)
         if not self._stop.is_set() and self.probe is not None:
             self.probe.run()
 
@@ -147,7 +167,7 @@ class LoadWatch:
         self._stop.set()
         try:
             if self.probe is not None and self.probe.outcome is None:
-                started = self._load_started + self.omit_s
+                started = self._load_started + (0.0 if self.probe.keep_from_s else self.omit_s)
                 if time.monotonic() > started:
                     try:
                         self.probe.stop()  # the load ended before the probe's planned end
@@ -166,6 +186,9 @@ class LoadWatch:
         if self.not_measured is None and self.probe is not None and self.probe.outcome is None:
             self.not_measured = f"the load ended within its {self.omit_s:g} s warm-up: no probe under load"
         series = self.probe.series() if self.not_measured is None and self.probe is not None else None
+        if series is not None and not series.sent:
+            self.not_measured = f"the load ended within its {self.omit_s:g} s warm-up: no probe under load"
+            series = None
         load = figures_of(series) if series is not None else None
         return LatencyUse(
             tool=plan.tool if plan else "",

@@ -80,6 +80,8 @@ def test_counter_sample_parsing_and_script_quoting():
     script = LINUX.receive_counter_script("eth1", 20001)
     assert "/sys/class/net/eth1/statistics/rx_bytes" in script
     assert "'( sport = :20001 )'" in script  # one literal argument for ss, never shell syntax
+    # the clock is read after ss, which reads its sockets at its end (4-10 ms after it starts)
+    assert script.index("ss -tinH") < script.index("EPOCHREALTIME")
 
 
 def test_the_counter_script_runs_here_under_bash_and_dash():

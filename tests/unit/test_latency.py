@@ -4,16 +4,20 @@ lower-is-better judgement (issue 34)."""
 from __future__ import annotations
 
 import dataclasses
+import shutil
+import subprocess
+import threading
+import time
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
 from pytest_pinet.errors import ConfigError
 from pytest_pinet.host.platform import LINUX
 from pytest_pinet.host.qdisc_stats import parse_backlog
-from pytest_pinet.host.remote import CommandResult
+from pytest_pinet.host.remote import CommandResult, RemoteHost
 from pytest_pinet.judge.latency import (
     baseline_lower_is_better,
     judge_latency,
@@ -36,8 +40,18 @@ from pytest_pinet.traffic.latency_parse import (
     parse_irtt,
     parse_ping,
     sent_before,
+    sent_from,
 )
-from pytest_pinet.traffic.latency_probe import choose_probe, irtt_argv, ping_argv, trimmed
+from pytest_pinet.traffic.latency_probe import (
+    IRTT,
+    IrttServer,
+    Probe,
+    ProbePlan,
+    choose_probe,
+    irtt_argv,
+    ping_argv,
+    trimmed,
+)
 from pytest_pinet.traffic.load_watch import LoadWatch, idle_seconds
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -84,6 +98,8 @@ def test_irtt_json_gives_round_trips_and_one_way_delays():
     assert all(r is not None and s is not None for r, s in zip(series.rtt_ms, series.send_ms, strict=True))
     assert series.sent_s[0] == 0 and 0.8 < series.sent_s[-1] < 1.0  # 100 ms apart
     assert len(sent_before(series, 0.45).rtt_ms) == 5
+    warm = sent_from(series, 0.45)  # a probe started with the load skips its warm-up
+    assert warm.rtt_ms == series.rtt_ms[5:] and warm.sent_s[0] == 0 and len(warm.send_ms) == 5
     figures = figures_of(series)
     assert figures.send_median_ms is not None and figures.receive_median_ms is not None
     assert figures.median_ms is not None
@@ -294,11 +310,77 @@ def test_the_per_second_chart_draws_rtt_under_load_beside_goodput():
 
 def test_irtt_waits_for_late_replies_in_proportion_to_the_slowest_round_trip():
     # three times the slowest RTT seen (3 s if nothing came back), not a fixed 3 s per probe
-    argv = irtt_argv("10.0.0.1", 32000, 4, 0.05)
+    argv = irtt_argv("10.0.0.1", 32000, 4, 0.05, "/tmp/p.json")
     assert "--wait=3x3s" in argv and "-d" in argv and argv[argv.index("-d") + 1] == "4s"
+    # JSON to a file: interrupted, irtt writes the file, and prints nothing to '-o -'
+    assert argv[argv.index("-o") + 1] == "/tmp/p.json"
 
 
 def test_idle_probe_sends_twenty_probes_within_one_to_two_seconds():
     assert idle_seconds(0.05) == 1.0  # irtt: 20 probes
     assert idle_seconds(0.2) == 2.0  # iputils ping: 10
     assert idle_seconds(1.0) == 2.0  # a BSD's ping: 2, never longer
+
+
+class LoopbackShell:
+    """This machine's own shell where a probe expects a host: irtt on loopback, for real."""
+
+    name = "loopback"
+
+    def run_shell(self, script: str, *, timeout: float = 60.0, root: bool = False) -> CommandResult:
+        done = subprocess.run(
+            ["sh", "-c", script], capture_output=True, text=True, timeout=timeout, check=False
+        )
+        return CommandResult(script, done.returncode, done.stdout, done.stderr)
+
+
+def stopped_irtt_probe(after_s: float, keep_from_s: float) -> tuple[Probe, float]:
+    """A real irtt probe on loopback planned for 10 s and stopped after ``after_s``; with the
+    seconds it took to end once stopped."""
+    host = cast(RemoteHost, LoopbackShell())  # all a probe asks of a host: a shell
+    server = IrttServer(host, "127.0.0.1", 60)
+    port = server.start()
+    try:
+        probe = Probe(ProbePlan(IRTT, host, host, "127.0.0.1", 0.05), 10, port, keep_from_s)
+        runner = threading.Thread(target=probe.run)
+        runner.start()
+        time.sleep(after_s)
+        stopped = time.monotonic()
+        probe.stop()
+        runner.join(15)
+        return probe, time.monotonic() - stopped
+    finally:
+        server.stop()
+
+
+needs_irtt = pytest.mark.skipif(
+    shutil.which("irtt") is None, reason="irtt is not installed (scripts/setup.sh installs it)"
+)
+
+
+@needs_irtt
+def test_an_irtt_probe_stopped_with_the_load_ends_then_and_keeps_its_probes():
+    probe, ended_after_stop = stopped_irtt_probe(1.5, 0.0)
+    series = probe.series()
+    # ended with the load, not after its planned 10 s; the ~30 probes sent so far are all kept
+    assert ended_after_stop < 3, ended_after_stop
+    assert 20 <= series.sent <= 40 and all(rtt is not None for rtt in series.rtt_ms), series.sent
+    assert not list(Path("/tmp").glob(Path(probe.pid_file).stem + ".*"))  # pid and JSON files gone
+
+
+@needs_irtt
+def test_an_irtt_probe_started_with_the_load_keeps_only_what_it_sent_after_the_warm_up():
+    probe, _ = stopped_irtt_probe(2.0, 1.0)
+    series = probe.series()
+    # 2 s of probes at 50 ms, the first second left out: ~20 kept, counted from the first kept
+    assert 12 <= series.sent <= 26, series.sent
+    assert series.sent_s[0] == 0 and series.sent_s[-1] < 1.2, series.sent_s[-1]
+
+
+def test_a_probe_is_signalled_once_so_irtt_writes_what_it_measured():
+    # timeout without --foreground passes SIGINT to the child and then to its process group:
+    # irtt, interrupted twice, exits 3 without its file (4 lab faults in one trial)
+    host = cast(RemoteHost, LoopbackShell())
+    for tool in (IRTT, "ping"):
+        probe = Probe(ProbePlan(tool, host, host, "127.0.0.1", 0.05), 10, 30000)
+        assert "timeout --foreground --kill-after=5" in probe.script, probe.script
