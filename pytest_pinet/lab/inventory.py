@@ -62,6 +62,9 @@ class HostEntry:
     # The hardware model ("Pi 5", see board_models): what threshold rules and per-model
     # image kernels match; "" when the env does not say.
     model: str = ""
+    # How closely an adaptive run over this board must know its mean before it stops, where
+    # the board's seconds scatter more than the run-wide rule allows for; None: that rule.
+    adaptive_precision_pct: float | None = None
 
     def connect(self, connect_timeout: float = 10.0) -> RemoteHost:
         """A RemoteHost for this host, speaking its operating system's commands."""
@@ -273,6 +276,7 @@ def _host(
         entry.os,
         entry.become,
         entry.model or "",
+        entry.adaptive_precision_pct,
     )
 
 

@@ -28,6 +28,7 @@ from ..schema.checks import (
     OneOf,
     PathText,
     Pattern,
+    Positive,
     Text,
 )
 from ..schema.convert import hint, structure
@@ -132,6 +133,10 @@ class HostSchema:
     )
     # The hardware (model/board_models): threshold rules and per-model image kernels match it.
     model: Annotated[str, BoardModel()] | None = None
+    # A board whose seconds scatter more than a cable's (an emulated board, Wi-Fi): an
+    # adaptive run over it stops once its mean is known to this percent, or the run-wide
+    # --pinet-adaptive-precision when that is wider.
+    adaptive_precision_pct: Annotated[float, Positive(50, "must be at most {at_most:g} %")] | None = None
 
 
 @attrs.frozen

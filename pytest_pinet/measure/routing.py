@@ -20,7 +20,7 @@ from ..traffic.iperf3_runner import AdaptiveStop, Iperf3Options, Iperf3Run, run_
 from ..traffic.latency_probe import ProbePlan, choose_probe
 from ..traffic.load_watch import LoadWatch
 from ..traffic.observers import Snapshot
-from .base import Measurer, Site, qdisc_use, taking_turns
+from .base import Measurer, Site, board_settle, qdisc_use, taking_turns
 
 Counters = tuple[list[Snapshot], dict[str, QdiscStats]]
 
@@ -50,7 +50,7 @@ class RoutingMeasurer(Measurer):
         self.route = route
         self.options = options
         self.qdisc = qdisc
-        self.settle = settle
+        self.settle = board_settle(settle, self.inventory, route.board)
         self.board = self.hosts[route.board]
         self.lan_peer = self.hosts[route.lan.peer]
         self.wan_peer = self.hosts[route.wan.peer]

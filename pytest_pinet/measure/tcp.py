@@ -27,7 +27,7 @@ from ..traffic.iperf3_measurement import measurement_from_iperf3
 from ..traffic.iperf3_runner import AdaptiveStop, Iperf3Options, Iperf3Run, run_iperf3, run_iperf3_both_ways
 from ..traffic.latency_probe import ProbePlan, choose_probe
 from ..traffic.load_watch import LoadWatch
-from .base import End, Measurer, Site, link_context, qdisc_use, taking_turns
+from .base import End, Measurer, Site, board_settle, link_context, qdisc_use, taking_turns
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +50,7 @@ class TcpMeasurer(Measurer):
         self.link = link
         self.options = options
         self.profile = profile
-        self.settle = settle
+        self.settle = board_settle(settle, self.inventory, link.board)
         self.latency = latency
         self.board = self.hosts[link.board]
         self.peer = self.hosts[link.peer]

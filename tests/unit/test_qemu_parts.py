@@ -11,6 +11,8 @@ import yaml
 
 from pytest_pinet.errors import ConfigError, PinetError
 from pytest_pinet.lab.inventory import load_inventory
+from pytest_pinet.measure.base import board_settle
+from pytest_pinet.traffic.adaptive import SettleRule
 from pytest_pinet.virtlab import envfile, qemu_board, qemu_image, virtual_lab
 from pytest_pinet.virtlab.topology import lab_spec, qemu_lab
 
@@ -95,6 +97,9 @@ def test_env_file_of_a_qemu_lab_is_a_valid_inventory(spec, tmp_path):
     assert inventory.catalogue.deliveries["qpi"] == {"sd-card"}
     assert inventory.catalogue.get("debian13", "x").kernel_matches("6.12.117+deb13-amd64")
     assert inventory.hosts["qpi"].power_on_at_start and not inventory.hosts["pc"].power_on_at_start
+    # an emulated board's runs stop once their mean is known to 10 %; the namespaces keep the run's rule
+    assert inventory.hosts["qpi"].adaptive_precision_pct == 10.0
+    assert inventory.hosts["pc"].adaptive_precision_pct is None
     (disk,) = inventory.disks
     assert disk.device == qemu_board.USB_DISK_DEVICE and disk.scratch
 
@@ -106,6 +111,22 @@ def test_power_on_at_start_must_be_a_boolean(spec, tmp_path):
     data["pinet"]["hosts"]["qpi"]["power_on_at_start"] = "yes; reboot"
     spec.env_file.write_text(yaml.safe_dump(data))
     with pytest.raises(ConfigError, match="power_on_at_start must be true or false"):
+        load_inventory(spec.env_file)
+
+
+def test_a_boards_adaptive_precision_widens_the_runs_rule_and_is_checked(spec, tmp_path):
+    (spec.state_dir / "known_hosts").write_text("")
+    envfile.write_env_file(spec, {}, _image(tmp_path))
+    inventory = load_inventory(spec.env_file)
+    rule = SettleRule(5, 0.5)
+    assert board_settle(rule, inventory, "qpi") == SettleRule(5, 10.0)
+    assert board_settle(rule, inventory, "pc") is rule  # no precision of its own
+    assert board_settle(SettleRule(5, 20.0), inventory, "qpi") == SettleRule(5, 20.0)  # the wider
+    assert board_settle(None, inventory, "qpi") is None  # fixed-duration runs stay fixed
+    data = yaml.safe_load(spec.env_file.read_text())
+    data["pinet"]["hosts"]["qpi"]["adaptive_precision_pct"] = 80
+    spec.env_file.write_text(yaml.safe_dump(data))
+    with pytest.raises(ConfigError, match="adaptive_precision_pct must be at most 50 %"):
         load_inventory(spec.env_file)
 
 
