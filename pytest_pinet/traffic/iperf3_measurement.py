@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 
 from ..errors import LabFault
 from ..model import HostFacts, Measurement, Observation, TcpDetail, TrafficContext
+from .iperf3_model import IntervalSample
 from .iperf3_parse import Iperf3OutputError, parse_iperf3
 from .iperf3_runner import Iperf3Run, receiver_seconds
 
@@ -29,6 +30,13 @@ def measurement_from_iperf3(
     """
     result = run.result
     goodput = result.goodput_mbps
+    measured_s = result.received.seconds if result.received is not None else result.measured_seconds
+    interval_mbps = per_second_mbps(run)
+    received = per_second(run)
+    window = sender_window(received, result.sent.seconds if result.sent is not None else None)
+    if goodput is not None and window is not None:
+        goodput, measured_s, kept = window
+        interval_mbps = tuple(i.mbps for i in received[:kept])
     if goodput is None:
         fault = LabFault(
             "iperf3-no-result",
@@ -57,14 +65,50 @@ def measurement_from_iperf3(
         started=run.started,
         finished=run.finished,
         detail=detail,
-        interval_mbps=per_second_mbps(run),
-        measured_s=result.received.seconds if result.received is not None else result.measured_seconds,
+        interval_mbps=interval_mbps,
+        measured_s=measured_s,
         ended_by=run.ended_by,
         error=result.error,
         facts=dict(facts or {}),
         observations=tuple(observations),
         raw={"client": run.client_json, "server": run.server_json},
     )
+
+
+def sender_window(
+    seconds: Sequence[IntervalSample], sender_s: float | None
+) -> tuple[float, float, int] | None:
+    """Goodput, seconds and how many of them, over the receiver's first seconds, as many as
+    the sender sent for, when the receiver counted more: None when it did not.
+
+    Behind a deep queue the receiver goes on receiving after the sender stopped: first the
+    queue's content at the line rate, then what tail-loss recovery resends, one RTO (4 s
+    behind a full FIFO at 10 Mbit/s) after the loss.  A QEMU board's pfifo_fast download
+    counted 12 seconds at 9.29-9.50 Mbit/s and then 1.47 s at 1.98: 8.53 Mbit/s in all, a
+    remeasure for a link that carried its line rate every second of the load.  The end of
+    one transfer is not the board's forwarding; the seconds while the sender sent are.
+    """
+    if not sender_s or not seconds:
+        return None
+    count = round(sender_s)
+    if not 1 <= count < len(seconds):
+        return None
+    window = seconds[:count]
+    span = sum(i.seconds for i in window)
+    return 8.0 * sum(i.bytes for i in window) / span / 1e6, span, count
+
+
+def per_second(run: Iperf3Run) -> tuple[IntervalSample, ...]:
+    """The receiver's complete measured seconds (:func:`per_second_mbps`); empty when the
+    run has no usable receiver log."""
+    result = run.result
+    if not result.reverse and not result.bidir and run.server_json.strip():
+        try:
+            server = parse_iperf3(run.server_json, f"iperf3 server on {run.server_host}")
+        except Iperf3OutputError:
+            return ()
+        return receiver_seconds(server)
+    return ()
 
 
 def per_second_mbps(run: Iperf3Run) -> tuple[float, ...]:
@@ -77,14 +121,7 @@ def per_second_mbps(run: Iperf3Run) -> tuple[float, ...]:
     per-second figures feed the charts, the change-point tests and the comparisons: a chart
     showing a cable faster than its wire, and noise the link never had, misled both.
     """
-    result = run.result
-    if not result.reverse and not result.bidir and run.server_json.strip():
-        try:
-            server = parse_iperf3(run.server_json, f"iperf3 server on {run.server_host}")
-        except Iperf3OutputError:
-            server = None  # an unreadable server log leaves the sender's view, never nothing
-        if server is not None:
-            seconds = receiver_seconds(server)
-            if seconds:
-                return tuple(i.mbps for i in seconds)
-    return tuple(i.mbps for i in result.measured_intervals)
+    received = per_second(run)
+    if received:
+        return tuple(i.mbps for i in received)
+    return tuple(i.mbps for i in run.result.measured_intervals)

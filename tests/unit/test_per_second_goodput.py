@@ -7,7 +7,12 @@ from dataclasses import replace
 from pathlib import Path
 
 from pytest_pinet.model import TrafficContext
-from pytest_pinet.traffic.iperf3_measurement import measurement_from_iperf3, per_second_mbps
+from pytest_pinet.traffic.iperf3_measurement import (
+    measurement_from_iperf3,
+    per_second,
+    per_second_mbps,
+    sender_window,
+)
 from pytest_pinet.traffic.iperf3_parse import parse_iperf3
 from pytest_pinet.traffic.iperf3_runner import Iperf3Run
 
@@ -15,11 +20,9 @@ OWN = Path(__file__).resolve().parents[2] / "fixtures" / "lab-outputs"
 WIRE = 10.0 * 1448 / 1538  # TCP payload of a 10 Mbit/s Ethernet cable, timestamps on
 
 
-def _run(server_json: str | None = None) -> Iperf3Run:
-    client = (OWN / "iperf3-3.12-qpi-usb-10mbit-client.json").read_text()
-    server = (
-        (OWN / "iperf3-3.12-qpi-usb-10mbit-server.json").read_text() if server_json is None else server_json
-    )
+def _run(server_json: str | None = None, name: str = "qpi-usb-10mbit") -> Iperf3Run:
+    client = (OWN / f"iperf3-3.12-{name}-client.json").read_text()
+    server = (OWN / f"iperf3-3.12-{name}-server.json").read_text() if server_json is None else server_json
     result = parse_iperf3(client, "recorded client")
     return Iperf3Run(result, client, server, "iperf3 -c", "iperf3 -s", "qpi", "pc", 0.0, 4.0)
 
@@ -47,3 +50,48 @@ def test_without_a_readable_server_log_the_senders_seconds_are_kept():
     reverse = replace(reverse, result=replace(reverse.result, reverse=True))
     # -R: the client receives, so its own seconds are already the receiver's.
     assert per_second_mbps(reverse) == tuple(i.mbps for i in reverse.result.measured_intervals)
+
+
+def test_a_receiver_that_counted_past_the_senders_end_is_judged_on_the_senders_seconds():
+    # Behind the board's 4 s FIFO the receiver counted 13 seconds for the sender's 10.
+    run = _run(name="qpi-pfifo_fast-routed-10mbit")
+    assert run.result.sent is not None and round(run.result.sent.seconds) == 10
+    received = per_second(run)
+    assert len(received) == 13
+    context = TrafficContext(
+        "virtual",
+        "routing",
+        "qpi",
+        "inet<>pc",
+        "usb",
+        "qemu-usb-net",
+        "download",
+        "half",
+        10,
+        10,
+        2,
+        10,
+        1500,
+    )
+    measured = measurement_from_iperf3("t", context, run, WIRE)
+    first_ten = received[:10]
+    expected = 8 * sum(i.bytes for i in first_ten) / sum(i.seconds for i in first_ten) / 1e6
+    assert measured.goodput_mbps == expected and abs(expected - 9.41) < 0.03, expected
+    assert measured.interval_mbps == tuple(i.mbps for i in first_ten)
+    assert measured.measured_s is not None and abs(measured.measured_s - 10.0) < 0.05
+    # A receiver that counted no more seconds than the sender sent for keeps its own figure.
+    assert sender_window(received[:10], 10.0) is None
+    assert sender_window(received, None) is None
+
+
+def test_a_trickling_tail_no_longer_drags_the_figure_below_the_line_rate():
+    # The main job's first attempt: 12 seconds at the line rate, then 1.47 s of tail-loss
+    # recovery at 1.98 Mbit/s (8.53 Mbit/s in all).  Its seconds as the receiver counted them.
+    run = _run(name="qpi-pfifo_fast-routed-10mbit")
+    steady = per_second(run)[:12]
+    tail = replace(steady[-1], start=12.0, end=13.47, seconds=1.47, bytes=int(1.98e6 / 8 * 1.47))
+    window = sender_window((*steady, tail), 9.999984)
+    assert window is not None
+    goodput, seconds, kept = window
+    assert 9.9 < seconds < 10.1
+    assert kept == 10 and WIRE * 0.99 < goodput <= WIRE * 1.001, goodput
