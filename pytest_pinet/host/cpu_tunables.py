@@ -10,7 +10,15 @@ from dataclasses import dataclass
 from ..errors import Unsupported
 from .remote import RemoteHost
 from .shell import checked_interface
-from .tunables import GOVERNOR, Tunable, glob_settings, read_setting, write_setting
+from .tunables import (
+    GOVERNOR,
+    Tunable,
+    glob_settings,
+    read_setting,
+    read_settings,
+    write_setting,
+    write_settings,
+)
 
 
 @dataclass
@@ -128,28 +136,28 @@ class QueueMask(Tunable):
     def describe(self) -> str:
         return f"{self.kind.upper()} on {self.interface}: CPUs {self.cpus}"
 
-    def _files(self, host: RemoteHost) -> list[str]:
+    def _current(self, host: RemoteHost) -> dict[str, str]:
+        """Every queue's mask file and what it holds, in two round trips (a glob, one read)."""
         queues = "rx-*" if self.kind == "rps" else "tx-*"
         base = host.platform.queue_directory(self.interface)
         files = [f"{q}/{self.kind}_cpus" for q in glob_settings(host, base, queues)]
-        present = [f for f in files if read_setting(host, f) is not None]
+        present = {f: v for f, v in read_settings(host, files).items() if v is not None}
         if not present:
             raise Unsupported(self.name, host.name, f"{self.interface} has no {self.kind}_cpus queue files")
         return present
 
     def read(self, host: RemoteHost) -> dict[str, str]:
-        return {f: read_setting(host, f) or "0" for f in self._files(host)}
+        return {f: value or "0" for f, value in self._current(host).items()}
 
     def apply(self, host: RemoteHost) -> None:
         mask = cpu_mask(host, self.cpus)
-        for path in self._files(host):
-            ok, error = write_setting(host, path, mask)
+        written = write_settings(host, dict.fromkeys(self._current(host), mask))
+        for path, (ok, error) in written.items():
             if not ok:
                 raise Unsupported(self.name, host.name, f"{path} refused mask {mask}: {error}")
 
     def restore(self, host: RemoteHost, saved: dict[str, str]) -> None:
-        for path, value in saved.items():
-            write_setting(host, path, value)
+        write_settings(host, saved)
 
     def is_applied(self, host: RemoteHost) -> bool:
         mask = cpu_mask(host, self.cpus)
