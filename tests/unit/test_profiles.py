@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ from pytest_pinet.errors import ConfigError, Unsupported
 from pytest_pinet.host.cpu_tunables import IrqAffinity, QueueMask
 from pytest_pinet.host.net_tunables import Sysctl
 from pytest_pinet.host.profiles import load_profiles, profiles_from_data
+from pytest_pinet.host.tunables import SETTING_MARK
 from pytest_pinet.model.lab import LinkEntry
 
 REPO = Path(__file__).resolve().parents[2]
@@ -98,7 +100,11 @@ class _FakeBoard:
             if f"/sys/class/net/{interface}/device" in script:
                 return CommandResult(script, 0 if irqs else 4, irqs, "")
         if "smp_affinity_list" in script and "cat" in script:
-            return CommandResult(script, 0, "0-1\n", "")
+            if SETTING_MARK not in script:
+                return CommandResult(script, 0, "0-1\n", "")
+            # several IRQs read in one round trip: each answer after its mark
+            asked = re.findall(r"/proc/irq/(\d+)/smp_affinity_list", script)
+            return CommandResult(script, 0, "".join(f"{SETTING_MARK}{irq}\n0-1\n" for irq in asked), "")
         return CommandResult(script, 0, "", "")
 
 
