@@ -9,15 +9,15 @@ from dataclasses import dataclass
 
 from ..errors import Unsupported
 from .remote import RemoteHost
-from .shell import checked_interface, quote
+from .shell import checked_interface
 from .tunables import (
     GOVERNOR,
-    SETTING_FAILED,
-    SETTING_MARK,
     Tunable,
     glob_settings,
+    read_batch,
     read_setting,
     read_settings,
+    write_batch,
     write_setting,
     write_settings,
 )
@@ -76,23 +76,13 @@ class IrqAffinity(Tunable):
 
     def _affinities(self, host: RemoteHost, irqs: list[str]) -> dict[str, str]:
         """Where each IRQ is routed ("" when unknown), in one round trip: a virtio NIC with
-        four queues has nine IRQs, and each command costs 0.2 s on the QEMU board."""
+        four queues has nine IRQs."""
         platform = host.platform
         if len(irqs) == 1:  # one round trip either way: the platform's own script, unmarked
             result = host.run_shell(platform.irq_affinity_read_script(irqs[0]), timeout=15)
             return {irqs[0]: platform.parse_affinity(result.stdout, irqs[0]) if result.ok else ""}
-        script = "; ".join(
-            f"echo {quote([SETTING_MARK + irq])}; {{ {platform.irq_affinity_read_script(irq)}; }} 2>/dev/null"
-            for irq in irqs
-        )
-        sections: dict[str, list[str]] = {}
-        current: list[str] | None = None
-        for line in host.run_shell(script, timeout=15).stdout.splitlines() if irqs else []:
-            if line.startswith(SETTING_MARK):
-                current = sections.setdefault(line[len(SETTING_MARK) :], [])
-            elif current is not None:
-                current.append(line)
-        return {irq: platform.parse_affinity("\n".join(sections.get(irq, [])), irq) for irq in irqs}
+        shown = read_batch(host, {irq: platform.irq_affinity_read_script(irq) for irq in irqs})
+        return {irq: platform.parse_affinity(shown.get(irq, ""), irq) for irq in irqs}
 
     def _route(self, host: RemoteHost, irq: str, cpus: str) -> tuple[bool, str]:
         script = host.platform.irq_affinity_write_script(irq, cpus, host.sudo)
@@ -105,13 +95,10 @@ class IrqAffinity(Tunable):
         if len(wanted) <= 1:
             return {irq: self._route(host, irq, cpus) for irq, cpus in wanted.items()}
         platform = host.platform
-        script = "; ".join(
-            f"{{ {platform.irq_affinity_write_script(irq, cpus, host.sudo)}; }} 2>/dev/null"
-            f" || echo {quote([SETTING_FAILED + irq])}"
-            for irq, cpus in wanted.items()
+        failed = write_batch(
+            host,
+            {irq: platform.irq_affinity_write_script(irq, cpus, host.sudo) for irq, cpus in wanted.items()},
         )
-        out = host.run_shell(script, timeout=15, root=True).stdout
-        failed = {line[len(SETTING_FAILED) :] for line in out.splitlines() if line.startswith(SETTING_FAILED)}
         return {
             irq: self._route(host, irq, cpus) if irq in failed else (True, "") for irq, cpus in wanted.items()
         }
