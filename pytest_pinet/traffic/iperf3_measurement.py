@@ -31,12 +31,12 @@ def measurement_from_iperf3(
     result = run.result
     goodput = result.goodput_mbps
     measured_s = result.received.seconds if result.received is not None else result.measured_seconds
-    interval_mbps = per_second_mbps(run)
-    received = per_second(run)
+    received = per_second(run)  # the server's log, parsed once for both uses below
+    interval_mbps = per_second_mbps(run, received)
     window = sender_window(received, result.sent.seconds if result.sent is not None else None)
     if goodput is not None and window is not None:
         goodput, measured_s, kept = window
-        interval_mbps = tuple(i.mbps for i in received[:kept])
+        interval_mbps = interval_mbps[:kept]
     if goodput is None:
         fault = LabFault(
             "iperf3-no-result",
@@ -111,7 +111,7 @@ def per_second(run: Iperf3Run) -> tuple[IntervalSample, ...]:
     return ()
 
 
-def per_second_mbps(run: Iperf3Run) -> tuple[float, ...]:
+def per_second_mbps(run: Iperf3Run, received: tuple[IntervalSample, ...] | None = None) -> tuple[float, ...]:
     """Goodput per second as the receiver counted it, the sender's count only without one.
 
     pinet's client sends, and its intervals count bytes handed to its socket, bursts into
@@ -121,7 +121,8 @@ def per_second_mbps(run: Iperf3Run) -> tuple[float, ...]:
     per-second figures feed the charts, the change-point tests and the comparisons: a chart
     showing a cable faster than its wire, and noise the link never had, misled both.
     """
-    received = per_second(run)
+    if received is None:
+        received = per_second(run)
     if received:
         return tuple(i.mbps for i in received)
     return tuple(i.mbps for i in run.result.measured_intervals)
