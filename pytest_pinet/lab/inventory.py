@@ -438,9 +438,20 @@ def _turn_file(value: str | None, source: Path) -> Path | None:
     path = Path(value).expanduser()
     if not path.is_absolute():
         path = source.parent / path
-    if not path.parent.is_dir():
+    if not _checked(path.parent, Path.is_dir, source, "pinet.traffic_turn"):
         raise ConfigError(str(source), f"pinet.traffic_turn: folder {path.parent} does not exist")
     return path
+
+
+def _checked(path: Path, test: Callable[[Path], bool], source: Path, key: str) -> bool:
+    """``test(path)``, with a name the system refuses (too long: ``is_file`` raises rather
+    than answering False on Python 3.11) reported as the env file's error, not a traceback."""
+    try:
+        return test(path)
+    except OSError as exc:
+        raise ConfigError(
+            str(source), f"{key}: {str(path)[:200]} cannot be looked up ({exc.strerror})"
+        ) from None
 
 
 def _path(value: str, source: Path, key: str) -> Path:
@@ -449,6 +460,6 @@ def _path(value: str, source: Path, key: str) -> Path:
     path = Path(value).expanduser()
     if not path.is_absolute():
         path = source.parent / path
-    if not path.is_file():
+    if not _checked(path, Path.is_file, source, key):
         raise ConfigError(str(source), f"{key}: {path} does not exist")
     return path

@@ -82,6 +82,15 @@ BREAKAGES = [
     (lambda d: d["pinet"]["links"][0].update(board="pc"), "is not a board"),
     (lambda d: d["pinet"]["links"][0].pop("peer"), "missing ['peer']"),
     (lambda d: d["pinet"]["ssh"].update(known_hosts="nowhere"), "does not exist"),
+    # a name the system refuses to look up (ENAMETOOLONG) is the file's error, not a traceback
+    (
+        lambda d: d["pinet"]["ssh"].update(known_hosts="a" * 5000),
+        "cannot be looked up (File name too long)",
+    ),
+    (
+        lambda d: d["pinet"].update(traffic_turn="b" * 5000 + "/t"),
+        "cannot be looked up (File name too long)",
+    ),
     (lambda d: d["pinet"]["ssh"].pop("known_hosts"), "pins host keys"),
     (lambda d: d["pinet"].update(routes={"name": "r"}), "pinet.routes must be a list"),
     (lambda d: d["pinet"].update(routes=[{"name": "r", "board": "pi", "lan": "eth"}]), "missing ['wan']"),
