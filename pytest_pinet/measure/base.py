@@ -21,7 +21,7 @@ from ..model import HostFacts, Measurement, Observation, QdiscUse, TrafficContex
 from ..model.lab import LinkEntry
 from ..traffic.adaptive import SettleRule
 from ..traffic.iperf3_runner import Progress
-from ..traffic.observers import Snapshot, observe, take_snapshot
+from ..traffic.observers import Snapshot, observe, take_snapshots
 
 End = tuple[RemoteHost, str]  # a host and the interface watched on it
 
@@ -140,9 +140,20 @@ class Measurer:
         return self._decide(context, limit) if self._decide is not None else ()
 
     def snapshots(self, ends: Sequence[End]) -> list[Snapshot]:
-        """Counters of every end, taken at once: one round trip of wall time, not one per end."""
-        with ThreadPoolExecutor(max_workers=max(1, len(ends))) as pool:
-            return list(pool.map(lambda end: take_snapshot(*end), ends))
+        """Counters of every end, taken at once: one round trip of wall time, not one per end,
+        and one command per host, whatever number of its interfaces are watched."""
+        by_host: dict[int, tuple[RemoteHost, list[int]]] = {}
+        for index, (host, _) in enumerate(ends):
+            by_host.setdefault(id(host), (host, []))[1].append(index)
+        groups = list(by_host.values())
+        with ThreadPoolExecutor(max_workers=max(1, len(groups))) as pool:
+            taken = list(
+                pool.map(lambda group: take_snapshots(group[0], [ends[i][1] for i in group[1]]), groups)
+            )
+        placed: dict[int, Snapshot] = {}
+        for (_, indexes), snapshots in zip(groups, taken, strict=True):
+            placed.update(zip(indexes, snapshots, strict=True))
+        return [placed[index] for index in range(len(ends))]
 
     @staticmethod
     def observations(

@@ -3,9 +3,12 @@ board every command costs 0.2 s, and RPS and XPS over four queues were 29 comman
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 from typing import cast
+
+import pytest
 
 from pytest_pinet.host.cpu_tunables import QueueMask
 from pytest_pinet.host.platform import LINUX
@@ -78,3 +81,92 @@ def test_rps_on_four_queues_costs_a_fixed_number_of_round_trips(tmp_path):
     assert all((tmp_path / f"rx-{q}" / "rps_cpus").read_text() == "0\n" for q in range(4))
     # read 2, apply 3, read back 2, restore 1: 8 round trips, against 31 one file at a time
     assert shell.calls == 8, shell.calls
+
+
+FAKE_TC = """#!/bin/sh
+# tc for one shaped interface, eth9: a tbf root whose child is kept in a file.
+child={state}
+case "$*" in
+"-d qdisc show dev eth9 root") echo "qdisc tbf 8002: root refcnt 2 rate 9844Kbit burst 125000b/1 mpu 83b limit 77909b" ;;
+"qdisc show dev eth9") echo "qdisc tbf 8002: root refcnt 2 rate 9844Kbit burst 125000b lat 50ms"
+  echo "qdisc $(cat "$child") 8003: parent 8002:1 limit 127p" ;;
+"qdisc replace dev eth9 parent 8002:1 "*) shift 6
+  case "$1" in bfifo|sfq) echo "$1" > "$child" ;; *) echo "Error: Specified qdisc kind is unknown." >&2; exit 2 ;; esac ;;
+*) echo "fake tc: $*" >&2; exit 1 ;;
+esac
+"""
+
+FAKE_SYSCTL = """#!/bin/sh
+# sysctl keeping net.ipv4.ip_forward in a file.
+case "$1" in
+-w) echo "${{2#*=}}" > {state}; echo "${{2%%=*}} = ${{2#*=}}" ;;
+-n) cat {state} ;;
+esac
+"""
+
+
+def _fake_tools(tmp_path: Path) -> Path:
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    (tmp_path / "child").write_text("bfifo\n")
+    (tmp_path / "forward").write_text("0\n")
+    (tools / "tc").write_text(FAKE_TC.format(state=tmp_path / "child"))
+    (tools / "sysctl").write_text(FAKE_SYSCTL.format(state=tmp_path / "forward"))
+    for tool in tools.iterdir():
+        tool.chmod(0o755)
+    return tools
+
+
+def test_a_qdisc_is_set_in_two_round_trips_and_restored_in_one(tmp_path, monkeypatch):
+    from pytest_pinet.host.net_tunables import Qdisc
+    from pytest_pinet.host.tunables import apply_checked
+
+    monkeypatch.setenv("PATH", f"{_fake_tools(tmp_path)}:{os.environ['PATH']}")
+    shell = CountingShell()
+    host = cast(RemoteHost, shell)
+    qdisc = Qdisc("eth9", ("sfq",))
+    saved = apply_checked(qdisc, host)
+    # under the shaper, and what goes back is the shaper's own FIFO of its queue's bytes
+    assert saved == ["parent", "8002:1", "bfifo", "limit", "77909"]
+    assert (tmp_path / "child").read_text().strip() == "sfq"
+    assert shell.calls == 2  # where it goes (tc -d), then replace and read back
+    qdisc.restore(host, saved)
+    assert (tmp_path / "child").read_text().strip() == "bfifo"
+    assert shell.calls == 3
+
+
+def test_a_kernel_without_the_qdisc_is_unsupported_and_keeps_its_fifo(tmp_path, monkeypatch):
+    from pytest_pinet.errors import Unsupported
+    from pytest_pinet.host.net_tunables import Qdisc
+    from pytest_pinet.host.tunables import apply_checked
+
+    monkeypatch.setenv("PATH", f"{_fake_tools(tmp_path)}:{os.environ['PATH']}")
+    host = cast(RemoteHost, CountingShell())
+    with pytest.raises(Unsupported, match=r"kernel lacks fq_codel .*kind is unknown"):
+        apply_checked(Qdisc("eth9", ("fq_codel",)), host)
+    assert (tmp_path / "child").read_text().strip() == "bfifo"
+
+
+def test_forwarding_is_written_and_read_back_in_one_round_trip(tmp_path, monkeypatch):
+    from pytest_pinet.host.net_tunables import Sysctl
+    from pytest_pinet.host.tunables import apply_checked
+
+    monkeypatch.setenv("PATH", f"{_fake_tools(tmp_path)}:{os.environ['PATH']}")
+    shell = CountingShell()
+    host = cast(RemoteHost, shell)
+    forwarding = Sysctl("net.ipv4.ip_forward", "1")
+    saved = apply_checked(forwarding, host)
+    assert saved == "0" and (tmp_path / "forward").read_text().strip() == "1"
+    assert shell.calls == 2  # the value found, then write and read back
+    forwarding.restore(host, saved)
+    assert (tmp_path / "forward").read_text().strip() == "0"
+
+
+def test_two_interfaces_of_one_host_are_snapshotted_in_one_round_trip():
+    from pytest_pinet.traffic.observers import take_snapshots
+
+    shell = CountingShell()
+    lo, absent = take_snapshots(cast(RemoteHost, shell), ["lo", "pinet-absent0"])
+    assert shell.calls == 1
+    assert lo.nic["rx_bytes"] >= 0 and lo.stat.startswith("cpu")  # this machine's loopback
+    assert "rx_bytes" not in absent.nic and absent.stat.startswith("cpu")  # no interface, no figure
