@@ -42,14 +42,18 @@ class Sysctl(Tunable):
         if not result.ok:
             raise Unsupported(self.name, host.name, f"{self.key}={self.value}: {result.stderr.strip()}")
 
-    def apply_and_read_back(self, host: RemoteHost) -> bool:
-        """Write, then read the key back, in one round trip."""
+    def _write_and_read_script(self, host: RemoteHost) -> str:
+        """Write, then read the key back: one round trip (``sysctl -n`` prints last)."""
         write = quote(as_root(host.platform.sysctl_write(self.key, self.value), host.sudo))
         read = quote(host.platform.sysctl_read(self.key))
-        result = host.run_shell(f"{write} >/dev/null && {read}", timeout=15, root=True)
+        return f"{write} && {read}"
+
+    def apply_and_read_back(self, host: RemoteHost) -> bool:
+        result = host.run_shell(self._write_and_read_script(host), timeout=15, root=True)
         if not result.ok:
             raise Unsupported(self.name, host.name, f"{self.key}={self.value}: {result.stderr.strip()}")
-        return " ".join(result.stdout.split()) == " ".join(self.value.split())
+        lines = result.stdout.strip().splitlines()
+        return bool(lines) and " ".join(lines[-1].split()) == " ".join(self.value.split())
 
     def restore(self, host: RemoteHost, saved: str) -> None:
         host.run(host.platform.sysctl_write(self.key, saved), timeout=15, root=True)
@@ -269,11 +273,23 @@ class Qdisc(Tunable):
             return where
         return [*where, "bfifo", "limit", str(tbf_default_limit(shown))]
 
-    def _replace(self, host: RemoteHost, where: list[str]) -> str:
-        """Replace, then show the interface's qdiscs (one round trip); what tc showed."""
+    def _replace_script(self, host: RemoteHost, where: list[str]) -> str:
+        """Replace, then show the interface's qdiscs: one round trip."""
         replace = quote(as_root(host.platform.qdisc_replace(self.interface, where, self.spec), host.sudo))
         show = quote(host.platform.qdisc_show(self.interface))
-        result = host.run_shell(f"{replace} && {show}", timeout=15, root=True)
+        return f"{replace} && {show}"
+
+    def _restore_script(self, host: RemoteHost, saved: list[str]) -> str:
+        """Only where ours still is (never replaced: the shaper's own hidden default child is
+        still there), put the shaper's default FIFO back in its place (see read())."""
+        show = quote(host.platform.qdisc_show(self.interface))
+        ours = quote(["grep", "-qE", f"parent {saved[1]}( |$)"])
+        replace = quote(as_root(host.platform.qdisc_replace(self.interface, saved, []), host.sudo))
+        return f"if {show} | {ours}; then {replace}; fi"
+
+    def _replace(self, host: RemoteHost, where: list[str]) -> str:
+        """Replace, then show the interface's qdiscs (one round trip); what tc showed."""
+        result = host.run_shell(self._replace_script(host, where), timeout=15, root=True)
         if not result.ok:
             error = result.stderr.strip()
             if any(
@@ -297,18 +313,10 @@ class Qdisc(Tunable):
     def restore(self, host: RemoteHost, saved: list[str]) -> None:
         self._where = None
         if saved[0] == "parent":
-            # Only where ours still is (never replaced: the shaper's own hidden default child
-            # is still there), put the shaper's default FIFO back in its place (see read()).
-            show = quote(host.platform.qdisc_show(self.interface))
-            replace = quote(as_root(host.platform.qdisc_replace(self.interface, saved, []), host.sudo))
-            ours = quote(["grep", "-qE", f"parent {saved[1]}( |$)"])
-            script = f"if {show} | {ours}; then {replace}; fi"
-            result = host.run_shell(script, timeout=15, root=True)
+            result = host.run_shell(self._restore_script(host, saved), timeout=15, root=True)
             if not result.ok:
-                raise LabFault(
-                    "command",
-                    f"{host.name}: `{script}` exited {result.exit_code}: {result.stderr.strip()[:500]}",
-                )
+                error = f"exited {result.exit_code}: {result.stderr.strip()[:500]}"
+                raise LabFault("command", f"{host.name}: `{result.command}` {error}")
         else:
             # A root qdisc of ours: deleting it returns the interface to the kernel's default.
             host.run(host.platform.qdisc_delete(self.interface, saved), timeout=15, root=True)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +64,44 @@ def mac(spec: LabSpec, interface: str) -> str:
 def wrapper_path(spec: LabSpec) -> Path:
     """The ``qemu`` tool of the env file: qemu-system-x86_64 inside the board's namespace."""
     return spec.state_dir / "qemu-in-netns"
+
+
+# labgrid's QEMUDriver makes a directory like this for the board's serial socket.
+SERIAL_DIR_PREFIX = "labgrid-qemu-tmp-"
+
+
+def serial_dirs_path(spec: LabSpec) -> Path:
+    """Where the wrapper notes the directory of every serial socket QEMU was started with.
+
+    labgrid's QEMUDriver makes one per activation and removes it when deactivated, never when
+    its process was killed: the test of a killed run left one in /tmp each time, twenty on
+    this machine in a day.  ``pinet lab down`` removes the ones no process listens on.
+    """
+    return spec.state_dir / "serial-dirs"
+
+
+def remove_serial_dirs(spec: LabSpec) -> list[str]:
+    """Remove the noted serial-socket directories that no living process listens on
+    (``/proc/net/unix``); what it removed.  Only labgrid's own directories are touched: a
+    noted path of another name, or one holding more than the socket, stays."""
+    try:
+        noted = serial_dirs_path(spec).read_text(encoding="utf-8").split()
+    except OSError:
+        return []
+    try:
+        listening = Path("/proc/net/unix").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []  # cannot tell which are in use: leave them all
+    removed = []
+    for line in dict.fromkeys(noted):
+        path = Path(line)
+        if not (path.is_absolute() and path.name.startswith(SERIAL_DIR_PREFIX) and path.is_dir()):
+            continue
+        if any(entry.name != "serialrw" for entry in path.iterdir()) or f" {path}/serialrw\n" in listening:
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(str(path))
+    return removed
 
 
 def disk_path(spec: LabSpec) -> Path:
@@ -154,6 +193,9 @@ def write_wrapper(spec: LabSpec) -> Path:
         "#!/bin/sh\n"
         f"# Written by pinet lab up: the QEMU board of lab {spec.name} runs in its namespace.\n"
         f"card={shlex.quote(str(card))}\n"
+        # The serial socket's directory, for lab down to remove after a killed test run.
+        'for a in "$@"; do case "$a" in *path=*/serialrw*) d=${a#*path=}; '
+        f'echo "${{d%%/serialrw*}}" >> {shlex.quote(str(serial_dirs_path(spec)))} ;; esac; done\n'
         'case " $* " in\n'
         '*" -kernel "*)\n'
         f'  if [ "$(cat {shlex.quote(str(sd_card.mux_file(card)))} 2>/dev/null || echo dut)" != dut ]; then\n'

@@ -118,6 +118,7 @@ def down(spec: LabSpec) -> DownReport:
     for link in root_links(f"{spec.name}-"):
         run_ip("link", "delete", link, check=False)
         report.links.append(link)
+    qemu_board.remove_serial_dirs(spec)  # after QEMU: what a killed test run's labgrid left
     if spec.state_dir.exists():
         shutil.rmtree(spec.state_dir, ignore_errors=True)
         report.state_dir = str(spec.state_dir)

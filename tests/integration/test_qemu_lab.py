@@ -200,11 +200,15 @@ def test_down_stops_a_board_whose_test_run_was_killed(qemu_spec):
         runner.wait(timeout=10)
         time.sleep(0.5)
         assert qemu_board.running_pid(qemu_spec) == pid, "QEMU should outlive the killed run"
+        # The killed run's labgrid never removed its serial socket's directory.
+        serial_dir = Path(qemu_board.serial_dirs_path(qemu_spec).read_text().split()[-1])
+        assert serial_dir.name.startswith("labgrid-qemu-tmp-") and serial_dir.is_dir()
     finally:
         if runner.poll() is None:
             runner.kill()
     report = virtual_lab.down(qemu_spec)
     assert report.processes >= 1
+    assert not serial_dir.exists(), "lab down leaves the killed run's serial socket directory"
     assert qemu_board.running_pid(qemu_spec) == 0
     assert not _running(pid)
     assert not virtual_lab.namespaces(qemu_spec.netns_prefix)

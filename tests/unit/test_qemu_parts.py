@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shlex
 from pathlib import Path
+from typing import cast
 
 import pytest
 import yaml
@@ -14,7 +15,7 @@ from pytest_pinet.lab.inventory import load_inventory
 from pytest_pinet.measure.base import board_settle
 from pytest_pinet.traffic.adaptive import SettleRule
 from pytest_pinet.virtlab import envfile, qemu_board, qemu_image, virtual_lab
-from pytest_pinet.virtlab.topology import lab_spec, qemu_lab
+from pytest_pinet.virtlab.topology import LabSpec, lab_spec, qemu_lab
 
 pytest_plugins = ["pytester"]
 
@@ -221,3 +222,29 @@ def test_the_qemu_board_is_judged_by_its_own_rules(context, rule):
     assert other is None or not other.rule_id.startswith("qpi-")
     if full["link_speed_mbps"] == 1000:
         assert other is not None  # a Pi's GbE case has its generic rule; 10 Mbit/s is qpi's own
+
+
+def test_lab_down_removes_only_the_serial_dirs_nobody_listens_on(tmp_path):
+    """labgrid's QEMUDriver leaves its socket's directory when its process is killed; the one
+    a living driver still listens on, and anything not labgrid's, stay."""
+    import socket
+    from types import SimpleNamespace
+
+    from pytest_pinet.virtlab.qemu_board import remove_serial_dirs, serial_dirs_path
+
+    spec = cast(LabSpec, SimpleNamespace(state_dir=tmp_path / "state"))
+    spec.state_dir.mkdir()
+    stale, live, foreign = (tmp_path / n for n in ("labgrid-qemu-tmp-a", "labgrid-qemu-tmp-b", "mine"))
+    for directory in (stale, live, foreign):
+        directory.mkdir()
+    (stale / "serialrw").touch()  # the socket file a killed process left
+    (foreign / "serialrw").touch()
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(live / "serialrw"))
+    listener.listen(0)
+    try:
+        serial_dirs_path(spec).write_text(f"{stale}\n{live}\n{foreign}\n{stale}\n")
+        assert remove_serial_dirs(spec) == [str(stale)]
+    finally:
+        listener.close()
+    assert not stale.exists() and live.is_dir() and foreign.is_dir()
