@@ -301,7 +301,7 @@ def _route(raw: RouteSchema, key: str, where: str, links: tuple[LinkEntry, ...])
     lan, wan = ends
     if lan.name == wan.name or lan.peer == wan.peer:
         raise ConfigError(where, f"{key}: lan and wan must be two links to two different peers")
-    return RouteEntry(raw.name, raw.board, lan, wan)
+    return RouteEntry(raw.name, raw.board, lan, wan, raw.omit_s)
 
 
 def _resources(target: Any) -> dict[str, Any]:

@@ -168,6 +168,7 @@ class RouteSchema:
     board: Name
     lan: Name
     wan: Name
+    omit_s: Annotated[int, Integer(1, 60)] | None = None
 
 
 @attrs.frozen

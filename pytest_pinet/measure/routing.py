@@ -35,6 +35,19 @@ def scale_upload_target(upload_mbps: float, speed_mbps: float) -> float:
     return int(scaled) if float(scaled).is_integer() else scaled
 
 
+def route_options(options: Iperf3Options, route: RouteEntry) -> Iperf3Options:
+    """The run's iperf3 options with the route's warm-up where that is longer.
+
+    iperf3's omit exists to leave slow start out of the figure.  Through a slow cable, slow
+    start and the recovery from its losses last longer: the route says how long
+    (``routes[].omit_s``), and a run over it never measures before that; a longer omit asked
+    for on the command line stays.
+    """
+    if route.omit_s is None or route.omit_s <= options.omit:
+        return options
+    return dataclasses.replace(options, omit=route.omit_s)
+
+
 class RoutingMeasurer(Measurer):
     """Traffic between the two peers of a route, through the board, recorded at once."""
 
@@ -48,7 +61,7 @@ class RoutingMeasurer(Measurer):
     ) -> None:
         super().__init__(site)
         self.route = route
-        self.options = options
+        self.options = route_options(options, route)
         self.qdisc = qdisc
         self.settle = board_settle(settle, self.inventory, route.board)
         self.board = self.hosts[route.board]

@@ -42,6 +42,8 @@ class RouteEntry:
     board: str
     lan: LinkEntry
     wan: LinkEntry
+    # Seconds of warm-up its traffic needs, where more than a run's own (``omit_s``).
+    omit_s: int | None = None
 
 
 @dataclass(frozen=True)

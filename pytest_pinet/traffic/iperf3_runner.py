@@ -385,6 +385,7 @@ def _drive(
                     )
                     if sample is not None:
                         samples[index].append(sample)
+                        log.debug("receiver %s sample: %s", host.name, sample)
             except LabFault as exc:
                 log.warning("adaptive duration: cannot sample the receiver (%s); running to the end", exc)
                 break

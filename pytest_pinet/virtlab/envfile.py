@@ -135,7 +135,11 @@ def _pinet_section(spec: LabSpec, devices: dict[str, str], image: BoardImage | N
         # Every link of every virtual lab here runs on this machine's cores: two boards
         # measured at once would each carry the other's load (lab/traffic_turn.py).
         "traffic_turn": str(machine_turn_file()),
-        "routes": [{"name": r.name, "board": r.board, "lan": r.lan, "wan": r.wan} for r in spec.routes],
+        "routes": [
+            {"name": r.name, "board": r.board, "lan": r.lan, "wan": r.wan}
+            | ({"omit_s": r.omit_s} if r.omit_s else {})
+            for r in spec.routes
+        ],
         # A loop device over a sparse file stands for the seed's USB disk; it is the
         # lab's own, so mkfs on it is allowed (scratch).
         "disks": [

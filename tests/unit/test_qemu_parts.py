@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shlex
 from pathlib import Path
@@ -128,6 +129,25 @@ def test_a_boards_adaptive_precision_widens_the_runs_rule_and_is_checked(spec, t
     data["pinet"]["hosts"]["qpi"]["adaptive_precision_pct"] = 80
     spec.env_file.write_text(yaml.safe_dump(data))
     with pytest.raises(ConfigError, match="adaptive_precision_pct must be at most 50 %"):
+        load_inventory(spec.env_file)
+
+
+def test_the_route_through_the_qemu_board_warms_up_longer_and_is_checked(spec, tmp_path):
+    from pytest_pinet.measure.routing import route_options
+    from pytest_pinet.traffic.iperf3_runner import Iperf3Options
+
+    (spec.state_dir / "known_hosts").write_text("")
+    envfile.write_env_file(spec, {}, _image(tmp_path))
+    (route,) = load_inventory(spec.env_file).routes
+    assert route.omit_s == 3  # slow start through the 10 Mbit/s cable recovers into second 3
+    assert route_options(Iperf3Options(omit=2), route).omit == 3
+    assert route_options(Iperf3Options(omit=5), route).omit == 5  # a longer one asked for stays
+    unrouted = dataclasses.replace(route, omit_s=None)
+    assert route_options(Iperf3Options(omit=2), unrouted) == Iperf3Options(omit=2)
+    data = yaml.safe_load(spec.env_file.read_text())
+    data["pinet"]["routes"][0]["omit_s"] = 0
+    spec.env_file.write_text(yaml.safe_dump(data))
+    with pytest.raises(ConfigError, match=r"pinet.routes\[0\].omit_s"):
         load_inventory(spec.env_file)
 
 
