@@ -79,7 +79,10 @@ def test_every_script_builder_pastes_only_quoted_parts():
         exempt = {
             id(inner)
             for node in ast.walk(function)
-            if (isinstance(node, ast.Call) and _callee(node) in SAFE_CALLS | {"read_file_script"})
+            if (
+                isinstance(node, ast.Call)
+                and _callee(node) in SAFE_CALLS | {"read_file_script", "read_line_script"}
+            )
             or isinstance(node, ast.Raise)
             for inner in ast.walk(node)
         }
@@ -155,3 +158,18 @@ def test_the_linux_platform_is_complete_and_chosen_by_name():
         ["sh", "-c", LINUX.snapshot_script("lo", ["rx_bytes"])], capture_output=True, text=True
     )
     assert "@@obs:interrupts" in snapshot.stdout and "rx_bytes " in snapshot.stdout
+
+
+@pytest.mark.parametrize("shell", ["sh", "bash"])
+def test_one_line_files_are_read_by_builtins_and_an_absent_one_prints_nothing(tmp_path, shell):
+    from pytest_pinet.host.shell import read_line_script, when_present_script
+
+    (tmp_path / "count").write_text("4711\n")
+    (tmp_path / "bare").write_text("42")  # no newline at the end still reads
+    script = "; ".join(
+        f"echo [; {read_line_script(str(tmp_path / name))}; echo ]" for name in ("count", "gone", "bare")
+    )
+    script += f"; {when_present_script(['pinet-no-such-tool', 'x'])} || echo absent"
+    done = subprocess.run([shell, "-c", script], capture_output=True, text=True, check=False)
+    assert done.stdout.split() == ["[", "4711", "]", "[", "]", "[", "42", "]", "absent"]
+    assert done.stderr == ""
