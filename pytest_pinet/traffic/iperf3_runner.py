@@ -126,9 +126,13 @@ def client_argv(server_address: str, port: int, options: Iperf3Options) -> list[
 
 # iperf3 paces ``-b`` in whole writes of 128 KiB for TCP: a 0.1 Mbit/s stream then sends one
 # write every 10 s, and a 10 s run of ten such streams sees 0, 1 or 2 writes a second.  A
-# slow paced stream writes 8 KiB at a time instead (15 writes a second at 1 Mbit/s in total).
+# slow paced stream writes 20 ms of its rate at a time instead, 1 to 8 KiB: at 0.1 Mbit/s a
+# stream 12 writes a second (with 8 KiB it was 1.5, and ten streams' seconds still moved by
+# a write in fifteen, 7 %, so that their runs rarely settled).
 SLOW_PACED_BPS = 10e6
 SLOW_PACED_BLOCK = 8192
+SMALLEST_PACED_BLOCK = 1024
+PACED_BLOCK_S = 0.02
 
 
 def paced_block_bytes(bitrate: str) -> int | None:
@@ -136,7 +140,9 @@ def paced_block_bytes(bitrate: str) -> int | None:
     iperf3's own default (fast streams: 128 KiB writes keep the sender's CPU low)."""
     number, unit = bitrate.rstrip("KMG"), bitrate[len(bitrate.rstrip("KMG")) :]
     bits = float(number) * SI_PREFIX[unit]
-    return SLOW_PACED_BLOCK if 0 < bits < SLOW_PACED_BPS else None
+    if not 0 < bits < SLOW_PACED_BPS:
+        return None
+    return min(SLOW_PACED_BLOCK, max(SMALLEST_PACED_BLOCK, round(bits / 8 * PACED_BLOCK_S)))
 
 
 @dataclass(frozen=True)

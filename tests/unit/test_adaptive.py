@@ -150,10 +150,12 @@ def test_a_run_is_not_settled_while_its_interval_holds_a_decision_line():
 def test_slow_paced_streams_write_small_blocks_so_their_seconds_are_comparable():
     from pytest_pinet.traffic.iperf3_runner import Iperf3Options, client_argv, paced_block_bytes
 
-    # 1 Mbit/s over ten streams: 0.1 Mbit/s each, one 128 KiB write every 10 s by default
-    assert paced_block_bytes("0.1M") == 8192 and paced_block_bytes("500K") == 8192
+    # 1 Mbit/s over ten streams: 0.1 Mbit/s each, one 128 KiB write every 10 s by default;
+    # 20 ms of the stream's rate a write, 1 to 8 KiB
+    assert paced_block_bytes("0.1M") == 1024 and paced_block_bytes("500K") == 1250
+    assert paced_block_bytes("4M") == 8192 and paced_block_bytes("9.9M") == 8192
     assert paced_block_bytes("40M") is None and paced_block_bytes("1G") is None
     slow = client_argv("10.0.0.2", 5201, Iperf3Options(bitrate="0.25M"))
-    assert slow[slow.index("-b") + 1] == "0.25M" and slow[slow.index("-l") + 1] == 8192
+    assert slow[slow.index("-b") + 1] == "0.25M" and slow[slow.index("-l") + 1] == 1024
     assert "-l" not in client_argv("10.0.0.2", 5201, Iperf3Options(bitrate="40M"))
     assert "-l" not in client_argv("10.0.0.2", 5201, Iperf3Options())
