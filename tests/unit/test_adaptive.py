@@ -159,3 +159,39 @@ def test_slow_paced_streams_write_small_blocks_so_their_seconds_are_comparable()
     assert slow[slow.index("-b") + 1] == "0.25M" and slow[slow.index("-l") + 1] == 1024
     assert "-l" not in client_argv("10.0.0.2", 5201, Iperf3Options(bitrate="40M"))
     assert "-l" not in client_argv("10.0.0.2", 5201, Iperf3Options())
+
+
+def test_a_settled_run_whose_receiver_report_is_lost_is_a_lab_fault_not_the_senders_count():
+    """The sender's count is what it handed to its socket: a QEMU board's paced download read
+    15.6 Mbit/s so through a 10 Mbit/s cable.  The run is the lab's loss, its outputs kept."""
+    from types import SimpleNamespace
+    from typing import Any, cast
+
+    from pytest_pinet.host.remote import CommandResult
+    from pytest_pinet.traffic.adaptive import SETTLED
+    from pytest_pinet.traffic.iperf3_runner import Iperf3Options, _Client
+
+    client_text = (FIXTURES / "3.12-tcp-P4-b200M-sigint-client.json").read_text()
+    for server_json in ("", '{"start": {'):  # nothing written, or cut short
+        server = SimpleNamespace(
+            port=5201, server_json=server_json, command="iperf3 -s", host=SimpleNamespace(name="pc")
+        )
+        client = _Client(
+            cast(Any, SimpleNamespace(name="inet")), cast(Any, server), "10.0.0.2", Iperf3Options()
+        )
+        client.outcome = CommandResult(client.script, 0, client_text, "")
+        with pytest.raises(LabFault) as caught:
+            client.finish(SETTLED, 0.4)
+        fault = caught.value
+        assert fault.category == "iperf3-output" and fault.host == "pc"
+        assert "not what arrived" in str(fault) and "Mbit/s handed to its socket" in str(fault)
+        assert fault.evidence["iperf3 client output"] == client_text[-20000:]
+        assert fault.evidence["iperf3 server output"] == server_json
+    # with the server's report the same output is the receiver's figure (799.7 Mbit/s)
+    server_text = (FIXTURES / "3.12-tcp-P4-b200M-sigint-server.json").read_text()
+    server = SimpleNamespace(
+        port=5201, server_json=server_text, command="iperf3 -s", host=SimpleNamespace(name="pc")
+    )
+    client = _Client(cast(Any, SimpleNamespace(name="inet")), cast(Any, server), "10.0.0.2", Iperf3Options())
+    client.outcome = CommandResult(client.script, 0, client_text, "")
+    assert client.finish(SETTLED, 0.4).result.goodput_mbps == pytest.approx(799.7, abs=0.5)
