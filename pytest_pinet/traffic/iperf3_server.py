@@ -47,14 +47,23 @@ def server_start_script(port: int, argv: Argv, log_file: str) -> str:
     )
 
 
+# How long a ``-1`` server may take to exit on its own after its client stopped.  The client's
+# last word to the server crosses the path under test: behind a full 1000-packet FIFO at 10
+# Mbit/s with an upload beside it, a QEMU board's server was still running 2.5 s after its
+# client, its report unwritten, and the run's receiver figure was lost.
+SERVER_EXIT_WAIT_S = 8
+
+
 def server_stop_script(port: int, pid_file: str, log_file: str) -> str:
-    """Wait up to 2 s for the server to exit on its own, print its report, kill it if it is
-    still the server pinet started (never a process that reused the pid), remove its files."""
+    """Wait up to ``SERVER_EXIT_WAIT_S`` for the server to exit on its own (it does as soon as
+    its client's last word arrives), print its report, kill it if it is still the server
+    pinet started (never a process that reused the pid), remove its files."""
     pattern = quote(["grep", "-q", "--", f"^iperf3 -s -1 -p {int(port)} "])
     mine = f'ps -o args= -p "$pid" | {pattern}'
     return (
         f"pid=$({quote(['cat', pid_file])} 2>/dev/null); "
-        f'if [ -n "$pid" ]; then for i in $(seq 40); do {mine} || break; sleep 0.05; done; fi; '
+        f'if [ -n "$pid" ]; then for i in $(seq {SERVER_EXIT_WAIT_S * 20}); do {mine} || break; '
+        "sleep 0.05; done; fi; "
         f"{quote(['cat', log_file])} 2>/dev/null; "
         f'[ -n "$pid" ] && {mine} && kill "$pid"; '
         f"{quote(['rm', '-f', pid_file, log_file])}; true"
@@ -119,14 +128,14 @@ class Iperf3Server:
     def stop(self) -> str:
         """Stop this server, never another, and remove its files; return its JSON report.
 
-        One round trip: wait up to 2 s for the ``-1`` server to finish writing and exit on
-        its own (it does right after the client), read its log, kill it if it still runs
+        One round trip: wait for the ``-1`` server to finish writing and exit on its own (it
+        does once its client's last word arrived), read its log, kill it if it still runs
         (a stale server whose client died), remove its files.  A host that is gone leaves
         nothing to stop, and nothing to read.
         """
         try:
             script = server_stop_script(self.port, self.pid_file, self.log_file)
-            self.server_json = self.host.run_shell(script, timeout=15).stdout
+            self.server_json = self.host.run_shell(script, timeout=SERVER_EXIT_WAIT_S + 15).stdout
         except LabFault:
             pass
         return self.server_json
