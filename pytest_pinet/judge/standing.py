@@ -10,6 +10,9 @@ is read night by night, oldest first, and only *accepted* nights form the baseli
 - the pending regression ends when a person accepts it (:class:`Acceptance` of its run, of
   its context or of its change point: the history then restarts at the accepted night), or
   when the level comes back (a night within or above the accepted band);
+- a slow slide (each night inside the band, the step found over several) through a run a
+  person accepted is that accepted level: the history restarts at the accepted run, though
+  no regression of this context was pending when the run was accepted;
 - a step *up* (an improvement change point) moves the baseline without an accept: the
   history restarts at the step.
 
@@ -82,6 +85,9 @@ class Standing:
     regressed: tuple[Night, ...] = ()  # an unaccepted regression's nights, oldest first
     change: ChangePoint | None = None  # the downward step that started it, when one did
     accepted_by: Acceptance | None = None  # the acceptance that set the current level
+    # This context's standing acceptances: a slow slide through a run a person accepted is
+    # the accepted level, also when tonight (judged with no acceptances of its own) finds it.
+    accepts: tuple[Acceptance, ...] = ()
 
     @property
     def history(self) -> list[float]:
@@ -126,6 +132,7 @@ def judge_night(
 ) -> NightVerdict:
     """Judge ``night`` against the accepted nights of ``standing``; return it with the new standing."""
     policy = policy or BaselinePolicy()
+    acceptances = (*acceptances, *(a for a in standing.accepts if a not in acceptances))
     base = list(standing.accepted)
     verdict = judge_baseline(night.value, [n.value for n in base], policy, night.margin)
     if verdict.status == "no-baseline":
@@ -133,7 +140,16 @@ def judge_night(
     step = _last_step(base[-policy.window :], night, policy, change_policy)
     regressed = list(standing.regressed)
     change = standing.change
+    accepted_by = standing.accepted_by
     down = step is not None and step.change_percent < 0
+    slide_accept = _slide_accepted(standing.key, base, step, acceptances) if down and not regressed else None
+    if slide_accept is not None:
+        # A slide each night of which stayed inside the band, through a run a person accepted
+        # (of every context: this one never went red, so no pending regression took the
+        # accept): the level from that run on is the baseline, as it is for a regression.
+        base = base[[n.run_id for n in base].index(slide_accept.run_id) :]
+        verdict = judge_baseline(night.value, [n.value for n in base], policy, night.margin)
+        accepted_by, step, down = slide_accept, None, False
     if verdict.status == "regression" or (down and not regressed):
         if down and not regressed and step is not None and step.run_id != night.run_id:
             # A slow slide: each night inside the band, the step seen over several of them.
@@ -143,15 +159,27 @@ def judge_night(
         status = "persisting" if standing.regressed else "new-regression"
         change = change if standing.regressed else (step if down else None)
         regressed.append(night)
-        after = Standing(standing.key, tuple(base), tuple(regressed), change, standing.accepted_by)
+        after = Standing(standing.key, tuple(base), tuple(regressed), change, accepted_by, standing.accepts)
         return _accepted(NightVerdict(status, verdict, after, step), acceptances)
     if step is not None and step.change_percent > 0:
         # A step up moves the baseline: the history restarts at the step, no accept needed.
         ids = [n.run_id for n in base]
         base = base[ids.index(step.run_id) :] if step.run_id in ids else []
     # Within or above the accepted band: a pending regression is over (the level came back).
-    after = Standing(standing.key, (*base, night), (), None, standing.accepted_by)
+    after = Standing(standing.key, (*base, night), (), None, accepted_by, standing.accepts)
     return NightVerdict(verdict.status, verdict, after, step)
+
+
+def _slide_accepted(
+    key: str, base: Sequence[Night], step: ChangePoint | None, acceptances: Sequence[Acceptance]
+) -> Acceptance | None:
+    """The acceptance of a run of ``key`` at or after the step ``step`` among the accepted
+    nights ``base``, if any: the level the slide reached is then one a person accepted."""
+    ids = [n.run_id for n in base]
+    if step is None or step.run_id not in ids:
+        return None
+    since = ids[ids.index(step.run_id) :]
+    return next((a for run in since for a in acceptances if a.covers(key, run)), None)
 
 
 def _accepted(verdict: NightVerdict, acceptances: Sequence[Acceptance]) -> NightVerdict:
@@ -160,7 +188,7 @@ def _accepted(verdict: NightVerdict, acceptances: Sequence[Acceptance]) -> Night
     for n, night in enumerate(standing.regressed):
         accept = next((a for a in acceptances if a.covers(standing.key, night.run_id)), None)
         if accept is not None:
-            after = Standing(standing.key, standing.regressed[n:], (), None, accept)
+            after = Standing(standing.key, standing.regressed[n:], (), None, accept, standing.accepts)
             return replace(verdict, after=after)
     return verdict
 
@@ -218,7 +246,7 @@ def standing_of(
     change_policy: ChangePolicy | None = None,
 ) -> Standing:
     """The standing of context ``key`` after ``nights`` (oldest first), each judged in turn."""
-    standing = Standing(key)
+    standing = Standing(key, accepts=tuple(a for a in acceptances if a.context_key in (EVERY_CONTEXT, key)))
     for night in sorted(nights, key=lambda n: n.started):
         standing = judge_night(standing, night, acceptances, policy, change_policy).after
     return standing

@@ -155,3 +155,29 @@ def test_a_step_dated_before_tonight_must_hold_without_tonight():
     verdict = judge_night(standing_of(KEY, nights), tight(4, 941.55))
     assert verdict.status == "within" and verdict.after.since is None, verdict
     assert [n.run_id for n in verdict.after.accepted] == ["run1", "run2", "run3", "run4"]
+
+
+def _exact(n: int, level: float) -> Night:
+    """Night ``n`` exactly at ``level``, its seconds tight around it."""
+    return Night(
+        f"run{n}", 1_700_000_000 + n * DAY, level, tuple(level + d for d in (-0.05, -0.02, 0, 0.02, 0.05))
+    )
+
+
+def test_a_slide_through_an_accepted_run_is_the_accepted_level():
+    # Three clean nights spread by 1 %, then a 7 % lower level: each lower night stays inside
+    # the band of three, so no regression is pending when run4 is accepted (of every context:
+    # another context went red in it); the third lower night finds the slide since run4.
+    clean = [_exact(1, 100.0), _exact(2, 101.0), _exact(3, 99.0)]
+    lower = [_exact(4, 93.0), _exact(5, 93.0)]
+    tonight = _exact(6, 93.0)
+    plain = judge_night(standing_of(KEY, [*clean, *lower]), tonight)
+    assert plain.status == "new-regression" and plain.change is not None and plain.change.run_id == "run4"
+    taken = accept("run4", EVERY_CONTEXT)
+    verdict = judge_night(standing_of(KEY, [*clean, *lower], [taken]), tonight)
+    assert verdict.status == "within", verdict
+    assert verdict.after.accepted_by == taken
+    assert [n.run_id for n in verdict.after.accepted] == ["run4", "run5", "run6"]
+    # The accept of a run before the step does not cover the slide.
+    older = accept("run2", EVERY_CONTEXT)
+    assert judge_night(standing_of(KEY, [*clean, *lower], [older]), tonight).status == "new-regression"
