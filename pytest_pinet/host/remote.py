@@ -99,6 +99,10 @@ class RemoteHost:
         # Several threads share one host (a client, the adaptive sampler, snapshots): one
         # connects, the others wait and reuse it, and no one closes another's new connection.
         self._lock = threading.RLock()
+        # Why the host last failed to answer at all (a channel or a banner that never came),
+        # until it answers again or the connection is closed from outside (a power-cycle):
+        # clean-up commands are then not sent, each would wait out its own 10 s for nothing.
+        self._silent: str | None = None
 
     @property
     def name(self) -> str:
@@ -193,16 +197,22 @@ class RemoteHost:
         return self.become == "sudo"
 
     def run(
-        self, argv: Sequence[str | int | float], *, timeout: float = 60.0, root: bool = False
+        self,
+        argv: Sequence[str | int | float],
+        *,
+        timeout: float = 60.0,
+        root: bool = False,
+        cleanup: bool = False,
     ) -> CommandResult:
         """Run ``argv`` on the host; never raises for a non-zero exit status.
 
         ``root``: the command needs root.  Through ``sudo -n`` when the host says ``become:
         sudo``; a refusal for want of root is then a ``permission`` lab fault naming the
-        command and the fix, never mistaken for a host that lacks the feature.
+        command and the fix, never mistaken for a host that lacks the feature.  ``cleanup``:
+        as for :meth:`run_shell`.
         """
         script = quote(["sudo", "-n", "--", *argv] if root and self.sudo else argv)
-        result = self.run_shell(script, timeout=timeout)
+        result = self.run_shell(script, timeout=timeout, cleanup=cleanup)
         if root:
             self.refused_root(result, quote(argv))
         return result
@@ -231,14 +241,19 @@ class RemoteHost:
                 self.name,
             )
 
-    def run_shell(self, script: str, *, timeout: float = 60.0, root: bool = False) -> CommandResult:
+    def run_shell(
+        self, script: str, *, timeout: float = 60.0, root: bool = False, cleanup: bool = False
+    ) -> CommandResult:
         """Run a command line the caller built with :func:`quote` (for pipes and ``&&``).
 
         ``root``: a script whose builder put ``sudo -n`` where it needs root (see
-        :attr:`sudo`); a refusal is reported as for :meth:`run`.
+        :attr:`sudo`); a refusal is reported as for :meth:`run`.  ``cleanup``: a clean-up
+        after a run (stop a server, collect evidence) that a host which has just failed to
+        answer at all is not asked: a ``timeout`` lab fault at once, saying why.  A hung
+        board cost each such command 10 s, three of them after every hang.
         """
         if root:
-            result = self.run_shell(script, timeout=timeout)
+            result = self.run_shell(script, timeout=timeout, cleanup=cleanup)
             self.refused_root(result, script)
             return result
         from invoke.exceptions import CommandTimedOut
@@ -247,8 +262,17 @@ class RemoteHost:
         prelude = self._platform.user_prelude if self._platform is not None else ""
         command = script if self.endpoint.username == "root" else prelude + script
 
+        silent = self._silent
+        if cleanup and silent is not None:
+            log.debug("%s$ (not sent: %s) %s", self.name, silent, command)
+            raise LabFault("timeout", f"{self.name}: `{command}` not sent: {silent}", self.name)
         log.debug("%s$ %s", self.name, command)
-        connection = self.connection
+        try:
+            connection = self.connection
+        except LabFault as exc:
+            if _no_answer(exc):
+                self._silent = f"it gave no answer ({exc})"
+            raise
         watchdog = _Watchdog(connection, timeout + STUCK_GRACE_S)
         started = time.monotonic()
         try:
@@ -262,6 +286,7 @@ class RemoteHost:
         except Exception as exc:  # OSError, EOFError, paramiko's SSHException: the link died
             if watchdog.fired.is_set():
                 self.close()
+                self._silent = f"it gave no answer within {watchdog.seconds:.0f} s"
                 raise LabFault(
                     "timeout",
                     f"{self.name}: `{command}` had no answer within {watchdog.seconds:.0f} s "
@@ -275,10 +300,13 @@ class RemoteHost:
                 ) from None
             if type(exc).__module__.startswith("paramiko"):
                 self.close()
+                if "timeout" in str(exc).lower():  # "Timeout opening channel.": a hung sshd
+                    self._silent = f"it opened no channel within {self.connect_timeout:.0f} s"
                 raise LabFault("ssh-dropped", f"{self.name}: `{command}`: {exc}", self.name) from None
             raise
         finally:
             watchdog.cancel()
+        self._silent = None
         if int(result.exited) == -1 and not self._still_connected():
             # No exit status and the transport is gone: sshd (or the host) died under the
             # command, which is not the command's own failure.
@@ -310,8 +338,9 @@ class RemoteHost:
         return result.stdout
 
     def close(self) -> None:
-        """Close the connection (it is reopened on next use)."""
+        """Close the connection (it is reopened on next use, and asked everything again)."""
         with self._lock:
+            self._silent = None
             if self._connection is not None:
                 try:
                     self._connection.close()
@@ -326,6 +355,13 @@ class RemoteHost:
 
 # How long past its own timeout a command may wait before its connection is closed under it.
 STUCK_GRACE_S = 10.0
+
+
+def _no_answer(fault: LabFault) -> bool:
+    """True for a connection that failed because the host did not answer in time (its sshd
+    stopped: TCP is accepted by the kernel, the banner never comes), not one refused."""
+    text = str(fault).lower()
+    return "banner" in text or "timed out" in text or "timeout" in text
 
 
 class _Watchdog:

@@ -183,7 +183,7 @@ class LabRecovery:
         found: dict[str, str] = {}
         for name, host in self.hosts.items():
             try:
-                result = host.run(["sh", "-c", "uptime; ip -o -brief link"], timeout=5)
+                result = host.run(["sh", "-c", "uptime; ip -o -brief link"], timeout=5, cleanup=True)
                 found[name] = result.stdout or result.stderr or f"exit {result.exit_code}"
             except LabFault as exc:
                 found[name] = f"no answer: {exc}"

@@ -12,7 +12,8 @@ from ..errors import LabFault
 from ..model import HostFacts, Measurement, Observation, TcpDetail, TrafficContext
 from .iperf3_model import IntervalSample
 from .iperf3_parse import Iperf3OutputError, parse_iperf3
-from .iperf3_runner import Iperf3Run, receiver_seconds
+from .iperf3_runner import Iperf3Run
+from .receiver_view import receiver_seconds
 
 
 def measurement_from_iperf3(

@@ -14,7 +14,7 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from ..errors import LabFault
 from ..host.remote import CommandResult, RemoteHost
@@ -31,9 +31,10 @@ from .adaptive import (
     per_second_rates,
     settled_half_width_pct,
 )
-from .iperf3_model import IntervalSample, Iperf3Result, StreamResult, Totals
+from .iperf3_model import Iperf3Result
 from .iperf3_parse import Iperf3OutputError, Iperf3ReportedError, classify_error, parse_iperf3, stderr_error
 from .iperf3_server import Iperf3Server
+from .receiver_view import receiver_view
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +51,10 @@ class Iperf3Options:
     congestion: str | None = None  # TCP congestion control of the sender (-C); None = host default
     idle_timeout: int = 30
     connect_timeout_ms: int = 3000
-    extra_timeout: float = 20.0
+    # Past duration + omit, how long a client may take (connect, its last exchange with the
+    # server behind a full queue: 2.5 s seen) before its host's `timeout` ends it: a stall
+    # (a hung peer, a cable down) is found this much after the run's planned end.
+    extra_timeout: float = 12.0
 
     def __post_init__(self) -> None:
         if not 1 <= self.streams <= 128:
@@ -188,7 +192,7 @@ def run_iperf3(
         rule = adaptive.rule if adaptive else None
         ended_by, precision = _drive([client], watches, rule, options.omit, progress)
     finally:
-        server.stop()
+        server.stop(client.ended_its_test)
     return client.finish(ended_by, precision[0] if precision else None)
 
 
@@ -214,12 +218,14 @@ def run_iperf3_both_ways(
     """
     to_peer = Iperf3Server(peer, board_options.idle_timeout)
     to_board = Iperf3Server(board, peer_options.idle_timeout)
+    clients: list[_Client] = []
     try:
         with ThreadPoolExecutor(max_workers=2) as pool:
             for started in [pool.submit(to_peer.start), pool.submit(to_board.start)]:
                 started.result()
         forward = _Client(board, to_peer, peer_address, board_options)
         backward = _Client(peer, to_board, board_address, peer_options)
+        clients = [forward, backward]
         rule = adaptive[0] if adaptive else None
         watches = (
             [
@@ -231,8 +237,9 @@ def run_iperf3_both_ways(
         )
         ended_by, precision = _drive([forward, backward], watches, rule, board_options.omit, progress)
     finally:
+        ended = [c.ended_its_test for c in clients] if clients else [False, False]
         with ThreadPoolExecutor(max_workers=2) as pool:
-            list(pool.map(Iperf3Server.stop, (to_peer, to_board)))
+            list(pool.map(Iperf3Server.stop, (to_peer, to_board), ended))
     each = precision or [None, None]
     return forward.finish(ended_by, each[0]), backward.finish(ended_by, each[1])
 
@@ -263,6 +270,13 @@ class _Client:
         self.outcome: CommandResult | None = None
         self.started = 0.0
         self.finished = 0.0
+
+    @property
+    def ended_its_test(self) -> bool:
+        """False when the client never finished its test with the server: it never ran, or
+        its host's `timeout` killed it (exit 124, or 137 after --kill-after).  Its server then
+        gets no last word to exit on, and waiting for it only delays the lab fault."""
+        return self.outcome is not None and self.outcome.exit_code not in (124, 137)
 
     def run(self) -> None:
         """Run to the end (blocking); the outcome is kept for :meth:`finish`."""
@@ -444,49 +458,3 @@ def _interrupt_all(clients: list[_Client]) -> None:
             client.interrupt()
         except LabFault as exc:
             log.warning("adaptive duration: could not stop %s early (%s)", client.sender.name, exc)
-
-
-def receiver_seconds(server: Iperf3Result) -> tuple[IntervalSample, ...]:
-    """The receiving server's complete (0.9 s or more), non-omitted intervals, each once
-    (3.12 repeats its last interval when stopped early)."""
-    seen: set[tuple[float, float]] = set()
-    complete = []
-    for interval in server.measured_intervals:
-        key = (round(interval.start, 3), round(interval.end, 3))
-        if interval.seconds >= 0.9 and key not in seen:
-            seen.add(key)
-            complete.append(interval)
-    return tuple(complete)
-
-
-def receiver_view(client: Iperf3Result, server_json: str, source: str) -> Iperf3Result:
-    """An interrupted client's result with the receiver's counts put in.
-
-    iperf3 stopped with SIGINT reports ``sum_received`` = 0 on the client, and its server
-    divides by whole seconds only (and repeats its last interval, seen with 3.12).  The
-    honest figure is the server's complete, non-omitted intervals: bytes that arrived over
-    the seconds they arrived in.  The cut last second, mostly in flight, is left out.
-    """
-    try:
-        server = parse_iperf3(server_json, f"iperf3 server for {source}")
-    except Iperf3OutputError as exc:
-        raise LabFault("iperf3-output", f"stopped early but the server's report is unusable: {exc}") from None
-    complete = receiver_seconds(server)
-    if not complete:
-        raise LabFault("iperf3-output", f"stopped early but the server of {source} has no complete interval")
-    seconds = sum(i.seconds for i in complete)
-    total = sum(i.bytes for i in complete)
-    width = max(len(i.stream_bits_per_second) for i in complete)
-    streams = []
-    for index in range(width):
-        bits = sum(
-            i.stream_bits_per_second[index] * i.seconds
-            for i in complete
-            if index < len(i.stream_bits_per_second)
-        )
-        streams.append(
-            StreamResult(socket=index, sent=None, received=Totals(int(bits / 8), seconds, bits / seconds))
-        )
-    received = Totals(total, seconds, 8.0 * total / seconds)
-    client_intervals = tuple(i for i in client.intervals if i.seconds >= 0.9)
-    return replace(client, received=received, streams=tuple(streams), intervals=client_intervals, error=None)

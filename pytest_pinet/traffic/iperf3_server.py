@@ -54,15 +54,16 @@ def server_start_script(port: int, argv: Argv, log_file: str) -> str:
 SERVER_EXIT_WAIT_S = 8
 
 
-def server_stop_script(port: int, pid_file: str, log_file: str) -> str:
-    """Wait up to ``SERVER_EXIT_WAIT_S`` for the server to exit on its own (it does as soon as
-    its client's last word arrives), print its report, kill it if it is still the server
-    pinet started (never a process that reused the pid), remove its files."""
+def server_stop_script(port: int, pid_file: str, log_file: str, wait_s: float = SERVER_EXIT_WAIT_S) -> str:
+    """Wait up to ``wait_s`` for the server to exit on its own (it does as soon as its
+    client's last word arrives), print its report, kill it if it is still the server pinet
+    started (never a process that reused the pid), remove its files."""
     pattern = quote(["grep", "-q", "--", f"^iperf3 -s -1 -p {int(port)} "])
     mine = f'ps -o args= -p "$pid" | {pattern}'
+    tries = max(1, round(wait_s * 20))  # one look every 0.05 s
     return (
         f"pid=$({quote(['cat', pid_file])} 2>/dev/null); "
-        f'if [ -n "$pid" ]; then for i in $(seq {SERVER_EXIT_WAIT_S * 20}); do {mine} || break; '
+        f'if [ -n "$pid" ]; then for i in $(seq {int(tries)}); do {mine} || break; '
         "sleep 0.05; done; fi; "
         f"{quote(['cat', log_file])} 2>/dev/null; "
         f'[ -n "$pid" ] && {mine} && kill "$pid"; '
@@ -125,17 +126,20 @@ class Iperf3Server:
             "iperf3-server", f"{self.host.name}: iperf3 server did not start: {last[:300]}", self.host.name
         )
 
-    def stop(self) -> str:
+    def stop(self, client_ended: bool = True) -> str:
         """Stop this server, never another, and remove its files; return its JSON report.
 
         One round trip: wait for the ``-1`` server to finish writing and exit on its own (it
         does once its client's last word arrived), read its log, kill it if it still runs
-        (a stale server whose client died), remove its files.  A host that is gone leaves
+        (a stale server whose client died), remove its files.  ``client_ended`` False: the
+        client never ended its test (killed by its timeout after a stall, or never run), so
+        no last word is coming and the server is not waited for.  A host that is gone leaves
         nothing to stop, and nothing to read.
         """
         try:
-            script = server_stop_script(self.port, self.pid_file, self.log_file)
-            self.server_json = self.host.run_shell(script, timeout=SERVER_EXIT_WAIT_S + 15).stdout
+            wait_s = SERVER_EXIT_WAIT_S if client_ended else 0.05
+            script = server_stop_script(self.port, self.pid_file, self.log_file, wait_s)
+            self.server_json = self.host.run_shell(script, timeout=wait_s + 15, cleanup=True).stdout
         except LabFault:
             pass
         return self.server_json

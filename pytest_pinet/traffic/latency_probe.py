@@ -137,7 +137,7 @@ class IrttServer:
             f"{quote(['rm', '-f', self.pid_file])}; true"
         )
         try:
-            self.host.run_shell(script, timeout=15)
+            self.host.run_shell(script, timeout=15, cleanup=True)
         except LabFault:
             pass
 

@@ -19,7 +19,7 @@ from pytest_pinet.traffic.adaptive import (
     t95,
 )
 from pytest_pinet.traffic.iperf3_parse import parse_iperf3
-from pytest_pinet.traffic.iperf3_runner import receiver_view
+from pytest_pinet.traffic.receiver_view import receiver_view
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "iperf3"
 

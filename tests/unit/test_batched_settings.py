@@ -27,7 +27,9 @@ class CountingShell:
         self.calls = 0
         self.queues = queues
 
-    def run_shell(self, script: str, *, timeout: float = 60.0, root: bool = False) -> CommandResult:
+    def run_shell(
+        self, script: str, *, timeout: float = 60.0, root: bool = False, cleanup: bool = False
+    ) -> CommandResult:
         self.calls += 1
         sysfs = "/sys/class/net/eth9/queues"
         if self.queues is not None:  # the interface's queue directory lives in tmp here
@@ -38,7 +40,9 @@ class CountingShell:
         out = done.stdout.replace(str(self.queues), sysfs) if self.queues is not None else done.stdout
         return CommandResult(script, done.returncode, out, done.stderr)
 
-    def run(self, argv: list[str], *, timeout: float = 60.0, root: bool = False) -> CommandResult:
+    def run(
+        self, argv: list[str], *, timeout: float = 60.0, root: bool = False, cleanup: bool = False
+    ) -> CommandResult:
         return self.run_shell(" ".join(str(a) for a in argv), timeout=timeout, root=root)
 
     def check(self, argv: list[str], *, timeout: float = 60.0, root: bool = False) -> str:

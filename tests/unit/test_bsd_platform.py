@@ -437,14 +437,14 @@ class ScriptedHost:
         self.answers = answers or {}
         self.asked: list[str] = []
 
-    def run_shell(self, script, *, timeout=60.0, root=False):
+    def run_shell(self, script, *, timeout=60.0, root=False, cleanup=False):
         self.asked.append(script)
         for key, out in self.answers.items():
             if key in script:
                 return CommandResult(script, 0, out, "")
         return CommandResult(script, 0, "", "")
 
-    def run(self, argv, *, timeout=60.0, root=False):
+    def run(self, argv, *, timeout=60.0, root=False, cleanup=False):
         return self.run_shell(" ".join(str(a) for a in argv), timeout=timeout, root=root)
 
     def check(self, argv, *, timeout=60.0, root=False):

@@ -256,10 +256,14 @@ class RecordedHost:
         self.text = text
         self.commands: list[list[Any]] = []
 
-    def run_shell(self, script: str, *, timeout: float = 60.0, root: bool = False) -> CommandResult:
+    def run_shell(
+        self, script: str, *, timeout: float = 60.0, root: bool = False, cleanup: bool = False
+    ) -> CommandResult:
         return CommandResult(script, 0, self.text, "")
 
-    def run(self, argv: list[Any], *, timeout: float = 60.0, root: bool = False) -> CommandResult:
+    def run(
+        self, argv: list[Any], *, timeout: float = 60.0, root: bool = False, cleanup: bool = False
+    ) -> CommandResult:
         self.commands.append(list(argv))
         return CommandResult(" ".join(map(str, argv)), 0, "", "")
 

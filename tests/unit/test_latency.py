@@ -147,7 +147,7 @@ class ToolessHost:
         self.tools = tools
         self.ping_output = ping_output
 
-    def run_shell(self, script, *, timeout=60.0, root=False):
+    def run_shell(self, script, *, timeout=60.0, root=False, cleanup=False):
         if "command -v" in script:
             return CommandResult(script, 0, self.tools, "")
         return CommandResult(script, 1, self.ping_output, "")
@@ -327,7 +327,9 @@ class LoopbackShell:
 
     name = "loopback"
 
-    def run_shell(self, script: str, *, timeout: float = 60.0, root: bool = False) -> CommandResult:
+    def run_shell(
+        self, script: str, *, timeout: float = 60.0, root: bool = False, cleanup: bool = False
+    ) -> CommandResult:
         done = subprocess.run(
             ["sh", "-c", script], capture_output=True, text=True, timeout=timeout, check=False
         )

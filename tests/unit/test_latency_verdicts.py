@@ -295,7 +295,7 @@ class BsdBoard:
     platform = FREEBSD
     sudo = False
 
-    def run_shell(self, script, *, timeout=60.0, root=False):
+    def run_shell(self, script, *, timeout=60.0, root=False, cleanup=False):
         raise AssertionError(f"nothing may be asked of a BSD's qdisc: {script}")
 
 

@@ -90,7 +90,7 @@ class _FakeBoard:
         self.device_irqs = device_irqs
         self.asked: list[str] = []
 
-    def run_shell(self, script, *, timeout=60.0, root=False):
+    def run_shell(self, script, *, timeout=60.0, root=False, cleanup=False):
         from pytest_pinet.host.remote import CommandResult
 
         self.asked.append(script)

@@ -91,3 +91,41 @@ def test_a_command_that_answers_in_time_leaves_the_connection_open(monkeypatch):
     assert _host(quick).check(["echo", "ok"], timeout=0.05) == "ok\n"
     time.sleep(0.3)  # past timeout + grace: the watchdog was cancelled, never fires
     assert not quick.client.transport._closed.is_set()
+
+
+def test_after_a_hang_clean_ups_are_not_sent_until_the_host_answers_or_is_cycled(monkeypatch):
+    # A hung board cost each clean-up after it (stop the server, stop the probe's server,
+    # collect evidence) another 10 s of waiting: three of them after every hang.
+    monkeypatch.setattr(remote, "STUCK_GRACE_S", 0.2)
+    hung = _HungConnection()
+    host = _host(hung)
+    with pytest.raises(LabFault):
+        host.run(["iperf3", "-c", "10.204.9.2"], timeout=0.3)
+    sent: list[str] = []
+
+    class _Counting(_Quick):
+        def run(self, command: str, **kwargs: Any) -> Any:
+            sent.append(command)
+            return super().run(command, **kwargs)
+
+    host._connection = _Counting()  # were it asked, it would answer: it must not be asked
+    started = time.monotonic()
+    with pytest.raises(LabFault) as skipped:
+        host.run(["kill", "1234"], timeout=5, cleanup=True)
+    assert time.monotonic() - started < 0.5 and sent == []
+    assert skipped.value.category == "timeout"
+    assert "not sent: it gave no answer within" in str(skipped.value) and "kill 1234" in str(skipped.value)
+    # Anything else is still asked (a boot's wait for SSH must not end at the first silence),
+    # and an answer clears the memory: clean-ups go out again.
+    assert host.run(["true"], timeout=5).stdout == "ok\n" and sent == ["true"]
+    assert host.run(["kill", "1234"], timeout=5, cleanup=True).ok
+
+
+def test_closing_the_connection_from_outside_forgets_the_silence(monkeypatch):
+    monkeypatch.setattr(remote, "STUCK_GRACE_S", 0.2)
+    host = _host(_HungConnection())
+    with pytest.raises(LabFault):
+        host.run(["sleep", "1"], timeout=0.3)
+    host.close()  # as a power-cycle of the place does first
+    host._connection = _Quick()
+    assert host.run(["kill", "1234"], timeout=5, cleanup=True).ok
