@@ -90,6 +90,11 @@ class AppliedProfile:
         """Restore in reverse order; return problems (a restore must not hide results)."""
         problems = []
         for tunable, host, saved in reversed(self.applied):
+            if host.silent is not None:
+                # A hung board's restores each waited 10 s for nothing (18 s after one hang):
+                # its power-cycle wipes them anyway, and the lab fault is already recorded.
+                problems.append(f"{host.name}: {tunable.describe()} not restored: {host.silent}")
+                continue
             try:
                 tunable.restore(host, saved)
             except Exception as exc:  # noqa: BLE001 - report every restore failure, then continue

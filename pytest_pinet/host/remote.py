@@ -109,6 +109,11 @@ class RemoteHost:
         """The host's name in the inventory."""
         return self.endpoint.name
 
+    @property
+    def silent(self) -> str | None:
+        """Why the host is not asked clean-ups now (it just failed to answer at all), or None."""
+        return self._silent
+
     def _connect(self) -> Any:
         """Open the connection as the route says: through each jump host in turn, every one
         of them and the host itself pinned by the lab's known_hosts."""

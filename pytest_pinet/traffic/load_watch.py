@@ -106,6 +106,7 @@ class LoadWatch:
         self._stop = threading.Event()
         self._pool = ThreadPoolExecutor(max_workers=2)
         self._futures: list[Future[None]] = []
+        self._sampler: Future[None] | None = None
         self._load_started = 0.0
 
     def probe_idle(self) -> None:
@@ -122,7 +123,7 @@ class LoadWatch:
     def __enter__(self) -> LoadWatch:
         self._load_started = time.monotonic()
         if self.backlog_not_reported is None:
-            self._futures.append(self._pool.submit(self._sample_backlog))
+            self._sampler = self._pool.submit(self._sample_backlog)
         if self.not_measured is None and isinstance(self.plan, ProbePlan):
             if self.plan.tool == IRTT:
                 planned = self.omit_s + self.duration_s + IRTT_OVERRUN_S
@@ -155,7 +156,7 @@ class LoadWatch:
                     log.warning("backlog of %s on %s not sampled: %s", interface, self.board.name, exc)
                     continue
                 found = parse_backlog(text, self.qdisc)
-                if found is not None:
+                if found is not None and not self._stop.is_set():  # none taken after the load
                     seconds = time.monotonic() - self._load_started
                     self.backlog.append(BacklogSample(round(seconds, 2), interface, *found))
             tick += BACKLOG_EVERY_S
@@ -165,6 +166,7 @@ class LoadWatch:
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self._stop.set()
+        left = False
         try:
             if self.probe is not None and self.probe.outcome is None:
                 started = self._load_started + (0.0 if self.probe.keep_from_s else self.omit_s)
@@ -175,8 +177,12 @@ class LoadWatch:
                         log.warning("could not stop the latency probe early: %s", fault)
             for future in self._futures:
                 future.result()
+            left = self._sampler is not None and not _ended_within(self._sampler, BACKLOG_EVERY_S + 1.0)
         finally:
-            self._pool.shutdown(wait=True)
+            # A sampler still waiting on a board that stopped answering is left to end by its
+            # own timeout: waiting for it held a hung QEMU board's lab fault back by 12 s, and
+            # the samples it took before are kept.
+            self._pool.shutdown(wait=not left)
             if self.server is not None:
                 self.server.stop()
 
@@ -202,3 +208,13 @@ class LoadWatch:
             backlog_not_reported=self.backlog_not_reported,
             load_rtt_ms=series.rtt_ms if series is not None else (),
         )
+
+
+def _ended_within(future: Future[None], seconds: float) -> bool:
+    """True when ``future`` ended within ``seconds`` (its own error then raised), else False."""
+    try:
+        future.result(timeout=seconds)
+    except TimeoutError:
+        log.warning("the backlog sampler still waits on its host after the load: not waited for")
+        return False
+    return True

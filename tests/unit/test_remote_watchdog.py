@@ -129,3 +129,45 @@ def test_closing_the_connection_from_outside_forgets_the_silence(monkeypatch):
     host.close()  # as a power-cycle of the place does first
     host._connection = _Quick()
     assert host.run(["kill", "1234"], timeout=5, cleanup=True).ok
+
+
+def test_a_silent_host_s_settings_are_not_restored_but_named(monkeypatch):
+    """After a hang whose recovery failed, each restore of the board's qdisc and forwarding
+    waited out 10 s (18 s in a rack trial); a power-cycle wipes them anyway."""
+    from pytest_pinet.host.profiles import AppliedProfile, Profile
+    from pytest_pinet.host.tunables import Tunable
+
+    restored: list[str] = []
+
+    class Knob(Tunable):
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        def describe(self) -> str:
+            return f"knob {self.name}"
+
+        def read(self, host: Any) -> Any:
+            return "0"
+
+        def apply(self, host: Any) -> None:
+            pass
+
+        def restore(self, host: Any, saved: Any) -> None:
+            restored.append(f"{host.name}:{self.name}")
+
+        def is_applied(self, host: Any) -> bool:
+            return True
+
+    monkeypatch.setattr(remote, "STUCK_GRACE_S", 0.2)
+    board = _host(_HungConnection())
+    with pytest.raises(LabFault):
+        board.run(["tc", "qdisc", "show"], timeout=0.3)
+    peer = _host(_Quick())
+    peer.endpoint = SshEndpoint("pc", "10.203.9.3", "root", 22, None, Path("/nonexistent/known_hosts"))
+    applied = AppliedProfile(
+        Profile("route", "a routed test"), [(Knob("qdisc"), board, "x"), (Knob("route"), peer, "y")]
+    )
+    problems = applied.restore()
+    assert restored == ["pc:route"]  # the answering host is put back
+    (problem,) = problems
+    assert problem.startswith("qpi: knob qdisc not restored: it gave no answer within"), problem
