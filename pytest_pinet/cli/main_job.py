@@ -4,6 +4,7 @@ of what passed and what regressed."""
 from __future__ import annotations
 
 import argparse
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -101,7 +102,33 @@ def _main_job_summary(results: Path, db: str, code: int, report: str) -> None:
             f"regressions against baseline: {regressed}; below threshold: {below}; "
             f"undecided (interval holds the line): {undecided}"
         )
+        again = remeasured_tests(results / run_id)
+        if again:
+            # Every attempt is counted above (none is ever dropped); a test's own verdict is
+            # its last attempt's, so a night can count one "below threshold" and still pass.
+            print(
+                f"measured again: {len(again)} test(s) whose first attempt missed its line; each "
+                f"attempt is counted above, the test's verdict is its last: {', '.join(again)}"
+            )
         if latency:  # lower is better: above its ceiling or risen beyond its band
             print("latency under load: " + ", ".join(f"{n} {v}" for v, n in sorted(latency.items())))
     print(f"pytest exit status: {code} ({'no failures' if code == 0 else 'failures, see above'})")
     print(report)
+
+
+def remeasured_tests(run_dir: Path) -> list[str]:
+    """The tests of a run that were measured again (their ``remeasured`` facts), in order."""
+    try:
+        lines = (run_dir / "facts.jsonl").read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return []
+    found: list[str] = []
+    for line in lines:
+        try:
+            fact = json.loads(line)
+        except ValueError:
+            continue  # a torn last line of a killed run: the summary reads what is whole
+        name = str(fact.get("test_id", "")).rsplit("::", 1)[-1] if isinstance(fact, dict) else ""
+        if isinstance(fact, dict) and fact.get("kind") == "remeasured" and name and name not in found:
+            found.append(name)
+    return found
