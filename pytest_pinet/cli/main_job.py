@@ -4,7 +4,6 @@ of what passed and what regressed."""
 from __future__ import annotations
 
 import argparse
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +11,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..errors import PinetError
-from ..record.results_dir import newest_run
+from ..record.results_dir import ResultsDir, newest_run
 from ..record.store import ResultsStore, store_exists
 from ..redaction import mask
 from ..redaction import register as register_secret
@@ -102,7 +101,7 @@ def _main_job_summary(results: Path, db: str, code: int, report: str) -> None:
             f"regressions against baseline: {regressed}; below threshold: {below}; "
             f"undecided (interval holds the line): {undecided}"
         )
-        again = remeasured_tests(results / run_id)
+        again = remeasured_tests(results, run_id)
         if again:
             # Every attempt is counted above (none is ever dropped); a test's own verdict is
             # its last attempt's, so a night can count one "below threshold" and still pass.
@@ -116,19 +115,11 @@ def _main_job_summary(results: Path, db: str, code: int, report: str) -> None:
     print(report)
 
 
-def remeasured_tests(run_dir: Path) -> list[str]:
+def remeasured_tests(results: Path, run_id: str) -> list[str]:
     """The tests of a run that were measured again (their ``remeasured`` facts), in order."""
-    try:
-        lines = (run_dir / "facts.jsonl").read_text(encoding="utf-8").splitlines()
-    except OSError:
-        return []
     found: list[str] = []
-    for line in lines:
-        try:
-            fact = json.loads(line)
-        except ValueError:
-            continue  # a torn last line of a killed run: the summary reads what is whole
-        name = str(fact.get("test_id", "")).rsplit("::", 1)[-1] if isinstance(fact, dict) else ""
-        if isinstance(fact, dict) and fact.get("kind") == "remeasured" and name and name not in found:
+    for fact in ResultsDir(results, run_id).load_facts():
+        name = str(fact.get("test_id", "")).rsplit("::", 1)[-1]
+        if fact.get("kind") == "remeasured" and name and name not in found:
             found.append(name)
     return found

@@ -58,11 +58,20 @@ class ResultsDir:
         _append_durably(self.path / "facts.jsonl", line)
 
     def load_facts(self) -> list[dict[str, Any]]:
-        """Facts recorded so far in this run."""
+        """Facts recorded so far in this run.  A last line cut short (a writer killed mid-line)
+        is left out: the summaries of a killed run read what is whole."""
         path = self.path / "facts.jsonl"
         if not path.exists():
             return []
-        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        facts = []
+        for n, line in enumerate(lines):
+            try:
+                facts.append(json.loads(line))
+            except ValueError:
+                if n != len(lines) - 1:
+                    raise
+        return facts
 
     def load(self) -> list[dict[str, Any]]:
         """Every measurement recorded so far in this run (all xdist workers)."""

@@ -22,6 +22,7 @@ def test_remeasured_tests_are_named_once_and_a_torn_line_is_skipped(tmp_path):
         },
     ]
     text = "\n".join(json.dumps(f) for f in facts) + '\n{"kind": "remeas'
-    (tmp_path / "facts.jsonl").write_text(text)
-    assert remeasured_tests(tmp_path) == ["test_download_through_the_board[board-qpi-sfq]"]
-    assert remeasured_tests(tmp_path / "missing") == []
+    (tmp_path / "run1").mkdir()
+    (tmp_path / "run1" / "facts.jsonl").write_text(text)
+    assert remeasured_tests(tmp_path, "run1") == ["test_download_through_the_board[board-qpi-sfq]"]
+    assert remeasured_tests(tmp_path, "missing") == []
