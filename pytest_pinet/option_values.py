@@ -171,8 +171,11 @@ def places(value: str, source: str) -> int:
     return number
 
 
-def adaptive_min(value: str, source: str) -> int:
-    """Seconds before an adaptive stop: one second has no spread to judge settling by."""
+def adaptive_min(value: str, source: str) -> int | None:
+    """Seconds before an adaptive stop, or None ("" = by the lab: :func:`resolve` picks it).
+    At least 2: one second has no spread to judge settling by."""
+    if value == "":
+        return None
     number = positive_int(value, source)
     if number < 2:
         raise ConfigError(source, f"an adaptive run needs at least 2 measured seconds, got {number}")

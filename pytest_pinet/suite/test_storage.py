@@ -32,13 +32,20 @@ def test_block_size_sweep(pinet_measure_storage, pinet_judge_goodput, filesystem
 
 @pytest.mark.routing
 def test_routing_while_the_disk_is_busy(pinet_measure_routing, pinet_scratch_disk, pinet_judge_goodput):
-    quiet = pinet_measure_routing.download()
-    pinet_scratch_disk.format("ext4")
-    with pinet_scratch_disk.busy(
-        seconds=pinet_measure_routing.options.duration + pinet_measure_routing.options.omit + 10
-    ):
-        busy = pinet_measure_routing.download(scenario="routing+disk-io")
-    pinet_judge_goodput(quiet, busy)
+    def quiet_then_busy():
+        quiet = pinet_measure_routing.download()
+        pinet_scratch_disk.format("ext4")
+        with pinet_scratch_disk.busy(
+            seconds=pinet_measure_routing.options.duration + pinet_measure_routing.options.omit + 10
+        ):
+            busy = pinet_measure_routing.download(scenario="routing+disk-io")
+        return quiet, busy
+
+    # Measured through the judge, as every other routing test is: a figure under its floor is
+    # taken again (--pinet-remeasure), both attempts kept.  A test command once saw the quiet
+    # download at 920.5 Mbit/s with 9954 retransmits, the shared host still writing back the
+    # sweep before it, and its busy twin at 941.5.
+    quiet, busy = pinet_judge_goodput(quiet_then_busy)
     # both recorded; the difference is the shared bus's cost (none on a namespace lab)
     assert (quiet.context.scenario, busy.context.scenario) == ("routing", "routing+disk-io")
     assert busy.started > quiet.finished

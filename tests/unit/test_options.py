@@ -68,7 +68,7 @@ def test_the_defaults_are_the_ones_pinet_always_had(tmp_path):
         baseline_min=2,
         baseline_band=0.5,  # 1.0 until issue 18's sensitivity bench
         adaptive=True,
-        adaptive_min=5,
+        adaptive_min=3,  # on the virtual lab; 5 on a lab's hardware
         adaptive_precision=0.5,
         max_temp=80.0,
         udp_duration=5,
@@ -101,6 +101,23 @@ def test_each_source_wins_in_order(tmp_path, options, env, ini, expected):
         key: str(tmp_path / value) if key == "--pinet-lab" else value for key, value in options.items()
     }
     assert settings(tmp_path, options, ini, env).duration == expected
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        ({}, 3),  # the virtual lab's token-bucket cables
+        ({"--pinet-lab": "lab.yaml"}, 5),  # a lab's hardware
+        ({"--pinet-lab": "lab.yaml", "--pinet-adaptive-min": "4"}, 4),
+    ],
+    ids=["virtual", "hardware", "asked"],
+)
+def test_the_adaptive_minimum_is_the_lab_s_unless_asked(tmp_path, options, expected):
+    (tmp_path / "lab.yaml").write_text("targets: {pi: {}}\n")
+    options = {
+        key: str(tmp_path / value) if key == "--pinet-lab" else value for key, value in options.items()
+    }
+    assert settings(tmp_path, options, {}, {}).adaptive_min == expected
 
 
 @pytest.mark.parametrize(
