@@ -43,8 +43,8 @@ def test_routing_while_the_disk_is_busy(pinet_measure_routing, pinet_scratch_dis
 
     # Measured through the judge, as every other routing test is: a figure under its floor is
     # taken again (--pinet-remeasure), both attempts kept.  A test command once saw the quiet
-    # download at 920.5 Mbit/s with 9954 retransmits, the shared host still writing back the
-    # sweep before it, and its busy twin at 941.5.
+    # download at 920.5 Mbit/s with 9954 retransmits, right after the disk sweep on the shared
+    # host, and its busy twin at 941.5.
     quiet, busy = pinet_judge_goodput(quiet_then_busy)
     # both recorded; the difference is the shared bus's cost (none on a namespace lab)
     assert (quiet.context.scenario, busy.context.scenario) == ("routing", "routing+disk-io")
