@@ -182,6 +182,11 @@ def adaptive_min(value: str, source: str) -> int | None:
     return number
 
 
+def udp_duration(value: str, source: str) -> int | None:
+    """Seconds per UDP run, or None ("" = by the lab: :func:`resolve` picks it)."""
+    return None if value == "" else positive_int(value, source)
+
+
 def precision(value: str, source: str) -> float:
     """The settling precision: 0 never settles, above 50 % settles on noise."""
     number = percent(value, source)

@@ -41,6 +41,7 @@ from .option_values import (
     rootdir_path,
     temperature,
     text,
+    udp_duration,
     virtual_lab_name,
 )
 from .settings import VIRTUAL
@@ -240,11 +241,13 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "udp_duration",
-        positive_int,
-        "5",
+        udp_duration,
+        "",
         "seconds per UDP packet-rate run; a sweep runs one per mode and thread count",
         "S",
         "int",
+        default_text="5 on a lab's hardware; 3 on the virtual lab (its rate is counted over the "
+        "last 1.6 s, after a 1 s warm-up)",
     ),
     Option(
         "storage_mib",

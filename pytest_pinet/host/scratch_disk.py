@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from ..errors import ConfigError, LabFault, Unsupported
 from ..model.lab import DiskEntry
 from .remote import CommandResult, RemoteHost
-from .shell import as_root, quiet, quote, sequence
+from .shell import as_root, quiet, quote, section, sequence, split_sections
 
 FILESYSTEMS: dict[str, tuple[str, ...]] = {
     "ext2": ("mkfs.ext2", "-F", "-q"),
@@ -28,6 +28,7 @@ FILESYSTEMS: dict[str, tuple[str, ...]] = {
 DEFAULT_BLOCKS = (8, 64, 512, 4096, 32768, 262144, 1048576)
 DD_REPORT = re.compile(r"(\d+) bytes .*copied, ([0-9.eE+-]+) s")
 CACHE = ".cache/pinet"
+DD_MARK = "@@pinet-dd:"
 
 
 @dataclass(frozen=True)
@@ -114,26 +115,36 @@ class ScratchDisk:
 
         At most ``MAX_BLOCKS`` blocks: tiny blocks measure system calls, not the disk, and a
         million 8-byte writes (8 MiB) took half a minute on an emulated board for a figure
-        that 128 Ki calls give as well (what was written is in the result)."""
+        that 128 Ki calls give as well (what was written is in the result).  One round trip
+        for the four steps: dd times itself, so nothing between them is in a figure, and four
+        round trips cost an emulated board 0.6 s per block size (4 s a sweep).
+        """
         count = max(1, min(total_bytes // block_bytes, MAX_BLOCKS))
         path = f"{self.mountpoint}/pinet-{block_bytes}.bin"
         source = f"{self.host.name}:{self.disk.device}"
-        write = self.host.run(
-            ["dd", "if=/dev/zero", f"of={path}", f"bs={block_bytes}", f"count={count}", "conv=fsync"],
-            timeout=600,
-            root=True,
+        sudo = self.host.sudo
+        write = ["dd", "if=/dev/zero", f"of={path}", f"bs={block_bytes}", f"count={count}", "conv=fsync"]
+        read = ["dd", f"if={path}", "of=/dev/null", f"bs={block_bytes}"]
+        script = sequence(
+            section(DD_MARK, "write"),
+            f"{quote(as_root(write, sudo))} 2>&1",
+            section(DD_MARK, "drop"),
+            # Reading what the page cache still holds would measure memory, not the disk.
+            f"{{ {self.host.platform.drop_caches_script(sudo)}; }} 2>&1",
+            'echo "exit $?"',
+            section(DD_MARK, "read"),
+            f"{quote(as_root(read, sudo))} 2>&1",
+            section(DD_MARK, "end"),
+            quote(as_root(["rm", "-f", path], sudo)),
         )
-        written = DiskRun("write", block_bytes, *parse_dd(write.stderr, f"{source} write bs={block_bytes}"))
-        # Reading what the page cache still holds would measure memory, not the disk.
-        self.host.check(
-            ["sh", "-c", self.host.platform.drop_caches_script(self.host.sudo)], timeout=60, root=True
-        )
-        read = self.host.run(
-            ["dd", f"if={path}", "of=/dev/null", f"bs={block_bytes}"], timeout=600, root=True
-        )
-        got = DiskRun("read", block_bytes, *parse_dd(read.stderr, f"{source} read bs={block_bytes}"))
-        self.host.run(["rm", "-f", path], timeout=60, root=True)
-        return written, got
+        out = split_sections(self.host.run_shell(script, timeout=1200, root=True).stdout, DD_MARK)
+        wrote = parse_dd(out.get("write", ""), f"{source} write bs={block_bytes}")
+        dropped = out.get("drop", "").strip().splitlines()
+        if not dropped or dropped[-1] != "exit 0":
+            why = " ".join(dropped[:-1])[:200] or "no answer"
+            raise LabFault("command", f"{source}: dropping the page cache before reading failed: {why}")
+        got = parse_dd(out.get("read", ""), f"{source} read bs={block_bytes}")
+        return DiskRun("write", block_bytes, *wrote), DiskRun("read", block_bytes, *got)
 
     @contextmanager
     def busy(self, seconds: int) -> Iterator[Future[CommandResult]]:

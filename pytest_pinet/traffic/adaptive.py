@@ -118,6 +118,32 @@ class CounterSample:
     tcp_bytes: int | None = None
 
 
+# iperf3 starts counting its warm-up once its client has connected, a little after the
+# sampler's first reading: samples taken before the first reading's clock + omit + this
+# margin are left out.
+WARMUP_MARGIN_S = 0.25
+# How much later than that the first kept sample is asked for: the receiver's clock is read
+# over SSH, whose latency varies between readings (tens of ms on a namespace, up to a few
+# hundred on an emulated board).
+SAMPLE_SLACK_S = 0.15
+
+
+def sample_phase(omit: int) -> float:
+    """Where in each second the sampler reads, so that a reading falls just after the warm-up.
+
+    Sampling on whole seconds from the start left up to a second between the warm-up's end
+    and the first kept reading: that second was run, but counted for nothing (a 3-second
+    minimum took 4 seconds after a 2 s warm-up).  With the readings shifted by this fraction,
+    the first one lands ``SAMPLE_SLACK_S`` after the warm-up's end.
+    """
+    return (omit + WARMUP_MARGIN_S + SAMPLE_SLACK_S) % 1.0
+
+
+def warmup_end(samples: list[CounterSample], omit: int) -> float:
+    """The receiver's clock from which samples count: the first reading's + omit + margin."""
+    return samples[0].clock + omit + WARMUP_MARGIN_S
+
+
 def per_second_rates(samples: list[CounterSample], skip_until: float) -> list[float]:
     """Bytes/s between consecutive samples taken after ``skip_until`` (receiver clock).
 

@@ -29,7 +29,9 @@ from .adaptive import (
     clear_of,
     parse_counter_sample,
     per_second_rates,
+    sample_phase,
     settled_half_width_pct,
+    warmup_end,
 )
 from .iperf3_model import Iperf3Result
 from .iperf3_parse import Iperf3OutputError, Iperf3ReportedError, classify_error, parse_iperf3, stderr_error
@@ -408,6 +410,7 @@ def _drive(
         ended_by = MAX_DURATION
         precision: list[float | None] = [None for _ in watches]
         started = tick = time.monotonic()
+        phase = sample_phase(omit)  # after the first reading, read at this fraction of each second
         while not all(f.done() for f in running):
             if any(f.done() and f.exception() is not None for f in running):
                 # One direction failed: no rate to wait for; stop the others, keep what they took.
@@ -426,7 +429,7 @@ def _drive(
             except LabFault as exc:
                 log.warning("adaptive duration: cannot sample the receiver (%s); running to the end", exc)
                 break
-            rates = [per_second_rates(s, s[0].clock + omit + 0.25) if s else [] for s in samples]
+            rates = [per_second_rates(s, warmup_end(s, omit)) if s else [] for s in samples]
             if progress is not None:
                 progress(time.monotonic() - started, planned, [8 * r[-1] / 1e6 for r in rates if r], False)
             log.debug("adaptive: %s", [f"{len(r)} s, {settled_half_width_pct(r):.3f} %" for r in rates])
@@ -442,7 +445,7 @@ def _drive(
                     _interrupt_all(clients)
                     ended_by = SETTLED
                 break
-            tick += 1.0
+            tick += phase if tick == started else 1.0
             wait(running, timeout=max(0.0, tick - time.monotonic()), return_when=FIRST_EXCEPTION)
         if progress is not None:
             progress(time.monotonic() - started, planned, (), True)

@@ -181,8 +181,14 @@ def read_receiver(host: RemoteHost, interface: str) -> tuple[float, ReceiverCoun
     """One round trip: the receiver's clock, the interface's received packets and the UDP
     counters, read together."""
     checked_interface(interface)
-    out = host.check(["sh", "-c", host.platform.udp_receiver_script(interface)], timeout=15)
-    return parse_receiver(out, f"receiver counters on {host.name}", host.platform)
+    # The login shell, as for the TCP sampler: bash's builtin clock where it has one.
+    result = host.run_shell(host.platform.udp_receiver_script(interface), timeout=15)
+    if not result.ok:
+        raise LabFault(
+            "command",
+            f"{host.name}: receiver counters: exited {result.exit_code}: {result.stderr.strip()[:300]}",
+        )
+    return parse_receiver(result.stdout, f"receiver counters on {host.name}", host.platform)
 
 
 def parse_receiver(out: str, source: str, platform: Platform = LINUX) -> tuple[float, ReceiverCounters]:

@@ -16,7 +16,9 @@ from pytest_pinet.traffic.adaptive import (
     half_width_pct,
     parse_counter_sample,
     per_second_rates,
+    sample_phase,
     t95,
+    warmup_end,
 )
 from pytest_pinet.traffic.iperf3_parse import parse_iperf3
 from pytest_pinet.traffic.receiver_view import receiver_view
@@ -69,6 +71,22 @@ def test_rates_skip_the_warm_up_and_a_counter_reset():
     assert per_second_rates(samples, skip_until=0.0)[0] == 50.0
     # two samples 0.1 s apart (a late tick) carry too little time to be a rate
     assert per_second_rates([CounterSample(0.0, 0), CounterSample(0.1, 10)], 0.0) == []
+
+
+@pytest.mark.parametrize("omit", [0, 1, 2, 3, 5])
+def test_the_first_kept_reading_follows_the_warm_up_by_a_fraction_of_a_second(omit):
+    # the sampler reads at the start, then at the phase of each second; the receiver's clock
+    # runs 20 ms behind the first reading, and later readings' SSH latency scatters +-100 ms
+    phase = sample_phase(omit)
+    ticks = [0.0] + [phase + k for k in range(omit + 6)]
+    jitter = [0.0] + [0.1 if k % 2 else -0.1 for k in range(len(ticks) - 1)]
+    samples = [CounterSample(t + 0.02 + j, int(1000 * t)) for t, j in zip(ticks, jitter, strict=True)]
+    start = warmup_end(samples, omit)
+    kept = [s for s in samples if s.clock >= start]
+    # before, up to a whole second after the warm-up was run and counted for nothing
+    assert kept[0].clock - start < 0.5
+    # the third measured second is in hand 3.5 s after the warm-up at the latest, not 4
+    assert len(per_second_rates([s for s in samples if s.clock <= start + 3.5], start)) == 3
 
 
 def test_counter_sample_parsing_and_script_quoting():

@@ -71,7 +71,7 @@ def test_the_defaults_are_the_ones_pinet_always_had(tmp_path):
         adaptive_min=3,  # on the virtual lab; 5 on a lab's hardware
         adaptive_precision=0.5,
         max_temp=80.0,
-        udp_duration=5,
+        udp_duration=3,  # on the virtual lab; 5 on a lab's hardware
         storage_mib=8,
         board="both",
         board_image="debian12-k6.1",
@@ -118,6 +118,23 @@ def test_the_adaptive_minimum_is_the_lab_s_unless_asked(tmp_path, options, expec
         key: str(tmp_path / value) if key == "--pinet-lab" else value for key, value in options.items()
     }
     assert settings(tmp_path, options, {}, {}).adaptive_min == expected
+
+
+@pytest.mark.parametrize(
+    ("options", "env", "expected"),
+    [
+        ({}, {}, 3),  # the virtual lab's shaped cable
+        ({"--pinet-lab": "lab.yaml"}, {}, 5),  # a lab's hardware
+        ({}, {"PINET_UDP_DURATION": "7"}, 7),
+    ],
+    ids=["virtual", "hardware", "asked"],
+)
+def test_the_udp_run_length_is_the_lab_s_unless_asked(tmp_path, options, env, expected):
+    (tmp_path / "lab.yaml").write_text("targets: {pi: {}}\n")
+    options = {
+        key: str(tmp_path / value) if key == "--pinet-lab" else value for key, value in options.items()
+    }
+    assert settings(tmp_path, options, {}, env).udp_duration == expected
 
 
 @pytest.mark.parametrize(

@@ -96,3 +96,54 @@ def test_sweep_charts_render_as_png():
     for png in (udp_chart(udp), storage_chart(disk)):
         assert png is not None and png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 5000
     assert udp_chart([]) is None
+
+
+class _HereHost:
+    """A host that runs the script in a directory of this machine (its "home"), as SSH would,
+    with a page-cache drop that succeeds or fails as the test says."""
+
+    name = "pi"
+    sudo = False
+
+    def __init__(self, home, drop: str) -> None:
+        self.home = home
+        self.scripts: list[str] = []
+
+        class Platform:
+            @staticmethod
+            def drop_caches_script(sudo: bool) -> str:
+                return drop
+
+        self.platform = Platform()
+
+    def run_shell(self, script, *, timeout=60.0, root=False, cleanup=False):
+        import subprocess
+
+        from pytest_pinet.host.remote import CommandResult
+
+        self.scripts.append(script)
+        done = subprocess.run(
+            ["sh", "-c", script], cwd=self.home, capture_output=True, text=True, check=False
+        )
+        return CommandResult(script, done.returncode, done.stdout, done.stderr)
+
+
+def test_a_block_size_is_written_dropped_and_read_back_in_one_round_trip(tmp_path):
+    host = _HereHost(tmp_path, "sync")
+    disk = ScratchDisk(host, DiskEntry("usb-disk", "pi", "/dev/sda", scratch=True, bus="usb"), "lab.yaml")  # type: ignore[arg-type]
+    (tmp_path / disk.mountpoint).mkdir(parents=True)
+    written, read = disk.write_then_read(4096, 64 * 4096)
+    assert (written.direction, written.bytes, read.direction, read.bytes) == ("write", 262144, "read", 262144)
+    assert written.seconds > 0 and read.seconds > 0 and len(host.scripts) == 1
+    assert not list((tmp_path / disk.mountpoint).iterdir())  # the file is gone again
+
+
+def test_a_page_cache_that_cannot_be_dropped_is_a_lab_fault_not_a_memory_figure(tmp_path):
+    host = _HereHost(
+        tmp_path, "echo 'sh: 1: cannot create /proc/sys/vm/drop_caches: Permission denied' >&2; false"
+    )
+    disk = ScratchDisk(host, DiskEntry("usb-disk", "pi", "/dev/sda", scratch=True, bus="usb"), "lab.yaml")  # type: ignore[arg-type]
+    (tmp_path / disk.mountpoint).mkdir(parents=True)
+    with pytest.raises(LabFault, match=r"dropping the page cache before reading failed: .*Permission denied"):
+        disk.write_then_read(4096, 4096)
+    assert not list((tmp_path / disk.mountpoint).iterdir())

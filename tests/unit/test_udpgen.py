@@ -119,3 +119,17 @@ def test_receiver_clock_and_counters_are_read_together_or_refused_naming_the_sou
     for hostile in ("", "not-a-clock\n4242\n" + snmp, "1763900000.1\nx\n" + snmp, "1763900000.1\n4242\n"):
         with pytest.raises(LabFault, match="unreadable receiver counters on pc"):
             parse_receiver(hostile, "receiver counters on pc")
+
+
+@pytest.mark.parametrize("shell", ["bash", "dash"])
+def test_the_receiver_script_reads_the_counters_before_its_clock_in_bash_and_dash(shell):
+    # bash gives the builtin clock ($EPOCHREALTIME, microseconds), dash falls back to date
+    from pytest_pinet.host.platform import LINUX
+    from pytest_pinet.traffic.udpgen import parse_receiver
+
+    out = subprocess.run(
+        [shell, "-c", LINUX.udp_receiver_script("lo")], capture_output=True, text=True, check=True
+    ).stdout
+    clock, counters = parse_receiver(out, f"receiver counters under {shell}")
+    assert clock > 1.7e9 and counters.rx_packets >= 0 and counters.udp_in >= 0
+    assert out.count("\nUdp: ") == 2  # the header and the figures, never UdpLite's
