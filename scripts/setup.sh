@@ -29,13 +29,26 @@ mkdir -p -m 0755 /run/sshd
 if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
-.venv/bin/python -m pip install -q --upgrade pip >/dev/null
-.venv/bin/python -m pip install -q -e '.[lab,test,dev]'
+# uv installs what pip would, in parallel: 3.7 s for a fresh clone here against pip's 15 s
+# (11 s against some 25 with nothing cached).  pip does it where uv cannot be had.
+if ! { .venv/bin/python -m pip install -q --disable-pip-version-check uv >/dev/null 2>&1 \
+       && .venv/bin/uv pip install -q --python .venv/bin/python -e '.[lab,test,dev]'; }; then
+  .venv/bin/python -m pip install -q --upgrade pip >/dev/null
+  .venv/bin/python -m pip install -q -e '.[lab,test,dev]'
+fi
 # The Allure 3 CLI builds the report offline (Node.js and npm come with the machine; when
-# they are missing, the suite still runs and `pinet report` says what to install).
+# they are missing, the suite still runs and `pinet report` says what to install).  It is
+# installed once per machine and version, and each clone links to it (6 s saved per clone).
+ALLURE_VERSION=3.18.0
+ALLURE_HOME="${XDG_CACHE_HOME:-$HOME/.cache}/pinet/allure-$ALLURE_VERSION"
 if command -v npm >/dev/null 2>&1 && [ ! -f .allure/node_modules/allure/cli.js ]; then
-  mkdir -p .allure
-  (cd .allure && npm install --silent --no-audit --no-fund allure@3.18.0 >/dev/null 2>&1) \
-    || echo "setup: could not install the Allure 3 CLI with npm; reports will be skipped"
+  if [ ! -f "$ALLURE_HOME/node_modules/allure/cli.js" ]; then
+    mkdir -p "$ALLURE_HOME"
+    (cd "$ALLURE_HOME" && npm install --silent --no-audit --no-fund "allure@$ALLURE_VERSION" >/dev/null 2>&1) \
+      || echo "setup: could not install the Allure 3 CLI with npm; reports will be skipped"
+  fi
+  if [ -f "$ALLURE_HOME/node_modules/allure/cli.js" ] && [ ! -e .allure ]; then
+    ln -s "$ALLURE_HOME" .allure
+  fi
 fi
 echo "setup: ready ($(.venv/bin/python -c 'import pytest_pinet; print("pytest-pinet", pytest_pinet.__version__)'), $(iperf3 --version | head -1))"

@@ -144,4 +144,5 @@ def test_the_jenkinsfile_runs_the_same_steps_and_publishes_the_same_report():
 def test_the_recipe_installs_the_allure_cli_setup_sh_installs():
     version = re.search(r"ALLURE_VERSION=(\S+)", (CI / "pinet-ci.sh").read_text(encoding="utf-8"))
     assert version is not None
-    assert f"allure@{version.group(1)}" in (REPO / "scripts" / "setup.sh").read_text(encoding="utf-8")
+    setup = (REPO / "scripts" / "setup.sh").read_text(encoding="utf-8")
+    assert f"ALLURE_VERSION={version.group(1)}\n" in setup and '"allure@$ALLURE_VERSION"' in setup
