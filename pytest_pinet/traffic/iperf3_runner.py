@@ -132,10 +132,13 @@ def client_argv(server_address: str, port: int, options: Iperf3Options) -> list[
 
 # iperf3 paces ``-b`` in whole writes of 128 KiB for TCP: a 0.1 Mbit/s stream then sends one
 # write every 10 s, and a 10 s run of ten such streams sees 0, 1 or 2 writes a second.  A
-# slow paced stream writes 20 ms of its rate at a time instead, 1 to 8 KiB: at 0.1 Mbit/s a
+# paced stream writes 20 ms of its rate at a time instead, 1 to 8 KiB: at 0.1 Mbit/s a
 # stream 12 writes a second (with 8 KiB it was 1.5, and ten streams' seconds still moved by
-# a write in fifteen, 7 %, so that their runs rarely settled).
-SLOW_PACED_BPS = 10e6
+# a write in fifteen, 7 %, so that their runs rarely settled).  Up to 100 Mbit/s a stream:
+# at 10 Mbit/s 128 KiB writes came 9 or 10 to a second (94.4 or 104.9 Mbit/s), and the
+# virtual lab's 100 Mbit/s upload beside a download still scattered by 4 % after 10 s; with
+# 8 KiB writes its 100, 250 and 500 Mbit/s uploads settled within 0.4 % after 3 s.
+SLOW_PACED_BPS = 100e6
 SLOW_PACED_BLOCK = 8192
 SMALLEST_PACED_BLOCK = 1024
 PACED_BLOCK_S = 0.02

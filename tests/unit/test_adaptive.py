@@ -172,10 +172,14 @@ def test_slow_paced_streams_write_small_blocks_so_their_seconds_are_comparable()
     # 20 ms of the stream's rate a write, 1 to 8 KiB
     assert paced_block_bytes("0.1M") == 1024 and paced_block_bytes("500K") == 1250
     assert paced_block_bytes("4M") == 8192 and paced_block_bytes("9.9M") == 8192
-    assert paced_block_bytes("40M") is None and paced_block_bytes("1G") is None
+    # up to 100 Mbit/s a stream: 128 KiB writes made a 10 Mbit/s stream's seconds 94 or 105
+    assert paced_block_bytes("10M") == 8192 and paced_block_bytes("40M") == 8192
+    assert paced_block_bytes("100M") is None and paced_block_bytes("1G") is None
     slow = client_argv("10.0.0.2", 5201, Iperf3Options(bitrate="0.25M"))
     assert slow[slow.index("-b") + 1] == "0.25M" and slow[slow.index("-l") + 1] == 1024
-    assert "-l" not in client_argv("10.0.0.2", 5201, Iperf3Options(bitrate="40M"))
+    throttled = client_argv("10.0.0.2", 5201, Iperf3Options(bitrate="40M"))
+    assert throttled[throttled.index("-l") + 1] == 8192
+    assert "-l" not in client_argv("10.0.0.2", 5201, Iperf3Options(bitrate="200M"))
     assert "-l" not in client_argv("10.0.0.2", 5201, Iperf3Options())
 
 
