@@ -182,6 +182,11 @@ def adaptive_min(value: str, source: str) -> int | None:
     return number
 
 
+def omit(value: str, source: str) -> int | None:
+    """Warm-up seconds, or None ("" = by the lab: :func:`resolve` picks it)."""
+    return None if value == "" else non_negative_int(value, source)
+
+
 def udp_duration(value: str, source: str) -> int | None:
     """Seconds per UDP run, or None ("" = by the lab: :func:`resolve` picks it)."""
     return None if value == "" else positive_int(value, source)

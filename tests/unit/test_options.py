@@ -58,7 +58,7 @@ def test_the_defaults_are_the_ones_pinet_always_had(tmp_path):
         thresholds=tmp_path / "lab" / "thresholds.yaml",
         profiles=tmp_path / "lab" / "profiles.yaml",
         duration=10,  # on the virtual lab; 20 on a lab's hardware
-        omit=2,
+        omit=1,  # on the virtual lab; 2 on a lab's hardware
         streams=10,
         keep_lab=False,
         remeasure=1,
@@ -118,6 +118,23 @@ def test_the_adaptive_minimum_is_the_lab_s_unless_asked(tmp_path, options, expec
         key: str(tmp_path / value) if key == "--pinet-lab" else value for key, value in options.items()
     }
     assert settings(tmp_path, options, {}, {}).adaptive_min == expected
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        ({}, 1),  # the virtual lab's cables: at line rate from the second second
+        ({"--pinet-lab": "lab.yaml"}, 2),  # a lab's hardware
+        ({"--pinet-omit": "0"}, 0),
+    ],
+    ids=["virtual", "hardware", "asked"],
+)
+def test_the_warm_up_is_the_lab_s_unless_asked(tmp_path, options, expected):
+    (tmp_path / "lab.yaml").write_text("targets: {pi: {}}\n")
+    options = {
+        key: str(tmp_path / value) if key == "--pinet-lab" else value for key, value in options.items()
+    }
+    assert settings(tmp_path, options, {}, {}).omit == expected
 
 
 @pytest.mark.parametrize(
@@ -261,14 +278,14 @@ def test_ini_keys_layer_and_fail_through_real_pytest(pytester, monkeypatch):
     pytester.makepyfile("def test_nothing():\n    pass\n")
     pytester.makeini("[pytest]\npinet_duration = 7\npinet_adaptive = off\npinet_max_temp = 70.5\n")
     result = run(pytester)
-    result.stdout.fnmatch_lines(["pinet: results *; iperf3 -P 10 -t 7 -O 2"])
+    result.stdout.fnmatch_lines(["pinet: results *; iperf3 -P 10 -t 7 -O 1"])
     result.stdout.no_fnmatch_line("*adaptive*")
     pytester.makeini("[pytest]\npinet_duration = ten\n")
     result = run(pytester)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*ini option pinet_duration*ten*"])
     result = run(pytester, "--pinet-duration", "9")  # the option wins; the broken key is never read
-    result.stdout.fnmatch_lines(["pinet: results *; iperf3 -P 10 -t 9 -O 2*"])
+    result.stdout.fnmatch_lines(["pinet: results *; iperf3 -P 10 -t 9 -O 1*"])
     monkeypatch.setenv("PINET_KEEP_LAB", "maybe")
     result = run(pytester, "--pinet-duration", "9")
     result.stderr.fnmatch_lines(["*PINET_KEEP_LAB: expected on or off, got 'maybe'*"])

@@ -67,7 +67,7 @@ def test_header_names_lab_thresholds_and_results(pytester):
         [
             "pinet: lab virtual*",
             "pinet: thresholds */pytest_pinet/data/thresholds.yaml: the shipped rules",
-            "pinet: results *out*; iperf3 -P 10 -t 3 -O 2",
+            "pinet: results *out*; iperf3 -P 10 -t 3 -O 1",
         ]
     )
     assert result.ret == 0
@@ -111,7 +111,7 @@ def test_environment_variable_and_ini_layers(pytester, monkeypatch):
     pytester.makepyfile("def test_nothing():\n    pass\n")
     monkeypatch.setenv("PINET_DURATION", "5")
     result = run(pytester)
-    result.stdout.fnmatch_lines(["pinet: results *; iperf3 -P 4 -t 5 -O 2 (adaptive*"])
+    result.stdout.fnmatch_lines(["pinet: results *; iperf3 -P 4 -t 5 -O 1 (adaptive*"])
     monkeypatch.setenv("PINET_STREAMS", "x")
     result = run(pytester)
     result.stderr.fnmatch_lines(["*PINET_STREAMS: expected a whole number, got 'x'*"])
