@@ -53,10 +53,12 @@ class Iperf3Options:
     congestion: str | None = None  # TCP congestion control of the sender (-C); None = host default
     idle_timeout: int = 30
     connect_timeout_ms: int = 3000
-    # Past duration + omit, how long a client may take (connect, its last exchange with the
-    # server behind a full queue: 2.5 s seen) before its host's `timeout` ends it: a stall
-    # (a hung peer, a cable down) is found this much after the run's planned end.
-    extra_timeout: float = 12.0
+    # Past duration + omit, how long a client may take (connect: at most 3 s, its last
+    # exchange with the server behind a full queue: 2.5 s seen, 1.4 s through the QEMU
+    # board's 10 Mbit/s route) before its host's `timeout` ends it: a stall (a hung peer, a
+    # cable down) is found this much after the run's planned end.  12 s had left 4 s more
+    # of waiting on every stalled run for no answer that ever came later.
+    extra_timeout: float = 8.0
 
     def __post_init__(self) -> None:
         if not 1 <= self.streams <= 128:
