@@ -7,7 +7,8 @@ medians over a noise scale taken from the pooled median absolute deviation withi
 Medians and MAD matter here: a TCP run has ramp-up and loss-recovery seconds far from its
 level (810 Mbit/s in an otherwise 917 Mbit/s run), which would inflate a variance and hide a
 3 % shift.  A split counts when it is significant (two-sided p below ``alpha``, normal
-approximation, which is why each side needs ``min_samples``), large enough to matter
+approximation, which is why each side needs ``min_samples``: three, the measured seconds of
+a run stopped at the virtual lab's adaptive minimum, which a fourth did not change), large enough to matter
 (``min_change_percent``), and backed by ``min_segment_runs`` runs on each side.  The
 defaults allow a single degraded *run* at the end (every second of it lower) but not a
 single outlying *second*.
@@ -57,7 +58,9 @@ class ChangePolicy:
 
     alpha: float = 0.001
     min_change_percent: float = 1.0
-    min_samples: int = 5
+    # Five hid a single degraded night of 3 s runs: every second of it 3 % lower, yet no
+    # change point until the second such night (a CI trial, 2026-11-28).
+    min_samples: int = 3
     min_segment_runs: int = 1
 
 

@@ -82,6 +82,14 @@ def test_a_single_outlying_second_at_the_end_is_not_an_alarm():
     assert detect_change_points(runs) == []
 
 
+def test_a_degraded_night_of_three_second_runs_is_a_change_point_two_odd_seconds_are_not():
+    # the virtual lab's runs stop after three settled seconds
+    runs = _runs([941.5, 941.6, 941.5], seconds=3, noise=0.05)
+    (change,) = detect_change_points([*runs, RunSeries("degraded", 9.0, (913.2, 913.4, 913.3))])
+    assert change.run_id == "degraded" and change.change_percent == pytest.approx(-3.0, abs=0.1)
+    assert detect_change_points([*runs, RunSeries("tail", 9.0, (700.0, 700.0))]) == []
+
+
 def test_stable_history_has_no_change_points():
     assert detect_change_points(_runs([942] * 8, seed=7)) == []
 
