@@ -121,14 +121,31 @@ def any_given(getoption: Callable[[str], Any], getini: Callable[[str], Any]) -> 
     return False
 
 
-HARDWARE_DURATION_S = 20
-VIRTUAL_DURATION_S = 10
-HARDWARE_ADAPTIVE_MIN_S = 5
-VIRTUAL_ADAPTIVE_MIN_S = 3
-HARDWARE_OMIT_S = 2
-VIRTUAL_OMIT_S = 1
-HARDWARE_UDP_DURATION_S = 5
-VIRTUAL_UDP_DURATION_S = 3
+# Options whose default depends on the lab: (on the virtual lab, on a lab's hardware).
+BY_LAB: dict[str, tuple[int, int]] = {
+    # The virtual lab's two boards measure one after the other on one shared host: a run of
+    # 10 s (adaptive runs stop earlier once settled) keeps the whole suite on both within a
+    # CI job's time; a lab's hardware gets the longer default.
+    "duration": (10, 20),
+    # The settle rule, not the minimum, is what makes an early stop sound: its interval must
+    # be within the precision, with Student's t for so few seconds (4.3 for three).  The
+    # virtual lab's token-bucket cables give seconds within 0.1 % of each other, so three of
+    # them decide as well as five; a lab's hardware (interrupt moderation, thermal steps, a
+    # switch) keeps the longer guard.
+    "adaptive_min": (3, 5),
+    # The warm-up leaves out slow start and a shaper's initial burst.  On the virtual lab's
+    # cables both are over within the first second: with no warm-up at all, the first second
+    # read 949 Mbit/s (tbf's 1 MiB burst) on GbE and 10.3 on the 10 Mbit/s USB cable, and
+    # every later one its line rate (941.4 +- 0.2, 9.41; 2026-11-28).  A route whose recovery
+    # lasts longer names its own (routes[].omit_s: 3 through the QEMU board).
+    "omit": (1, 2),
+    # A UDP rate is counted between two readings of the receiver's counters, after a 1 s
+    # warm-up and before the sender's last 0.4 s (measure/udp.py).  On the virtual lab's
+    # shaped cable 1.6 s hold some 130,000 frames, a count known to far better than its 0.5 %
+    # band; a lab's hardware keeps the longer window for its interrupt moderation and
+    # thermal steps.
+    "udp_duration": (3, 5),
+}
 
 
 def resolve(
@@ -151,36 +168,9 @@ def resolve(
             values[name] = own if own.is_file() else DATA / f"{name}.yaml"
     if values["remeasure"] is None:
         values["remeasure"] = 1 if values["lab"] == VIRTUAL else 0
-    if values["duration"] is None:
-        # The virtual lab's two boards measure one after the other on one shared host: a run
-        # of 10 s (adaptive runs stop earlier once settled) keeps the whole suite on both
-        # within a CI job's time; a lab's hardware gets the longer default.
-        values["duration"] = VIRTUAL_DURATION_S if values["lab"] == VIRTUAL else HARDWARE_DURATION_S
-    if values["adaptive_min"] is None:
-        # The settle rule, not the minimum, is what makes an early stop sound: its interval
-        # must be within the precision, with Student's t for so few seconds (4.3 for three).
-        # The virtual lab's token-bucket cables give seconds within 0.1 % of each other, so
-        # three of them decide as well as five; a lab's hardware (interrupt moderation,
-        # thermal steps, a switch) keeps the longer guard.
-        virtual = values["lab"] == VIRTUAL
-        values["adaptive_min"] = VIRTUAL_ADAPTIVE_MIN_S if virtual else HARDWARE_ADAPTIVE_MIN_S
-    if values["omit"] is None:
-        # The warm-up leaves out slow start and a shaper's initial burst.  On the virtual lab's
-        # cables both are over within the first second: with no warm-up at all, the first
-        # second read 949 Mbit/s (tbf's 1 MiB burst) on GbE and 10.3 on the 10 Mbit/s USB
-        # cable, and every later one its line rate (941.4 +- 0.2, 9.41; 2026-11-28).  A route
-        # whose recovery lasts longer names its own (routes[].omit_s: 3 through the QEMU
-        # board).  A lab's hardware keeps 2 s.
-        virtual = values["lab"] == VIRTUAL
-        values["omit"] = VIRTUAL_OMIT_S if virtual else HARDWARE_OMIT_S
-    if values["udp_duration"] is None:
-        # A UDP rate is counted between two readings of the receiver's counters, after a 1 s
-        # warm-up and before the sender's last 0.4 s (measure/udp.py).  On the virtual lab's
-        # shaped cable 1.6 s hold some 130,000 frames, a count known to far better than its
-        # 0.5 % band; a lab's hardware keeps the longer window for its interrupt moderation
-        # and thermal steps.
-        virtual = values["lab"] == VIRTUAL
-        values["udp_duration"] = VIRTUAL_UDP_DURATION_S if virtual else HARDWARE_UDP_DURATION_S
+    for name, (virtual, hardware) in BY_LAB.items():
+        if values[name] is None:
+            values[name] = virtual if values["lab"] == VIRTUAL else hardware
     return PinetSettings(**values)
 
 

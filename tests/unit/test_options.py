@@ -104,54 +104,30 @@ def test_each_source_wins_in_order(tmp_path, options, env, ini, expected):
 
 
 @pytest.mark.parametrize(
-    ("options", "expected"),
+    ("field", "options", "env", "expected"),
     [
-        ({}, 3),  # the virtual lab's token-bucket cables
-        ({"--pinet-lab": "lab.yaml"}, 5),  # a lab's hardware
-        ({"--pinet-lab": "lab.yaml", "--pinet-adaptive-min": "4"}, 4),
+        ("adaptive_min", {}, {}, 3),  # the virtual lab's token-bucket cables
+        ("adaptive_min", {"--pinet-lab": "lab.yaml"}, {}, 5),  # a lab's hardware
+        ("adaptive_min", {"--pinet-lab": "lab.yaml", "--pinet-adaptive-min": "4"}, {}, 4),
+        ("omit", {}, {}, 1),  # the virtual lab's cables: at line rate from the second second
+        ("omit", {"--pinet-lab": "lab.yaml"}, {}, 2),
+        ("omit", {"--pinet-omit": "0"}, {}, 0),
+        ("udp_duration", {}, {}, 3),  # the virtual lab's shaped cable
+        ("udp_duration", {"--pinet-lab": "lab.yaml"}, {}, 5),
+        ("udp_duration", {}, {"PINET_UDP_DURATION": "7"}, 7),
     ],
-    ids=["virtual", "hardware", "asked"],
+    ids=[
+        f"{name}-{case}"
+        for name in ("adaptive-min", "omit", "udp")
+        for case in ("virtual", "hardware", "asked")
+    ],
 )
-def test_the_adaptive_minimum_is_the_lab_s_unless_asked(tmp_path, options, expected):
+def test_a_lab_dependent_default_is_the_lab_s_unless_asked(tmp_path, field, options, env, expected):
     (tmp_path / "lab.yaml").write_text("targets: {pi: {}}\n")
     options = {
         key: str(tmp_path / value) if key == "--pinet-lab" else value for key, value in options.items()
     }
-    assert settings(tmp_path, options, {}, {}).adaptive_min == expected
-
-
-@pytest.mark.parametrize(
-    ("options", "expected"),
-    [
-        ({}, 1),  # the virtual lab's cables: at line rate from the second second
-        ({"--pinet-lab": "lab.yaml"}, 2),  # a lab's hardware
-        ({"--pinet-omit": "0"}, 0),
-    ],
-    ids=["virtual", "hardware", "asked"],
-)
-def test_the_warm_up_is_the_lab_s_unless_asked(tmp_path, options, expected):
-    (tmp_path / "lab.yaml").write_text("targets: {pi: {}}\n")
-    options = {
-        key: str(tmp_path / value) if key == "--pinet-lab" else value for key, value in options.items()
-    }
-    assert settings(tmp_path, options, {}, {}).omit == expected
-
-
-@pytest.mark.parametrize(
-    ("options", "env", "expected"),
-    [
-        ({}, {}, 3),  # the virtual lab's shaped cable
-        ({"--pinet-lab": "lab.yaml"}, {}, 5),  # a lab's hardware
-        ({}, {"PINET_UDP_DURATION": "7"}, 7),
-    ],
-    ids=["virtual", "hardware", "asked"],
-)
-def test_the_udp_run_length_is_the_lab_s_unless_asked(tmp_path, options, env, expected):
-    (tmp_path / "lab.yaml").write_text("targets: {pi: {}}\n")
-    options = {
-        key: str(tmp_path / value) if key == "--pinet-lab" else value for key, value in options.items()
-    }
-    assert settings(tmp_path, options, {}, env).udp_duration == expected
+    assert getattr(settings(tmp_path, options, {}, env), field) == expected
 
 
 @pytest.mark.parametrize(
