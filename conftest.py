@@ -11,14 +11,16 @@
   A test that means to use the named lab says so with ``@pytest.mark.real_lab``.
 - pytester's in-process runs restore ``sys.modules`` afterwards, so a module first imported
   inside one (numpy, through the plugin's charts) is dropped, and numpy refuses to load twice
-  per process: every later chart test would see an ImportError.  Importing them here first
-  keeps them in the snapshot pytester restores.
+  per process: every later chart test would see an ImportError.  Importing them after
+  collection, when a test uses pytester, keeps them in the snapshot pytester restores; the
+  suite's own runs in subprocesses (dozens of nights per test command) skip the 0.3 s.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import tempfile
 from collections.abc import Generator, Iterator
 from pathlib import Path
@@ -30,12 +32,15 @@ import pytest
 LAB_VARIABLES = ("LG_ENV", "LG_COORDINATOR", "PINET_LAB", "PINET_COORDINATOR")
 TESTS = Path(__file__).resolve().parent / "tests"
 
-with contextlib.suppress(ImportError):
-    import matplotlib
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot
-    import numpy  # noqa: F401
+def _import_chart_modules() -> None:
+    """matplotlib and numpy, imported once before pytester first takes its snapshot."""
+    with contextlib.suppress(ImportError):
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot
+        import numpy  # noqa: F401
 
 
 @pytest.fixture(autouse=True)
@@ -107,6 +112,10 @@ def _missing_extra(text: str) -> str | None:
     return None
 
 
+_SCRATCH = pytest.StashKey[str]()
+_PASSED = pytest.StashKey[bool]()
+
+
 @pytest.hookimpl(tryfirst=True)  # before pinet's own configure reads the board option
 def pytest_configure(config: pytest.Config) -> None:
     """Choose the test command's board (``_test_command_board``), register the test tiers
@@ -122,6 +131,7 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     if "PINET_REPO_TEST_DIR" not in os.environ:  # xdist workers inherit the controller's
         scratch = tempfile.mkdtemp(prefix="pinet-test-")
+        config.stash[_SCRATCH] = scratch
         os.environ["PINET_REPO_TEST_DIR"] = scratch
         os.environ["PINET_RESULTS"] = os.path.join(scratch, "results")
         os.environ["PINET_DB"] = "sqlite:///" + os.path.join(scratch, "pinet.sqlite")
@@ -140,10 +150,27 @@ TIERS = {
 _REPO = os.path.dirname(os.path.abspath(__file__))
 
 
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Remember whether every test passed, for :func:`pytest_unconfigure`."""
+    session.config.stash[_PASSED] = exitstatus == 0
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The scratch directory this run made goes when every test passed (one was left in /tmp
+    per test run); after a failure it stays, its path in the header, for a look at the
+    measurements.  Last of all: the summaries read it until then."""
+    scratch = config.stash.get(_SCRATCH, None)
+    if scratch is not None and config.stash.get(_PASSED, False):
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Give every test of this repository its tier: ``unit`` under tests/unit, ``integration``
     under tests/integration and for the network suite (it needs a lab); ``qemu`` implies
     ``integration``."""
+    if any("pytester" in getattr(item, "fixturenames", ()) for item in items):
+        _import_chart_modules()
     for item in items:
         path = os.path.relpath(str(item.path), _REPO)
         if "root_required" in getattr(item, "fixturenames", ()) or path.startswith("pytest_pinet"):

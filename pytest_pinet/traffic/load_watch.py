@@ -41,21 +41,23 @@ from .latency_probe import (
     IrttServer,
     Probe,
     ProbePlan,
+    idle_interval_s,
     run_probe,
     sleep_until,
 )
 
 log = logging.getLogger(__name__)
 
-# Long enough for an idle median: 20 irtt probes (1 s at 50 ms) or 10 pings (2 s at 0.2 s; a
+# Long enough for an idle median: 20 irtt probes (0.4 s at 20 ms) or 10 pings (2 s at 0.2 s; a
 # BSD's 1 s interval gives 2).  Every test that measures latency pays it once per run.
 IDLE_PROBES = 20
-IDLE_SECONDS_MIN, IDLE_SECONDS_MAX = 1.0, 2.0
+IDLE_SECONDS_MAX = 2.0
 
 
 def idle_seconds(interval_s: float) -> float:
-    """How long the idle probe runs at ``interval_s``: IDLE_PROBES of them, within bounds."""
-    return min(IDLE_SECONDS_MAX, max(IDLE_SECONDS_MIN, IDLE_PROBES * interval_s))
+    """How long the idle probe runs at ``interval_s``: IDLE_PROBES of them, at most
+    IDLE_SECONDS_MAX."""
+    return min(IDLE_SECONDS_MAX, IDLE_PROBES * interval_s)
 
 
 BACKLOG_EVERY_S = 1.0
@@ -113,7 +115,8 @@ class LoadWatch:
         """Probe before the load; all idle probes lost means the probe cannot see this path."""
         if isinstance(self.plan, str):
             return
-        self.idle = run_probe(self.plan, idle_seconds(self.plan.interval_s))
+        every = idle_interval_s(self.plan)
+        self.idle = run_probe(self.plan, idle_seconds(every), every)
         if self.idle.received == 0:
             self.not_measured = (
                 f"all {self.idle.sent} idle {self.plan.tool} probes from {self.plan.prober.name} to "

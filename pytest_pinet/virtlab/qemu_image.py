@@ -68,6 +68,7 @@ PACKAGES = (
     "libc6-dev",
     "usbutils",
     "iputils-ping",
+    "irtt",  # latency under load as on the namespace board: a ping's idle probe took 1.9 s, irtt's 0.4
     "initramfs-tools",
     "login",  # Essential up to Debian 12; from 13 on the console's getty needs it named
 )
@@ -98,6 +99,7 @@ MASKED_UNITS = (
     "getty@tty1.service",
     "getty-static.service",  # gettys on tty2-6 of a board nobody sees the screen of
     "systemd-pstore.service",
+    "irtt.service",  # Debian's package enables a server on every address; pinet starts its own
 )
 SSHD_DROP_IN = """\
 # pinet: the test runner opens many sessions at once; only keys log in.
