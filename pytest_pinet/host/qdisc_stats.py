@@ -11,8 +11,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..errors import LabFault
 from .remote import RemoteHost
-from .shell import checked_interface
+from .shell import checked_interface, quote
 
 HEAD = re.compile(r"^qdisc\s+(?P<kind>\S+)\s+(?P<handle>\S+)\s+(?P<where>root|parent\s+\S+)")
 SENT = re.compile(
@@ -100,6 +101,42 @@ def read_qdisc_stats(host: RemoteHost, interface: str) -> list[QdiscStats]:
     """The qdiscs of ``interface`` on ``host`` with their counters."""
     checked_interface(interface)
     return parse_qdisc_stats(host.check(host.platform.qdisc_show(interface, stats=True), timeout=15))
+
+
+SECTION = "@@qdisc:"
+
+
+def qdisc_texts(host: RemoteHost, interfaces: tuple[str, ...], timeout: float = 15) -> dict[str, str]:
+    """``tc -s qdisc show`` of each interface, in one command: a board's two ports cost one
+    SSH round trip, not two (0.15-0.25 s each on the QEMU board, before, after and once a
+    second during every routed run).  Any failing ``tc`` fails it all, naming the command."""
+    show = host.platform.qdisc_show
+    script = " && ".join(
+        f"echo {quote([SECTION + checked_interface(name)])} && {quote(show(name, stats=True))}"
+        for name in interfaces
+    )
+    result = host.run_shell(script, timeout=timeout)
+    if not result.ok:
+        raise LabFault(
+            "command",
+            f"{host.name}: `{result.command}` exited {result.exit_code}: {result.stderr.strip()[:500]}",
+        )
+    texts: dict[str, list[str]] = {}
+    lines: list[str] | None = None
+    for line in result.stdout.splitlines():
+        if line.startswith(SECTION):
+            lines = texts.setdefault(line[len(SECTION) :].strip(), [])
+        elif lines is not None:
+            lines.append(line)
+    missing = [name for name in interfaces if name not in texts]
+    if missing:
+        raise LabFault("command", f"{host.name}: `{result.command}` printed nothing for {', '.join(missing)}")
+    return {name: "\n".join(found) for name, found in texts.items()}
+
+
+def read_qdisc_stats_of(host: RemoteHost, interfaces: tuple[str, ...]) -> dict[str, list[QdiscStats]]:
+    """:func:`read_qdisc_stats` of several interfaces in one command (:func:`qdisc_texts`)."""
+    return {name: parse_qdisc_stats(text) for name, text in qdisc_texts(host, interfaces).items()}
 
 
 BACKLOG = re.compile(r"backlog\s+(?P<size>\d+(?:\.\d+)?)(?P<unit>[KMG]?)b\s+(?P<packets>\d+)p")

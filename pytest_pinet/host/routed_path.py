@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from ..model.lab import RouteEntry
 from .net_tunables import HostRoute, Qdisc, Sysctl
 from .profiles import AppliedProfile, Profile, apply_steps
-from .qdisc_stats import QdiscStats, read_qdisc_stats, total_of_kind
+from .qdisc_stats import QdiscStats, read_qdisc_stats_of, total_of_kind
 from .remote import RemoteHost
 from .tunables import Tunable
 
@@ -63,10 +63,8 @@ class QdiscEvidence:
 
 def qdisc_snapshot(route: RouteEntry, board: RemoteHost, kind: str) -> dict[str, QdiscStats]:
     """Counters of qdisc ``kind`` on both board interfaces."""
-    return {
-        link.board_interface: total_of_kind(read_qdisc_stats(board, link.board_interface), kind)
-        for link in (route.lan, route.wan)
-    }
+    ports = tuple(dict.fromkeys(link.board_interface for link in (route.lan, route.wan)))
+    return {name: total_of_kind(stats, kind) for name, stats in read_qdisc_stats_of(board, ports).items()}
 
 
 def qdisc_evidence(before: dict[str, QdiscStats], after: dict[str, QdiscStats]) -> list[QdiscEvidence]:

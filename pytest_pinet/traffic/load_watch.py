@@ -30,7 +30,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from types import TracebackType
 
 from ..errors import LabFault
-from ..host.qdisc_stats import parse_backlog
+from ..host.qdisc_stats import parse_backlog, qdisc_texts
 from ..host.remote import RemoteHost
 from ..model.latency import BacklogSample, LatencyUse
 from .latency_parse import ProbeSeries, figures_of
@@ -152,15 +152,15 @@ class LoadWatch:
     def _sample_backlog(self) -> None:
         tick = self._load_started
         while not self._stop.is_set():
-            for interface in self.interfaces:
-                try:
-                    text = self.board.check(self.board.platform.qdisc_show(interface, stats=True), timeout=10)
-                except LabFault as exc:
-                    log.warning("backlog of %s on %s not sampled: %s", interface, self.board.name, exc)
-                    continue
+            try:
+                texts = qdisc_texts(self.board, self.interfaces, timeout=10)
+            except LabFault as exc:
+                log.warning("backlog of %s on %s not sampled: %s", self.interfaces, self.board.name, exc)
+                texts = {}
+            seconds = time.monotonic() - self._load_started
+            for interface, text in texts.items():
                 found = parse_backlog(text, self.qdisc)
                 if found is not None and not self._stop.is_set():  # none taken after the load
-                    seconds = time.monotonic() - self._load_started
                     self.backlog.append(BacklogSample(round(seconds, 2), interface, *found))
             tick += BACKLOG_EVERY_S
             self._stop.wait(max(0.0, tick - time.monotonic()))

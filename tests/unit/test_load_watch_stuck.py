@@ -23,11 +23,13 @@ class _Board:
         self.calls = 0
         self.release = threading.Event()
 
-    def check(self, argv: Any, *, timeout: float = 60.0) -> str:
+    def run_shell(self, script: str, *, timeout: float = 60.0) -> Any:
         self.calls += 1
         if self.calls > 1:
             self.release.wait(timeout=20)
-        return BACKLOG
+        return SimpleNamespace(
+            ok=True, stdout="@@qdisc:eth0\n" + BACKLOG, command=script, exit_code=0, stderr=""
+        )
 
 
 def test_a_sampler_stuck_on_its_host_is_not_waited_for_and_its_samples_are_kept():

@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
+from pytest_pinet.errors import LabFault
 from pytest_pinet.host.net_tunables import HostRoute
-from pytest_pinet.host.qdisc_stats import QdiscStats, parse_qdisc_stats, total_of_kind
+from pytest_pinet.host.platform.linux import LINUX
+from pytest_pinet.host.qdisc_stats import (
+    QdiscStats,
+    parse_qdisc_stats,
+    qdisc_texts,
+    read_qdisc_stats_of,
+    total_of_kind,
+)
 from pytest_pinet.host.routed_path import QDISCS
 from pytest_pinet.judge.fairness import min_max_ratio
 from pytest_pinet.record.summary_tables import routing_tables
@@ -104,3 +114,41 @@ def test_upload_targets_scale_to_a_slower_cable_and_keep_their_keys():
     assert scaled == [1, 2.5, 5, 0] and isinstance(scaled[0], int)  # "1", never "1.0", in a store key
     rows = [_row("sfq", "full", "download", 2.5, 9.1), _row("sfq", "full", "upload", 2.5, 2.4)]
     assert routing_tables(rows)[-1].split() == ["2.5", "9.1/2.4"]
+
+
+class _Shell:
+    """A host whose `tc` prints a recorded output: the batched script really runs in sh."""
+
+    name = "board"
+    platform = LINUX
+
+    def __init__(self, tc: str) -> None:
+        self.tc = tc
+        self.scripts: list[str] = []
+
+    def run_shell(self, script: str, *, timeout: float = 60.0) -> SimpleNamespace:
+        self.scripts.append(script)
+        done = subprocess.run(
+            ["sh", "-c", f"tc() {{ {self.tc}; }}; {script}"], capture_output=True, text=True, timeout=timeout
+        )
+        return SimpleNamespace(
+            ok=done.returncode == 0,
+            stdout=done.stdout,
+            stderr=done.stderr,
+            command=script,
+            exit_code=done.returncode,
+        )
+
+
+def test_both_ports_qdisc_counters_come_in_one_command():
+    recorded = OUTPUTS / "tc-s-qdisc-tbf-pfifo_fast-routed.txt"
+    board = _Shell(f"cat {recorded}")
+    stats = read_qdisc_stats_of(board, ("eth0", "eth1"))  # type: ignore[arg-type]
+    assert len(board.scripts) == 1
+    assert stats["eth0"] == stats["eth1"] == parse_qdisc_stats(recorded.read_text())
+
+
+def test_a_failing_tc_in_the_batch_is_a_lab_fault_naming_the_command():
+    board = _Shell('[ "$5" = eth1 ] && { echo "Cannot find device eth1" >&2; return 1; }; echo ok')
+    with pytest.raises(LabFault, match="Cannot find device eth1"):
+        qdisc_texts(board, ("eth0", "eth1"))  # type: ignore[arg-type]
