@@ -40,7 +40,7 @@ FLAGS = [
 
 
 def chromium() -> str | None:
-    """Chromium's path, or None (scripts/setup.sh installs it)."""
+    """Chromium's path, or None (scripts/setup.sh --tests installs it)."""
     return shutil.which("chromium") or shutil.which("chromium-browser")
 
 

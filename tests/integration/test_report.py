@@ -82,7 +82,7 @@ def test_the_report_read_in_chromium_leads_with_what_got_worse(pytester, monkeyp
     unit, the tree by board, kernel and adapter, and a test page with its trend chart.  The
     screenshots are kept in results/ (docs/results-and-reports.md shows them)."""
     if chromium() is None:
-        pytest.skip("Chromium not installed (apt-get install chromium; scripts/setup.sh does it)")
+        pytest.skip("Chromium not installed (apt-get install chromium; scripts/setup.sh --tests does it)")
     _, report, _, codes = _nights(pytester, monkeypatch, (942.0, 942.4, 913.7))
     assert codes == [0, 0, 1]  # the third night regressed against the first two
     shots = ROOT / "results" / "report-screenshots"

@@ -100,7 +100,7 @@ def rack_lab(tmp_path_factory) -> Iterator[tuple[Any, str]]:
         pytest.skip("the virtual rack needs root (network namespaces, taps)")
     for tool in ("mmdebstrap", "qemu-system-x86_64", "ser2net"):
         if shutil.which(tool) is None:
-            pytest.fail(f"{tool} is not installed: scripts/setup.sh installs it")
+            pytest.fail(f"{tool} is not installed: scripts/setup.sh --tests installs it")
     base = tmp_path_factory.mktemp("rack")
     state = base / "state"
     spec = qemu_lab(LAB, state_root=state)
