@@ -44,6 +44,7 @@ RECOVERABLE = frozenset(
         "iperf3-server-busy",
         "iperf3-connect",
         "iperf3-interrupted",
+        "iperf3-stalled",
         "iperf3-control-socket",
         "iperf3-iperf3",
         "udpgen",

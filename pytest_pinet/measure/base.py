@@ -20,8 +20,8 @@ from ..lab.traffic_turn import traffic_turn
 from ..model import HostFacts, Measurement, Observation, QdiscUse, TrafficContext
 from ..model.lab import LinkEntry
 from ..traffic.adaptive import SettleRule
-from ..traffic.iperf3_runner import Progress
 from ..traffic.observers import Snapshot, observe, take_snapshots
+from ..traffic.run_driver import Progress
 
 End = tuple[RemoteHost, str]  # a host and the interface watched on it
 

@@ -162,6 +162,40 @@ def per_second_rates(samples: list[CounterSample], skip_until: float) -> list[fl
     return rates
 
 
+# A receiver whose counters stood still this long after the warm-up is not on a slow link:
+# its cable is down, a host stopped, or the iperf3 server stopped reading.  Waiting for the
+# client's own timeout cost such a run its planned end plus 8 s (a cable pulled 2 s into a
+# 5 s run: 12 s); the run is a lab fault either way.  Three sampling intervals of about a
+# second each (2.5: the readings' SSH jitter puts three of them anywhere from 2.9 s apart):
+# a loss burst behind a deep queue at 10 Mbit/s pauses a receiver for about one RTO, well
+# under one second.
+STALL_S = 2.5
+# Without socket counters (no ``ss``), the interface's: the sampler's own SSH session may
+# cross it, a few kB a second, so less than this much is still standing still.
+STALL_NOISE_BYTES_PER_S = 20_000
+
+
+def _moved(old: CounterSample, new: CounterSample) -> bool:
+    if old.tcp_bytes is not None and new.tcp_bytes is not None:
+        return new.tcp_bytes != old.tcp_bytes
+    return new.rx_bytes - old.rx_bytes > STALL_NOISE_BYTES_PER_S * max(new.clock - old.clock, 0.0)
+
+
+def stalled_for(samples: list[CounterSample], skip_until: float) -> float:
+    """Seconds the receiver's counters have stood still up to its latest reading, counting
+    only readings from ``skip_until`` on (receiver clock); 0 while they move, and 0 when they
+    never moved after the warm-up (a connection still being made is not a stall)."""
+    kept = [s for s in samples if s.clock >= skip_until]
+    if len(kept) < 2:
+        return 0.0
+    last = since = kept[-1]
+    for earlier in reversed(kept[:-1]):
+        if _moved(earlier, last):
+            return last.clock - since.clock
+        since = earlier
+    return 0.0
+
+
 def parse_counter_sample(text: str) -> CounterSample | None:
     """Parse the sampling script's output: the clock, ``nic N``, then ``bytes_received:N``
     lines from ``ss``; ``None`` if the clock or the interface counter is missing."""

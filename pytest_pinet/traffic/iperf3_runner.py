@@ -12,31 +12,19 @@ import logging
 import re
 import time
 import uuid
-from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from ..errors import LabFault
 from ..host.remote import CommandResult, RemoteHost
 from ..host.shell import Argv, checked_interface, quote
 from ..model.units import SI_PREFIX
-from .adaptive import (
-    FIXED,
-    MAX_DURATION,
-    SETTLED,
-    CounterSample,
-    SettleRule,
-    clear_of,
-    parse_counter_sample,
-    per_second_rates,
-    sample_phase,
-    settled_half_width_pct,
-    warmup_end,
-)
+from .adaptive import FIXED, MAX_DURATION, SETTLED, SettleRule
 from .iperf3_model import Iperf3Result
 from .iperf3_parse import Iperf3OutputError, Iperf3ReportedError, classify_error, parse_iperf3, stderr_error
 from .iperf3_server import Iperf3Server
 from .receiver_view import receiver_view
+from .run_driver import Progress, drive
 
 log = logging.getLogger(__name__)
 
@@ -173,7 +161,6 @@ class AdaptiveStop:
 # Told once a second while traffic runs: seconds so far, the most the run may take, the
 # latest per-second goodput of each watched direction (Mbit/s; empty without sampling), and
 # finally once more with ``done`` True (a terminal line is then cleared).
-Progress = Callable[[float, float, Sequence[float], bool], None]
 
 
 def run_iperf3(
@@ -197,7 +184,7 @@ def run_iperf3(
     try:
         watches = [(receiver, adaptive.interface, server.port, adaptive.decide_mbps)] if adaptive else []
         rule = adaptive.rule if adaptive else None
-        ended_by, precision = _drive([client], watches, rule, options.omit, progress)
+        ended_by, precision = drive([client], watches, rule, options.omit, progress)
     finally:
         server.stop(client.ended_its_test)
     return client.finish(ended_by, precision[0] if precision else None)
@@ -242,7 +229,7 @@ def run_iperf3_both_ways(
             if adaptive
             else []
         )
-        ended_by, precision = _drive([forward, backward], watches, rule, board_options.omit, progress)
+        ended_by, precision = drive([forward, backward], watches, rule, board_options.omit, progress)
     finally:
         ended = [c.ended_its_test for c in clients] if clients else [False, False]
         with ThreadPoolExecutor(max_workers=2) as pool:
@@ -277,13 +264,15 @@ class _Client:
         self.outcome: CommandResult | None = None
         self.started = 0.0
         self.finished = 0.0
+        self.stalled = False  # stopped because its receiver stood still (a lab fault)
 
     @property
     def ended_its_test(self) -> bool:
-        """False when the client never finished its test with the server: it never ran, or
-        its host's `timeout` killed it (exit 124, or 137 after --kill-after).  Its server then
-        gets no last word to exit on, and waiting for it only delays the lab fault."""
-        return self.outcome is not None and self.outcome.exit_code not in (124, 137)
+        """False when the client never finished its test with the server: it never ran, its
+        host's `timeout` killed it (exit 124, or 137 after --kill-after), or it was stopped
+        on a stall (a server behind a dead cable hears no last word).  Its server then gets
+        no last word to exit on, and waiting for it only delays the lab fault."""
+        return not self.stalled and self.outcome is not None and self.outcome.exit_code not in (124, 137)
 
     def run(self) -> None:
         """Run to the end (blocking); the outcome is kept for :meth:`finish`."""
@@ -379,90 +368,3 @@ class _Client:
             ended_by=ended_by,
             precision_pct=precision,
         )
-
-
-def _drive(
-    clients: list[_Client],
-    watches: list[tuple[RemoteHost, str, int, tuple[float, ...]]],
-    rule: SettleRule | None,
-    omit: int,
-    progress: Progress | None = None,
-) -> tuple[str, list[float | None]]:
-    """Run the clients to their end, or stop them all once every watched rate settled.
-
-    Returns (what ended the run, each watched direction's half-width in percent when it was
-    measured, also for a run that went to its maximum; empty without watches).  A watched
-    direction whose interval contains one of its decision lines is not settled (see
-    :func:`.adaptive.clear_of`); the lines are only compared with payload counts (``ss``),
-    never with an interface counter's frame bytes.
-    Sampling that fails (a counter that cannot be read) only means the run goes to its
-    configured maximum: adaptive duration saves time, it never costs a measurement.
-    """
-    with ThreadPoolExecutor(max_workers=len(clients)) as pool:
-        running = [pool.submit(client.run) for client in clients]
-        planned = max(c.options.duration + c.options.omit for c in clients)
-        if rule is None:
-            started = time.monotonic()
-            while progress is not None and not all(f.done() for f in running):
-                progress(time.monotonic() - started, planned, (), False)
-                wait(running, timeout=1.0, return_when=FIRST_EXCEPTION)
-            if progress is not None:
-                progress(time.monotonic() - started, planned, (), True)
-            for future in running:
-                future.result()
-            return FIXED, []
-        samples: list[list[CounterSample]] = [[] for _ in watches]
-        ended_by = MAX_DURATION
-        precision: list[float | None] = [None for _ in watches]
-        started = tick = time.monotonic()
-        phase = sample_phase(omit)  # after the first reading, read at this fraction of each second
-        while not all(f.done() for f in running):
-            if any(f.done() and f.exception() is not None for f in running):
-                # One direction failed: no rate to wait for; stop the others, keep what they took.
-                _interrupt_all(clients)
-                break
-            try:
-                for index, (host, interface, port, _lines) in enumerate(watches):
-                    sample = parse_counter_sample(
-                        host.run_shell(
-                            host.platform.receive_counter_script(interface, port), timeout=10
-                        ).stdout
-                    )
-                    if sample is not None:
-                        samples[index].append(sample)
-                        log.debug("receiver %s sample: %s", host.name, sample)
-            except LabFault as exc:
-                log.warning("adaptive duration: cannot sample the receiver (%s); running to the end", exc)
-                break
-            rates = [per_second_rates(s, warmup_end(s, omit)) if s else [] for s in samples]
-            if progress is not None:
-                progress(time.monotonic() - started, planned, [8 * r[-1] / 1e6 for r in rates if r], False)
-            log.debug("adaptive: %s", [f"{len(r)} s, {settled_half_width_pct(r):.3f} %" for r in rates])
-            precision = [settled_half_width_pct(r) if len(r) >= 2 else None for r in rates]
-            decided = [
-                clear_of(r, watch[3]) if s and all(x.tcp_bytes is not None for x in s) else True
-                for r, s, watch in zip(rates, samples, watches, strict=True)
-            ]
-            if all(rule.settled(r) for r in rates) and all(decided):
-                # Within 2 s of its own end a client is left to finish: a SIGINT crossing its
-                # final exchange with the server can leave the server without a report.
-                if planned - (time.monotonic() - started) > 2.0 and not all(f.done() for f in running):
-                    _interrupt_all(clients)
-                    ended_by = SETTLED
-                break
-            tick += phase if tick == started else 1.0
-            wait(running, timeout=max(0.0, tick - time.monotonic()), return_when=FIRST_EXCEPTION)
-        if progress is not None:
-            progress(time.monotonic() - started, planned, (), True)
-        for future in running:
-            future.result()
-    return ended_by, precision
-
-
-def _interrupt_all(clients: list[_Client]) -> None:
-    """SIGINT to every client; one that cannot be reached just runs to its own end."""
-    for client in clients:
-        try:
-            client.interrupt()
-        except LabFault as exc:
-            log.warning("adaptive duration: could not stop %s early (%s)", client.sender.name, exc)

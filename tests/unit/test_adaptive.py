@@ -11,12 +11,14 @@ import pytest
 from pytest_pinet.errors import LabFault
 from pytest_pinet.host.platform import LINUX
 from pytest_pinet.traffic.adaptive import (
+    STALL_S,
     CounterSample,
     SettleRule,
     half_width_pct,
     parse_counter_sample,
     per_second_rates,
     sample_phase,
+    stalled_for,
     t95,
     warmup_end,
 )
@@ -217,3 +219,30 @@ def test_a_settled_run_whose_receiver_report_is_lost_is_a_lab_fault_not_the_send
     client = _Client(cast(Any, SimpleNamespace(name="inet")), cast(Any, server), "10.0.0.2", Iperf3Options())
     client.outcome = CommandResult(client.script, 0, client_text, "")
     assert client.finish(SETTLED, 0.4).result.goodput_mbps == pytest.approx(799.7, abs=0.5)
+
+
+def _readings(tcp: list[int | None], rx_step: int = 0) -> list[CounterSample]:
+    return [CounterSample(100.0 + i, 1_000_000 + i * rx_step, b) for i, b in enumerate(tcp)]
+
+
+def test_a_receiver_whose_counters_stand_still_is_stalled_for_that_long():
+    # three sampling intervals, even when the readings' jitter makes them 2.9995 s (a cable pulled on the namespace lab)
+    assert 2.0 < STALL_S <= 2.9
+    moving = _readings([0, 10**8, 2 * 10**8, 3 * 10**8])
+    assert stalled_for(moving, 100.0) == 0.0
+    # moved until 102, then nothing for three readings: still since 102, three seconds at 105
+    cut = _readings([0, 10**8, 2 * 10**8, 2 * 10**8, 2 * 10**8, 2 * 10**8])
+    assert stalled_for(cut, 100.0) == pytest.approx(3.0)
+    assert stalled_for(cut[:5], 100.0) == pytest.approx(2.0)
+    # never moved after the warm-up (a connection still being made): not a stall
+    assert stalled_for(_readings([0, 0, 0, 0, 0]), 100.0) == 0.0
+    # before the warm-up's end nothing counts
+    assert stalled_for(cut, 103.0) == 0.0
+
+
+def test_without_socket_counters_the_sampler_s_own_ssh_bytes_are_still_standing_still():
+    # the interface counter grows by 5 kB a second (the sampling session) and that is all
+    chatter = [CounterSample(100.0 + i, 10**9 + min(i, 2) * 10**8 + i * 5000, None) for i in range(6)]
+    assert stalled_for(chatter, 100.0) == pytest.approx(3.0)
+    busy = [CounterSample(100.0 + i, 10**9 + i * 10**8, None) for i in range(6)]
+    assert stalled_for(busy, 100.0) == 0.0
