@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 
 from ..errors import LabFault
-from .remote import RemoteHost
+from .remote import RemoteHost, stdout_of
 from .shell import checked_interface, quote
 
 HEAD = re.compile(r"^qdisc\s+(?P<kind>\S+)\s+(?P<handle>\S+)\s+(?P<where>root|parent\s+\S+)")
@@ -116,14 +116,9 @@ def qdisc_texts(host: RemoteHost, interfaces: tuple[str, ...], timeout: float = 
         for name in interfaces
     )
     result = host.run_shell(script, timeout=timeout)
-    if not result.ok:
-        raise LabFault(
-            "command",
-            f"{host.name}: `{result.command}` exited {result.exit_code}: {result.stderr.strip()[:500]}",
-        )
     texts: dict[str, list[str]] = {}
     lines: list[str] | None = None
-    for line in result.stdout.splitlines():
+    for line in stdout_of(host.name, result).splitlines():
         if line.startswith(SECTION):
             lines = texts.setdefault(line[len(SECTION) :].strip(), [])
         elif lines is not None:

@@ -337,13 +337,7 @@ class RemoteHost:
 
     def check(self, argv: Sequence[str | int | float], *, timeout: float = 60.0, root: bool = False) -> str:
         """Run ``argv`` and return stdout; a non-zero exit is a lab fault with stderr."""
-        result = self.run(argv, timeout=timeout, root=root)
-        if not result.ok:
-            raise LabFault(
-                "command",
-                f"{self.name}: `{result.command}` exited {result.exit_code}: {result.stderr.strip()[:500]}",
-            )
-        return result.stdout
+        return stdout_of(self.name, self.run(argv, timeout=timeout, root=root))
 
     def close(self) -> None:
         """Close the connection (it is reopened on next use, and asked everything again)."""
@@ -417,3 +411,13 @@ class _Watchdog:
     def cancel(self) -> None:
         """The command returned in time."""
         self._timer.cancel()
+
+
+def stdout_of(host: str, result: CommandResult) -> str:
+    """``result``'s stdout; a non-zero exit is a lab fault naming the command and its stderr
+    (:meth:`RemoteHost.check`, and scripts run with :meth:`RemoteHost.run_shell`)."""
+    if not result.ok:
+        raise LabFault(
+            "command", f"{host}: `{result.command}` exited {result.exit_code}: {result.stderr.strip()[:500]}"
+        )
+    return result.stdout
