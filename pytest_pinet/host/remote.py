@@ -115,6 +115,11 @@ class RemoteHost:
         """Why the host is not asked clean-ups now (it just failed to answer at all), or None."""
         return self._silent
 
+    def mark_silent(self, why: str) -> None:
+        """Note that the host gave no answer where one was due (the evidence after a fault):
+        its clean-ups are then not sent until it answers again or is power-cycled."""
+        self._silent = why
+
     def _connect(self) -> Any:
         """Open the connection as the route says: through each jump host in turn, every one
         of them and the host itself pinned by the lab's known_hosts."""
@@ -195,7 +200,12 @@ class RemoteHost:
         """The open fabric Connection, reconnecting if the transport dropped."""
         with self._lock:
             if self._connection is None or not self._connection.is_connected:
+                # A reconnect is no answer yet: the host stays silent until a command comes
+                # back.  Clearing it here let a sampler's retry on a hung board make the
+                # evidence and the restores after it wait 10 s each again (25 s in a trial).
+                silent = self._silent
                 self.close()
+                self._silent = silent
                 self._connection = self._connect()
             return self._connection
 

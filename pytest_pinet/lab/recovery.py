@@ -186,8 +186,14 @@ class LabRecovery:
             try:
                 result = host.run(["sh", "-c", "uptime; ip -o -brief link"], timeout=5, cleanup=True)
                 found[name] = result.stdout or result.stderr or f"exit {result.exit_code}"
+                if result.exit_code == -1:  # no exit status: the command never came back
+                    host.mark_silent("it gave no exit status to the evidence after the fault")
             except LabFault as exc:
                 found[name] = f"no answer: {exc}"
+                if host.silent is None and exc.category in ("timeout", "unreachable", "ssh-dropped"):
+                    # A board that cannot say its uptime will not restore its qdisc either:
+                    # each restore after a hang waited 10 s more (a rack trial).
+                    host.mark_silent(f"it gave no answer to the evidence after the fault ({exc})")
             strategy = self.strategy_for(name)
             read = getattr(strategy, "console_now", None)
             console = read() if read is not None else None

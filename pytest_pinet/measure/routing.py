@@ -18,7 +18,7 @@ from ..traffic.adaptive import SettleRule
 from ..traffic.iperf3_measurement import measurement_from_iperf3
 from ..traffic.iperf3_runner import AdaptiveStop, Iperf3Options, Iperf3Run, run_iperf3, run_iperf3_both_ways
 from ..traffic.latency_probe import ProbePlan, choose_probe
-from ..traffic.load_watch import LoadWatch
+from ..traffic.load_watch import LoadWatch, released_on_error
 from ..traffic.observers import Snapshot
 from .base import Measurer, Site, board_settle, qdisc_use, taking_turns
 
@@ -173,7 +173,8 @@ class RoutingMeasurer(Measurer):
         lines = self.decision_lines(context, self.limit)
         adaptive = AdaptiveStop(self.settle, r.lan.peer_interface, lines) if self.settle else None
         watch = self.load_watch()
-        before = self._counters()
+        with released_on_error(watch):
+            before = self._counters()
         with watch:
             run = run_iperf3(
                 self.wan_peer,
@@ -203,7 +204,8 @@ class RoutingMeasurer(Measurer):
         up_context = self._context(UPLOAD, "full", upload_mbps)
         lines = (self.decision_lines(down_context, self.limit), self.decision_lines(up_context, up_limit))
         watch = self.load_watch()
-        before = self._counters()
+        with released_on_error(watch):
+            before = self._counters()
         with watch:
             down, up = run_iperf3_both_ways(
                 self.wan_peer,

@@ -26,7 +26,7 @@ from ..traffic.adaptive import SettleRule
 from ..traffic.iperf3_measurement import measurement_from_iperf3
 from ..traffic.iperf3_runner import AdaptiveStop, Iperf3Options, Iperf3Run, run_iperf3, run_iperf3_both_ways
 from ..traffic.latency_probe import ProbePlan, choose_probe
-from ..traffic.load_watch import LoadWatch
+from ..traffic.load_watch import LoadWatch, released_on_error
 from .base import End, Measurer, Site, board_settle, link_context, qdisc_use, taking_turns
 
 log = logging.getLogger(__name__)
@@ -157,8 +157,9 @@ class TcpMeasurer(Measurer):
             AdaptiveStop(self.settle, watch, self.decision_lines(context, limit)) if self.settle else None
         )
         load_watch = self.load_watch(queue)
-        queues = self._queues((queue,))
-        before = self.snapshots(self.ends)
+        with released_on_error(load_watch):
+            queues = self._queues((queue,))
+            before = self.snapshots(self.ends)
         with self._watching(load_watch):
             result = run_iperf3(
                 sender, receiver, address, self._options(sender), adaptive, self.progress(direction)
@@ -191,8 +192,9 @@ class TcpMeasurer(Measurer):
         lines = (self.decision_lines(forward_context, limit), self.decision_lines(back_context, back_limit))
         # Both ends' queues fill; the board's is sampled (the device under test), both counted.
         load_watch = self.load_watch(self.ends[0])
-        queues = self._queues(self.ends)
-        before = self.snapshots(self.ends)
+        with released_on_error(load_watch):
+            queues = self._queues(self.ends)
+            before = self.snapshots(self.ends)
         with self._watching(load_watch):
             forward, backward = run_iperf3_both_ways(
                 self.board,

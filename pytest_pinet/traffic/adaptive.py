@@ -183,15 +183,17 @@ def _moved(old: CounterSample, new: CounterSample) -> bool:
 
 def stalled_for(samples: list[CounterSample], skip_until: float) -> float:
     """Seconds the receiver's counters have stood still up to its latest reading, counting
-    only readings from ``skip_until`` on (receiver clock); 0 while they move, and 0 when they
-    never moved after the warm-up (a connection still being made is not a stall)."""
-    kept = [s for s in samples if s.clock >= skip_until]
-    if len(kept) < 2:
+    only the stillness from ``skip_until`` on (receiver clock: the warm-up's end); 0 while
+    they move, and 0 when they never moved at all (a connection still being made is not a
+    stall).  A path that carried bytes in the warm-up and then nothing is stalled from the
+    warm-up's end: a board hung 2 s into a run waited out the client's 17 s timeout when
+    only movement after the warm-up counted."""
+    if len(samples) < 2 or samples[-1].clock < skip_until:
         return 0.0
-    last = since = kept[-1]
-    for earlier in reversed(kept[:-1]):
+    last = since = samples[-1]
+    for earlier in reversed(samples[:-1]):
         if _moved(earlier, last):
-            return last.clock - since.clock
+            return max(0.0, last.clock - max(since.clock, skip_until))
         since = earlier
     return 0.0
 

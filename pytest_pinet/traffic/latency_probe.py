@@ -7,9 +7,9 @@ and an output that holds no series is a lab fault, never an empty figure.  ``tim
 with ``--foreground`` so the signal reaches the probe once: without it, ``timeout`` passes
 SIGINT to the child and then to its whole process group, and irtt, signalled twice, exits 3
 ("second interrupt") without writing its results (1 stop in 25 on loopback, 0 in 25 with
-``--foreground``).  An ``irtt``
-server is one per probe, on a free UDP port, stopped through its own pid file and only if
-that pid is still the server pinet started.
+``--foreground``).  An ``irtt`` server is one per run of load (its idle probe and the probe
+beside the load), on a free UDP port, stopped through its own pid file and only if that pid
+is still the server pinet started.
 """
 
 from __future__ import annotations
@@ -99,7 +99,7 @@ def irtt_script(bounded: Argv, pid_file: str, output: str) -> str:
 
 
 class IrttServer:
-    """One irtt server on a free UDP port of the target, for one probe."""
+    """One irtt server on a free UDP port of the target, for the probes of one run."""
 
     def __init__(self, host: RemoteHost, address: str, lifetime_s: float) -> None:
         self.host = host
@@ -241,18 +241,11 @@ def idle_interval_s(plan: ProbePlan) -> float:
     return IRTT_IDLE_INTERVAL_S if plan.tool == IRTT else plan.interval_s
 
 
-def run_probe(plan: ProbePlan, seconds: float, interval_s: float | None = None) -> ProbeSeries:
-    """A probe of ``seconds`` from start to end (the idle probe), with its own irtt server;
-    ``interval_s`` apart (the plan's interval unless given)."""
-    lifetime = seconds + REPLY_WAIT_FACTOR * REPLY_WAIT_S + 30
-    server = IrttServer(plan.target, plan.address, lifetime) if plan.tool == IRTT else None
-    port = server.start() if server else 0
-    try:
-        probe = Probe(plan, seconds, port, interval_s=interval_s)
-        probe.run()
-    finally:
-        if server:
-            server.stop()
+def run_probe(plan: ProbePlan, seconds: float, port: int = 0, interval_s: float | None = None) -> ProbeSeries:
+    """A probe of ``seconds`` from start to end (the idle probe), ``interval_s`` apart (the
+    plan's interval unless given), to the irtt server listening on ``port`` (irtt only)."""
+    probe = Probe(plan, seconds, port, interval_s=interval_s)
+    probe.run()
     return probe.series()
 
 

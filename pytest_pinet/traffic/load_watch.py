@@ -13,6 +13,8 @@ SIGINT 50 ms after a 3 s run's end, while 100 ms before and after both gave thei
 
     watch = LoadWatch(plan_or_reason, board, interfaces, qdisc, omit_s, duration_s)
     watch.probe_idle()
+    with released_on_error(watch):
+        before = read_counters(...)
     with watch:
         run = run_iperf3(...)
     latency = watch.result()
@@ -26,7 +28,9 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from types import TracebackType
 
 from ..errors import LabFault
@@ -67,6 +71,9 @@ BACKLOG_EVERY_S = 1.0
 # "context canceled" and writes nothing, and a load ends late whenever iperf3's closing exchange
 # waits behind a deep queue.  It is always stopped with the load, so the margin costs no time.
 IRTT_OVERRUN_S = 30.0
+# What the irtt server's lifetime allows between the idle probe and the load (counters read
+# before it, servers started); it is stopped explicitly, the lifetime only bounds a lost pinet.
+BEFORE_LOAD_S = 60.0
 
 
 def not_reported(host: str, system: str) -> str:
@@ -112,29 +119,59 @@ class LoadWatch:
         self._load_started = 0.0
 
     def probe_idle(self) -> None:
-        """Probe before the load; all idle probes lost means the probe cannot see this path."""
+        """Probe before the load; all idle probes lost means the probe cannot see this path.
+
+        irtt's server is started here and serves the probe beside the load too: a server
+        each cost a QEMU board 0.6 s per test to start and stop again (0.37 + 0.24 s).  Left
+        before its load (:meth:`release`), nothing of it stays."""
         if isinstance(self.plan, str):
             return
         every = idle_interval_s(self.plan)
-        self.idle = run_probe(self.plan, idle_seconds(every), every)
+        seconds = idle_seconds(every)
+        port = self._server_port(seconds)
+        try:
+            self.idle = run_probe(self.plan, seconds, port, every)
+        except BaseException:
+            self.release()
+            raise
         if self.idle.received == 0:
             self.not_measured = (
                 f"all {self.idle.sent} idle {self.plan.tool} probes from {self.plan.prober.name} to "
                 f"{self.plan.address} were lost (ICMP/UDP filtered or no route)"
             )
+            self.release()
+
+    def _server_port(self, idle_s: float = 0.0) -> int:
+        """The irtt server's port, started on first use (0 for ping, which needs none).  Its
+        ``timeout`` outlives the idle probe, the time until the load and the probe beside the
+        load; it is always stopped when the load ends."""
+        if not isinstance(self.plan, ProbePlan) or self.plan.tool != IRTT:
+            return 0
+        if self.server is None:
+            planned = idle_s + BEFORE_LOAD_S + self.omit_s + self.duration_s + IRTT_OVERRUN_S
+            lifetime = planned + REPLY_WAIT_FACTOR * REPLY_WAIT_S + 60
+            server = IrttServer(self.plan.target, self.plan.address, lifetime)
+            server.start()
+            self.server = server
+        return self.server.port
+
+    def release(self) -> None:
+        """Stop the irtt server: the load ended, or will not come (a failure before it)."""
+        server, self.server = self.server, None
+        if server is not None:
+            server.stop()
 
     def __enter__(self) -> LoadWatch:
         self._load_started = time.monotonic()
         if self.backlog_not_reported is None:
             self._sampler = self._pool.submit(self._sample_backlog)
         if self.not_measured is None and isinstance(self.plan, ProbePlan):
-            if self.plan.tool == IRTT:
-                planned = self.omit_s + self.duration_s + IRTT_OVERRUN_S
-                lifetime = planned + REPLY_WAIT_FACTOR * REPLY_WAIT_S + 60
-                self.server = IrttServer(self.plan.target, self.plan.address, lifetime)
-                port = self.server.start()
-            else:
-                port = 0
+            try:
+                port = self._server_port()
+            except BaseException:
+                self._stop.set()
+                self._pool.shutdown(wait=False)
+                raise
             self.probe = (
                 Probe(self.plan, self.omit_s + self.duration_s + IRTT_OVERRUN_S, port, self.omit_s)
                 if self.plan.tool == IRTT
@@ -186,8 +223,7 @@ class LoadWatch:
             # own timeout: waiting for it held a hung QEMU board's lab fault back by 12 s, and
             # the samples it took before are kept.
             self._pool.shutdown(wait=not left)
-            if self.server is not None:
-                self.server.stop()
+            self.release()
 
     def result(self) -> LatencyUse:
         """The figures of this run; a probe that died is raised here as the lab's fault."""
@@ -211,6 +247,18 @@ class LoadWatch:
             backlog_not_reported=self.backlog_not_reported,
             load_rtt_ms=series.rtt_ms if series is not None else (),
         )
+
+
+@contextmanager
+def released_on_error(watch: LoadWatch | None) -> Iterator[None]:
+    """Whatever runs between the idle probe and the load: if it fails, the watch's irtt
+    server is stopped at once rather than left to its lifetime."""
+    try:
+        yield
+    except BaseException:
+        if watch is not None:
+            watch.release()
+        raise
 
 
 def _ended_within(future: Future[None], seconds: float) -> bool:

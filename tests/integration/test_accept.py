@@ -56,6 +56,11 @@ def _night(tmp_path: Path) -> subprocess.CompletedProcess[str]:
             str(tmp_path / "results"),
             "--pinet-db",
             _db(tmp_path),
+            # A band of at least 5 %: after the accept, the degraded level's two nights agreed
+            # to 0.1 ms of p90 under load (12.3 and 12.3 ms), and the fifth night's 12.6 ms was
+            # a latency regression in a trial.  A 10 % slower cable still leaves it by twice.
+            "--pinet-baseline-band",
+            "5",
             "--pinet-duration",
             "4",
             "--pinet-omit",

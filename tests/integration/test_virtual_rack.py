@@ -153,8 +153,14 @@ def _suite(spec: Any, address: str, results: Path, *selection: str) -> subproces
         str(rack.env_file(spec).parent),
         "--pinet-results",
         str(results),
+        # Adaptive, as a lab runs: a board that hangs mid-run is then found within seconds
+        # by its receiver's counters standing still (the client's own timeout took 14 s).
         "--pinet-duration",
-        "5",
+        "6",
+        "--pinet-omit",
+        "1",
+        "--pinet-adaptive-min",
+        "3",
         "-p",
         "no:cacheprovider",
         "-p",

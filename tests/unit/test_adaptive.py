@@ -236,8 +236,13 @@ def test_a_receiver_whose_counters_stand_still_is_stalled_for_that_long():
     assert stalled_for(cut[:5], 100.0) == pytest.approx(2.0)
     # never moved after the warm-up (a connection still being made): not a stall
     assert stalled_for(_readings([0, 0, 0, 0, 0]), 100.0) == 0.0
-    # before the warm-up's end nothing counts
-    assert stalled_for(cut, 103.0) == 0.0
+    # stillness counts from the warm-up's end: still since 102, counted from 103, two seconds at 105
+    assert stalled_for(cut, 103.0) == pytest.approx(2.0)
+    assert stalled_for(cut[:4], 103.0) == 0.0
+    # bytes flowed in the warm-up, then none (a board hung 2 s into a 3 s warm-up): stalled
+    # from the warm-up's end, not never
+    hung_early = _readings([0, 10**8, 10**8, 10**8, 10**8, 10**8, 10**8])
+    assert stalled_for(hung_early, 103.0) == pytest.approx(3.0)
 
 
 def test_without_socket_counters_the_sampler_s_own_ssh_bytes_are_still_standing_still():

@@ -8,7 +8,7 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -121,6 +121,45 @@ def test_after_a_hang_clean_ups_are_not_sent_until_the_host_answers_or_is_cycled
     assert host.run(["kill", "1234"], timeout=5, cleanup=True).ok
 
 
+def test_a_retry_that_cannot_connect_keeps_the_silence(monkeypatch):
+    """A sampler retried on a hung board after its silence was noted.  While that reconnect
+    waited out its 10 s the silence was forgotten, so the evidence and a restore after it
+    waited 10 s each (25 s in a rack trial).  A reconnect is no answer: the clean-ups sent
+    meanwhile are not sent."""
+    monkeypatch.setattr(remote, "STUCK_GRACE_S", 0.2)
+    host = _host(_HungConnection())
+    with pytest.raises(LabFault):
+        host.run(["tc", "-s", "qdisc", "show"], timeout=0.3)
+    connecting, give_up = threading.Event(), threading.Event()
+
+    def no_banner() -> Any:
+        connecting.set()
+        give_up.wait(timeout=10)
+        raise LabFault("unreachable", "cannot reach qpi: timed out", "qpi")
+
+    monkeypatch.setattr(host, "_connect", no_banner)
+    retried: list[BaseException] = []
+
+    def sampler() -> None:
+        try:
+            host.run(["tc", "-s", "qdisc", "show"], timeout=5)  # not a clean-up: it is tried
+        except LabFault as fault:
+            retried.append(fault)
+
+    retry = threading.Thread(target=sampler)
+    retry.start()
+    assert connecting.wait(timeout=5)
+    started = time.monotonic()
+    try:
+        with pytest.raises(LabFault, match="not sent"):
+            host.run(["sh", "-c", "uptime"], timeout=5, cleanup=True)
+        assert time.monotonic() - started < 0.5
+    finally:
+        give_up.set()
+        retry.join(timeout=10)
+    assert len(retried) == 1 and "timed out" in str(retried[0])
+
+
 def test_closing_the_connection_from_outside_forgets_the_silence(monkeypatch):
     monkeypatch.setattr(remote, "STUCK_GRACE_S", 0.2)
     host = _host(_HungConnection())
@@ -171,3 +210,28 @@ def test_a_silent_host_s_settings_are_not_restored_but_named(monkeypatch):
     assert restored == ["pc:route"]  # the answering host is put back
     (problem,) = problems
     assert problem.startswith("qpi: knob qdisc not restored: it gave no answer within"), problem
+
+
+def test_a_host_that_cannot_give_evidence_is_not_asked_its_restores(monkeypatch):
+    """A board hung under a run whose own commands came back with no exit status (its TCP
+    still up): the evidence after the fault found no answer, and each restore after it
+    still waited 10 s (a rack trial).  The evidence's silence now counts."""
+    from pytest_pinet.lab.recovery import LabRecovery
+
+    board, peer = _host(_Quick()), _host(_Quick())
+    monkeypatch.setattr(board, "run_shell", _raising_timeout)
+    recovery = LabRecovery(
+        lambda: (cast(Any, None), {"qpi": board, "pc": peer}), lambda _name: None, _ignore, _ignore
+    )
+    found = recovery.evidence()
+    assert found["qpi"].startswith("no answer") and found["pc"] == "ok\n"
+    assert board.silent is not None and "evidence" in board.silent
+    assert peer.silent is None  # the host that answered is asked everything as before
+
+
+def _raising_timeout(script: str, **_: Any) -> Any:
+    raise LabFault("timeout", f"qpi: `{script}` still running after 5 s", "qpi")
+
+
+def _ignore(*_: Any) -> None:
+    return None
