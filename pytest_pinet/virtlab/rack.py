@@ -322,7 +322,7 @@ def stop_exporter(state_dir: Path) -> int:
             os.kill(pid, signal.SIGTERM)
             stopped = 1
         deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and Path(f"/proc/{pid}").exists():
+        while time.monotonic() < deadline and _alive(pid):
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(pid, os.WNOHANG)
             time.sleep(0.05)
@@ -383,7 +383,14 @@ def status(spec: LabSpec) -> dict[str, Any] | None:
 
 
 def _alive(pid: int) -> bool:
-    return pid > 0 and Path(f"/proc/{pid}").exists()
+    """The process runs: it exists and is not a zombie.  An exporter restarted by a test is
+    the test's child; once stopped it stays a zombie until that test reaps it, and ``pinet lab
+    down`` (another process) waited 10 s for it to vanish at every rack's end."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return pid > 0 and stat.rpartition(")")[2].split()[:1] != ["Z"]
 
 
 def _read_pid(path: Path) -> int:

@@ -212,3 +212,22 @@ def test_the_rack_env_has_the_hardware_lab_s_drivers_and_resources(spec, tmp_pat
     assert ports == {"qpi-power": "0", **{f"{peer}-power": str(n) for n, peer in enumerate(peers, 1)}}
     assert group["qpi-power"]["host"] == "http://10.203.3.2:80/api/poe/{index}/{value}"
     assert "accepter: telnet(rfc2217),tcp,10.203.3.2,4001" in rack.ser2net_config(spec)
+
+
+def test_a_stopped_process_that_is_nobody_s_to_reap_counts_as_gone():
+    """An exporter a test restarted is that test's child: stopped, it stays a zombie until
+    the test reaps it, and ``pinet lab down`` (another process) waited out 10 s for it."""
+    _alive = rack._alive
+    child = subprocess.Popen(["sleep", "30"])
+    try:
+        assert _alive(child.pid)
+        child.kill()
+        deadline = time.monotonic() + 5
+        while _alive(child.pid) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert not _alive(child.pid)
+        assert Path(f"/proc/{child.pid}").exists()  # not yet reaped: a zombie, not gone
+    finally:
+        child.kill()
+        child.wait()
+    assert not _alive(child.pid) and not _alive(0)
