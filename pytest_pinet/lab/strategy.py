@@ -37,6 +37,10 @@ from labgrid.strategy import Strategy, StrategyError
 from ..errors import LabFault, PinetError
 
 BOOT_TELL_EVERY_S = 15.0  # how often a boot in progress says so
+# Asked on the console of a board whose boot stalled before SSH answered.
+STALLED_BOOT_QUESTION = (
+    "systemctl list-jobs --no-pager 2>&1 | head -n 15; systemctl --failed --no-pager 2>&1 | head -n 10"
+)
 
 
 # Terminal control sequences and other control characters a console sends (a BIOS clears the
@@ -88,6 +92,10 @@ class PinetBoardStrategy(Strategy):  # type: ignore[misc]
         self.console_log = ""
         self.boot_seconds: float | None = None
         self.boot_cycles = 0  # power cycles the last boot took (more than 1: it stalled first)
+        # Why each power cycle of the last boot that did not answer stalled, with its console:
+        # the next cycle's boot overwrites the console log, and a stall cured by it left no
+        # trace of its cause (a QEMU board with its network up but no sshd, twice).
+        self.stalled_cycles: list[str] = []
         self.console_kernel: str | None = None  # `uname -r` read over the serial console
         self.console_login_seconds: float | None = None
         self.image: Any = None  # the CatalogueImage "provisioned" means; None: whatever runs
@@ -236,15 +244,39 @@ class PinetBoardStrategy(Strategy):  # type: ignore[misc]
         self.console_login_seconds = time.monotonic() - started
         self.console_kernel = out[0].strip() if out else ""
 
+    def _stalled_boot_says(self) -> str:
+        """What a board that did not answer SSH says on its console about its boot: the jobs
+        systemd still waits for and the units that failed ("" without a shell on a console).
+        A board whose network came up without sshd left no clue before the next cycle."""
+        if self.shell is None:
+            return ""
+        patience = getattr(self.shell, "login_timeout", None)
+        try:
+            if patience is not None:
+                self.shell.login_timeout = min(patience, 20)  # no getty yet: do not wait 300 s
+            self.target.activate(self.shell)
+            out, _, _ = self.shell.run(STALLED_BOOT_QUESTION, timeout=30)
+        except Exception as exc:  # noqa: BLE001 - labgrid's own types; evidence, never the fault
+            self._drain_console()
+            return f"\nconsole shell: none ({type(exc).__name__}: {exc})"
+        finally:
+            if patience is not None:
+                self.shell.login_timeout = patience
+        return "\nsystemd on the console:\n" + "\n".join(out)[-3000:]
+
     def _cycle_and_wait(self) -> None:
         """Power-cycle until the board answers SSH, at most ``boot_attempts`` times."""
         attempts = max(1, self.boot_attempts)
         self.boot_cycles = 0
+        self.stalled_cycles = []
         for attempt in range(1, attempts + 1):
             self.boot_cycles = attempt
             last = self._power_cycle_and_wait()
             if last is None:
                 return
+            tail = readable(self.console_log)[-2000:] or "(no console on this target)"
+            said = self._stalled_boot_says()
+            self.stalled_cycles.append(f"cycle {attempt}: {last}; console tail:\n{tail}{said}")
             if attempt < attempts:
                 self._tell(
                     f"not reachable {self.boot_timeout:.0f} s after power on ({last}): "

@@ -65,6 +65,9 @@ def test_board_that_never_answers_is_a_bounded_boot_timeout(board_power):
     assert "no console on this target" in str(info.value)
     # One more power cycle first, as a lab engineer would, and the fault says so.
     assert made.boot_cycles == 2 and "in each of 2 power cycles" in str(info.value)
+    # Each stalled cycle is kept with its reason and console, for the run's boot facts.
+    assert [c.split(":")[0] for c in made.stalled_cycles] == ["cycle 1", "cycle 2"]
+    assert all("console tail" in c for c in made.stalled_cycles)
 
 
 def test_cli_power_cycle_goes_through_labgrid(board_power, fresh_lab):
