@@ -250,10 +250,14 @@ class PinetBoardStrategy(Strategy):  # type: ignore[misc]
         A board whose network came up without sshd left no clue before the next cycle."""
         if self.shell is None:
             return ""
+        if not readable(self.console_log).strip():
+            # Nothing on the console this cycle (a dark port, a board that never started):
+            # there is nobody to ask, and a login would wait its whole bound per cycle.
+            return "\nconsole shell: not asked (the console stayed silent)"
         patience = getattr(self.shell, "login_timeout", None)
         try:
             if patience is not None:
-                self.shell.login_timeout = min(patience, 20)  # no getty yet: do not wait 300 s
+                self.shell.login_timeout = min(patience, 10)  # no getty yet: do not wait 300 s
             self.target.activate(self.shell)
             out, _, _ = self.shell.run(STALLED_BOOT_QUESTION, timeout=30)
         except Exception as exc:  # noqa: BLE001 - labgrid's own types; evidence, never the fault

@@ -342,6 +342,10 @@ def test_port_on_but_board_dark_is_a_boot_timeout(place):
     assert fault.value.category == "boot-timeout"
     assert f"in each of {strategy.boot_attempts} power cycles" in str(fault.value)
     assert qemu_board.running_pid(spec) == 0
+    # A console that stayed silent is not asked what systemd waits for: a login there would
+    # wait out its bound in each cycle (42 s in a trial).
+    assert len(strategy.stalled_cycles) == strategy.boot_attempts
+    assert all("console shell: not asked" in cycle for cycle in strategy.stalled_cycles)
 
 
 def test_console_drop_and_exporter_restart_end_recovered_by_a_power_cycle(place):

@@ -21,7 +21,7 @@ from labgrid import Environment
 from labgrid.driver.power import simplerest
 
 from pytest_pinet.errors import LabFault
-from pytest_pinet.lab.strategy import PinetBoardStrategy
+from pytest_pinet.lab.strategy import STALLED_BOOT_QUESTION, PinetBoardStrategy
 from pytest_pinet.virtlab import envfile, power_switch, qemu_board, rack
 
 from .test_qemu_parts import _image
@@ -231,3 +231,52 @@ def test_a_stopped_process_that_is_nobody_s_to_reap_counts_as_gone():
         child.kill()
         child.wait()
     assert not _alive(child.pid) and not _alive(0)
+
+
+class _Shell:
+    """A console shell as labgrid's ShellDriver answers: lines out, lines err, exit code."""
+
+    def __init__(self, fails: bool = False) -> None:
+        self.login_timeout = 300
+        self.fails = fails
+        self.asked: list[tuple[str, int]] = []
+
+    def run(self, command: str, timeout: int = 30) -> tuple[list[str], list[str], int]:
+        self.asked.append((command, self.login_timeout))
+        if self.fails:
+            raise TimeoutError("no login prompt")
+        return (
+            ["JOB UNIT                       TYPE  STATE", "7  ssh.service              start waiting"],
+            [],
+            0,
+        )
+
+
+def _stalled(console: str, shell: Any) -> Any:
+    from types import SimpleNamespace
+
+    return SimpleNamespace(
+        shell=shell,
+        console_log=console,
+        target=SimpleNamespace(activate=lambda _driver: None),
+        _drain_console=lambda: None,
+    )
+
+
+def test_a_stalled_boot_is_asked_on_its_console_what_systemd_waits_for():
+    """A QEMU board came up with its network and no sshd, and the next cycle overwrote the
+    only clue: the console is asked, with a short login bound, and the bound restored."""
+    shell = _Shell()
+    said = PinetBoardStrategy._stalled_boot_says(_stalled("Booting from ROM...\r\n", shell))
+    assert "systemd on the console" in said and "ssh.service" in said and "start waiting" in said
+    assert shell.asked == [(STALLED_BOOT_QUESTION, 10)] and shell.login_timeout == 300
+    failing = _Shell(fails=True)
+    said = PinetBoardStrategy._stalled_boot_says(_stalled("Booting from ROM...\r\n", failing))
+    assert "console shell: none (TimeoutError: no login prompt)" in said and failing.login_timeout == 300
+
+
+def test_a_silent_console_is_not_asked():
+    shell = _Shell()
+    said = PinetBoardStrategy._stalled_boot_says(_stalled("", shell))
+    assert "not asked" in said and shell.asked == []
+    assert PinetBoardStrategy._stalled_boot_says(_stalled("text", None)) == ""
