@@ -203,9 +203,7 @@ class RemoteHost:
                 # A reconnect is no answer yet: the host stays silent until a command comes
                 # back.  Clearing it here let a sampler's retry on a hung board make the
                 # evidence and the restores after it wait 10 s each again (25 s in a trial).
-                silent = self._silent
-                self.close()
-                self._silent = silent
+                self._drop()
                 self._connection = self._connect()
             return self._connection
 
@@ -353,6 +351,11 @@ class RemoteHost:
         """Close the connection (it is reopened on next use, and asked everything again)."""
         with self._lock:
             self._silent = None
+            self._drop()
+
+    def _drop(self) -> None:
+        """Close the connection and its jump hosts' ones, keeping what is known of the host."""
+        with self._lock:
             if self._connection is not None:
                 try:
                     self._connection.close()
