@@ -99,9 +99,13 @@ def _run(lab: LabSpec, tmp_path: Path, case_id: str, floor: float) -> tuple[Any,
 
 
 def _interval(row: dict[str, Any]) -> tuple[float, float]:
-    """The run's 95 % interval as the verdict takes it: never above the wire's limit."""
-    half = row["goodput_mbps"] * row["detail"]["precision_pct"] / 100.0
-    return row["goodput_mbps"] - half, min(row["goodput_mbps"] + half, row["limit_mbps"])
+    """The run's 95 % interval as the verdict takes it: never above the wire's limit, nor
+    under the figure itself.  A receiver's clock may put a run a few thousandths of a percent
+    over the limit (CI measured 941.50 against 941.48, inside the 0.05 % the suite allows);
+    the interval then ends at the figure, and a floor equal to it is undecided, not failed."""
+    goodput = row["goodput_mbps"]
+    half = goodput * row["detail"]["precision_pct"] / 100.0
+    return goodput - half, max(goodput, min(goodput + half, row["limit_mbps"]))
 
 
 def test_a_floor_inside_the_noise_ends_undecided_with_its_interval(lab12, tmp_path):
