@@ -20,8 +20,10 @@ from ..lab.traffic_turn import traffic_turn
 from ..model import HostFacts, Measurement, Observation, QdiscUse, TrafficContext
 from ..model.lab import LinkEntry
 from ..traffic.adaptive import SettleRule
+from ..traffic.iperf3_server import forget_iperf3_version
 from ..traffic.observers import Snapshot, observe, take_snapshots
 from ..traffic.run_driver import Progress
+from ..traffic.udpgen import forget_udpgen
 
 End = tuple[RemoteHost, str]  # a host and the interface watched on it
 
@@ -59,8 +61,12 @@ class FactsCache:
         return sorted(set(names))
 
     def forget(self, host: str) -> None:
-        """Gather ``host``'s facts afresh on next use (it was reflashed: another kernel, OS)."""
+        """Gather ``host``'s facts afresh on next use (it was reflashed: another kernel, OS,
+        iperf3)."""
         self._facts.pop(host, None)
+        if host in self.hosts:
+            forget_iperf3_version(self.hosts[host])
+            forget_udpgen(self.hosts[host])
 
     def __getitem__(self, host: str) -> HostFacts:
         if host not in self._facts:

@@ -23,7 +23,8 @@ _VERSIONS: WeakKeyDictionary[RemoteHost, tuple[int, int]] = WeakKeyDictionary()
 
 
 def iperf3_version(host: RemoteHost) -> tuple[int, int]:
-    """(major, minor) of iperf3 on ``host``, asked once per connection object.
+    """(major, minor) of iperf3 on ``host``, asked once per connection object until a reflash
+    forgets it (``forget_iperf3_version``).
 
     A missing iperf3 is a lab fault.  Caching saves one SSH round trip per server start.
     """
@@ -35,6 +36,12 @@ def iperf3_version(host: RemoteHost) -> tuple[int, int]:
         raise LabFault("tool-missing", f"{host.name}: iperf3 is not installed or does not run")
     _VERSIONS[host] = (int(match.group(1)), int(match.group(2)))
     return _VERSIONS[host]
+
+
+def forget_iperf3_version(host: RemoteHost) -> None:
+    """Ask ``host`` its iperf3 version afresh on next use: it was reflashed, and another image
+    may carry another iperf3 (whose flags differ across 3.11)."""
+    _VERSIONS.pop(host, None)
 
 
 def server_start_script(port: int, argv: Argv, log_file: str) -> str:

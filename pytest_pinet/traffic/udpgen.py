@@ -61,6 +61,11 @@ def ensure_udpgen(host: RemoteHost) -> str:
     return binary
 
 
+def forget_udpgen(host: RemoteHost) -> None:
+    """Look for the generator on ``host`` afresh on next use: a reflashed card lost it."""
+    _BUILT.pop(host, None)
+
+
 @dataclass(frozen=True)
 class UdpGenOptions:
     """What to send; validated here so nothing odd reaches the remote command line."""
