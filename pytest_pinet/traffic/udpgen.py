@@ -40,19 +40,29 @@ def source_hash() -> str:
     return hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:16]
 
 
+def built_paths(home: str = "") -> tuple[str, str]:
+    """(binary, source) of this generator's build, under ``home`` (the login's home when
+    empty: where SSH commands start).  A QEMU board's image carries one built at image time."""
+    tag = source_hash()
+    return f"{home}{CACHE}/pinet-udpgen-{tag}", f"{home}{CACHE}/pinet-udpgen-{tag}.c"
+
+
+def build_argv(binary: str, source: str) -> list[str]:
+    """The compiler's command line, the same on a board and in an image's tree."""
+    return ["cc", "-O2", "-Wall", "-pthread", "-o", binary, source]
+
+
 def ensure_udpgen(host: RemoteHost) -> str:
     """Path of the generator built on ``host``, building it first when missing."""
     if host in _BUILT:
         return _BUILT[host]
-    tag = source_hash()
     # In the login user's home (where SSH commands and SFTP start), never a shared /tmp: a
     # binary another user could have planted there would run as the lab's user.
-    binary = f"{CACHE}/pinet-udpgen-{tag}"
+    binary, source = built_paths()
     if not host.run(["test", "-x", binary], timeout=15).ok:
-        source = f"{CACHE}/pinet-udpgen-{tag}.c"
         host.check(["mkdir", "-p", "-m", "700", CACHE], timeout=15)
         host.put(SOURCE, source)
-        built = host.run(["cc", "-O2", "-Wall", "-pthread", "-o", binary, source], timeout=180)
+        built = host.run(build_argv(binary, source), timeout=180)
         if not built.ok:
             detail = (built.stderr or built.stdout).strip()[:300]
             hint = "install a C compiler (apt-get install gcc)" if built.exit_code == 127 else detail

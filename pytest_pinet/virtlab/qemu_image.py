@@ -168,7 +168,7 @@ def recipe() -> dict[str, object]:
         "sshd": SSHD_DROP_IN,
         "files": files,
         "firmware": [FIRMWARE_KERNEL, FIRMWARE_INITRD],
-        "layout": 2,
+        "layout": 3,
     }
 
 
@@ -394,3 +394,18 @@ def _customize(root: Path, keys: Path) -> None:
     # takes keys only, so this opens nothing beyond the console QEMU gives the lab.
     system.run(["chroot", str(root), "passwd", "-d", "root"])
     (root / "etc/fstab").write_text("LABEL=pinet-root / ext4 rw,noatime 0 1\n", encoding="utf-8")
+    _build_udpgen(root)
+
+
+def _build_udpgen(root: Path) -> None:
+    """The UDP generator, built in the tree as the board builds it (its compiler, its libc,
+    the same flags) where the board looks first.  On the emulated board the build took 4.7 s
+    of every job; a generator changed since the image was built is still built there."""
+    from ..traffic import udpgen  # here: the SSH machinery it loads is no concern of `pinet lab`
+
+    binary, source = udpgen.built_paths("/root/")
+    cache = root / source.lstrip("/")
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    os.chmod(cache.parent, 0o700)
+    shutil.copy(udpgen.SOURCE, cache)
+    system.run(["chroot", str(root), *udpgen.build_argv(binary, source)], timeout=300)
