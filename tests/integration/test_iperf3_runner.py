@@ -111,6 +111,23 @@ def test_fixed_run_records_that_it_was_fixed(hosts):
     assert run.result.received is not None and run.result.received.seconds == pytest.approx(2, abs=0.2)
 
 
+def _wait_until_served(netns: str, port: int, within_s: float = 10.0) -> None:
+    """Until the server in ``netns`` holds a client on ``port``: a fixed 0.7 s sleep let the
+    second client win the race on a loaded machine."""
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        shown = subprocess.run(
+            ["ip", "netns", "exec", netns, "ss", "-Htn", "state", "established", f"sport = :{port}"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+        if shown.stdout.strip():
+            return
+        time.sleep(0.05)
+    pytest.fail(f"no client reached the server on port {port} within {within_s} s")
+
+
 def test_busy_server_is_reported_as_such(hosts):
     spec, inventory, made = hosts
     link = inventory.link("eth")
@@ -133,7 +150,7 @@ def test_busy_server_is_reported_as_such(hosts):
         stdout=subprocess.DEVNULL,
     )
     try:
-        time.sleep(0.7)
+        _wait_until_served(spec.netns("pc"), port)
         second = made["pi"].run(
             client_argv(link.peer_address, port, Iperf3Options(streams=1, duration=1, omit=0))
         )

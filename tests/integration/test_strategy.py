@@ -21,9 +21,15 @@ from pytest_pinet.virtlab import virtual_lab
 
 def _sleeping(spec) -> bool:
     """True when a `sleep` runs inside the board's namespace."""
-    return any(
-        "sleep" in Path(f"/proc/{p}/cmdline").read_text() for p in virtual_lab.netns_pids(spec.netns("pi"))
-    )
+    return any("sleep" in _cmdline(p) for p in virtual_lab.netns_pids(spec.netns("pi")))
+
+
+def _cmdline(pid: int) -> str:
+    """A process's command line, empty when it ended between listing and reading."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_text()
+    except OSError:
+        return ""
 
 
 @pytest.fixture

@@ -24,6 +24,9 @@ from ..report_browser import chromium, result_id_of, serve, shoot
 from .conftest import own_lab
 
 ROOT = Path(__file__).resolve().parents[2]
+# Changes of 3 % or more count: the planted 10 % step, never a clean night 1 % off its peers.
+TRENDS = ("--min-change", "3")
+ABOUT_TEN = r"-(?:8|9|10|11|12)\.\d"  # the planted drop, as a percentage with one decimal
 
 SUITE = """
 def test_goodput(pinet_measure_tcp, pinet_judge_goodput):
@@ -102,23 +105,26 @@ def test_clean_runs_then_a_degraded_one(lab8, tmp_path):
     (tmp_path / "p.yaml").write_text("profiles: {stock: {}}\n")
     # Three clean nights: with two, the band is t(1) x s x 1.22 = 78 s, so two runs 0.4 Mbit/s
     # apart on a busy host would hide a 3 % drop (the likely cause of one CI failure of this
-    # test, whose output was not kept); three give 11.5 s.
+    # test, whose output was not kept); three give 11.5 s.  The plant is 10 %, as in
+    # test_accept: a clean night 0.45 % low (CI has measured single runs at 936 and 934
+    # against the lab's 941.4) widens three nights' band to about 30 Mbit/s, which hid a 3 %
+    # plant; 10 % stays outside it unless a clean night is about 1.5 % low.
     for _ in range(3):
         ok = _pytest(tmp_path)
         assert ok.returncode == 0, ok.stdout[-3000:]
         _report(tmp_path)  # each night's report, as a nightly builds it: the metrics keep history
-    cable_faults.degrade(lab8, 3.0)
+    cable_faults.degrade(lab8, 10.0)
     bad = _pytest(tmp_path)
     assert bad.returncode == 1, bad.stdout[-3000:]
     report = _report(tmp_path)
     assert "regression against baseline" in bad.stdout
-    trends = _pinet("trends", "--db", _db(tmp_path))
+    trends = _pinet("trends", *TRENDS, "--db", _db(tmp_path))
     assert trends.returncode == 1, trends.stdout + trends.stderr
     first, second, last_clean, degraded = sorted(
         p.name for p in (tmp_path / "results").iterdir() if p.is_dir()
     )
     assert f"run {degraded}" in trends.stdout
-    assert "-3." in trends.stdout or "-2." in trends.stdout  # a drop of about three percent
+    assert re.search(ABOUT_TEN, trends.stdout), trends.stdout  # a drop of about ten percent
     verdicts = [json.loads(r.read_text()).get("status") for r in (tmp_path / "allure").glob("*-result.json")]
     # the degraded night's results (each night starts afresh), beside the trend charts' result
     assert [v for v in verdicts if v != "unknown"] == ["failed"]
@@ -133,13 +139,13 @@ def test_clean_runs_then_a_degraded_one(lab8, tmp_path):
                 base + "#" + failed, tmp_path / "test.png", height=1400, expect="trend across nights"
             )
         assert "Variables" in overview and "Regressions 1 (1 new tonight, 0 persisting)" in overview
-        drop = r"Largest drop 1 -[1-5]\.\d % pi / \S+ / ethernet / board->peer / half"
+        drop = r"Largest drop 1 " + ABOUT_TEN + r" % pi / \S+ / ethernet / board->peer / half"
         assert re.search(drop, overview), overview[:2000]
         assert "regression against baseline" in page
         assert "trend across nights: pi / kernel" in page
 
     # the same as data, for a dashboard or a script
-    data = json.loads(_pinet("trends", "--db", _db(tmp_path), "--json").stdout)
+    data = json.loads(_pinet("trends", *TRENDS, "--db", _db(tmp_path), "--json").stdout)
     (context,) = data["contexts"]
     assert data["change_points"] == 1 and context["runs"] == 4
     assert context["change_points"][0]["run_id"] == degraded
@@ -148,7 +154,7 @@ def test_clean_runs_then_a_degraded_one(lab8, tmp_path):
     compared = _pinet("compare", last_clean, degraded, "--db", _db(tmp_path), "--json")
     assert compared.returncode == 1, compared.stdout + compared.stderr
     (delta,) = json.loads(compared.stdout)["contexts"]
-    assert -4.5 < delta["delta_pct"] < -1.5 and delta["beyond_noise"]
+    assert -12.5 < delta["delta_pct"] < -7.5 and delta["beyond_noise"]
     steady = _pinet("compare", first, second, "--db", _db(tmp_path))
     assert steady.returncode == 0 and "0 of 1 contexts changed beyond noise" in steady.stdout, steady.stdout
 
@@ -157,7 +163,7 @@ def test_clean_runs_then_a_degraded_one(lab8, tmp_path):
         "runs", "exclude", degraded, "--why", "degraded cable on purpose", "--db", _db(tmp_path)
     )
     assert excluded.returncode == 0, excluded.stderr
-    assert _pinet("trends", "--db", _db(tmp_path)).returncode == 0
+    assert _pinet("trends", *TRENDS, "--db", _db(tmp_path)).returncode == 0
     listed = _pinet("runs", "--db", _db(tmp_path)).stdout
     assert "EXCLUDED: degraded cable on purpose" in listed and first in listed
     refused = _pinet("runs", "exclude", degraded, "--db", _db(tmp_path))

@@ -13,6 +13,7 @@ install), it must
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -221,6 +222,13 @@ def test_the_installed_wheel_runs_the_suite_outside_a_clone(venvs, tmp_path, roo
     assert version.stdout.strip() == "pytest-pinet 0.1.0"
     work = tmp_path / "elsewhere"  # no pyproject, no lab/, no tests/: what a user has
     work.mkdir()
+    # The shipped rules from the wheel, the half-duplex floor at 900: the shipped 940 sits
+    # 0.16 % under the emulated cable's 941.5, and a busy CI host measured 936 (two other
+    # tests failed so).  What this test proves is the wheel, not the lab's level; a wheel
+    # without its thresholds file fails to load it.
+    floor = {"scenario": "ethernet", "duplex": "half", "link_speed_mbps": 1000, "mtu": 1500}
+    rule = {"id": "gbe-tcp-half-duplex", "match": floor, "min_mbps": 900, "why": "the wheel's test"}
+    (work / "thresholds.yaml").write_text(json.dumps({"extends": "shipped", "rules": [rule]}))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PINET_", "PYTEST_", "LG_"))}
     done = subprocess.run(
         [
@@ -242,6 +250,8 @@ def test_the_installed_wheel_runs_the_suite_outside_a_clone(venvs, tmp_path, roo
             "4",
             "--pinet-results",
             str(tmp_path / "results"),
+            "--pinet-thresholds",
+            str(work / "thresholds.yaml"),
         ],
         cwd=work,
         env=env,
@@ -250,12 +260,9 @@ def test_the_installed_wheel_runs_the_suite_outside_a_clone(venvs, tmp_path, roo
         timeout=900,
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
-    # 940 sits 0.16 % under the emulated cable's 941.5: each case passes once its interval
-    # clears the floor, or ends undecided with the interval, never as a failure
     last = done.stdout.strip().splitlines()[-1]
-    counts = {word: int(n) for n, word in re.findall(r"(\d+) (passed|undecided|failed|skipped)", last)}
-    assert counts.get("passed", 0) + counts.get("undecided", 0) == 2, last
-    assert "pytest_pinet/data/thresholds.yaml" in done.stdout  # the shipped thresholds judged it
+    assert re.search(r"\b2 passed\b", last) and "failed" not in last, last
+    assert "adds to the shipped rules (extends: shipped)" in done.stdout  # the wheel's own file
     assert "pinet: lab virtual (namespace lab pinet6" in done.stdout
     assert list((tmp_path / "results").glob("*/measurements.jsonl"))
 
