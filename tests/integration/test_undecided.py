@@ -112,7 +112,7 @@ def _interval(row: dict[str, Any]) -> tuple[float, float]:
 def _reachable(row: dict[str, Any]) -> float:
     """The level a run measured, as the next run's floor, but never above the wire's limit: a
     run that read 941.50 against 941.48 would set a floor only a run over the limit holds."""
-    return min(round(row["goodput_mbps"], 2), math.floor(LIMIT * 100) / 100)
+    return min(round(float(row["goodput_mbps"]), 2), math.floor(LIMIT * 100) / 100)
 
 
 def test_a_floor_inside_the_noise_ends_undecided_with_its_interval(lab12, tmp_path):
