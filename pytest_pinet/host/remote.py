@@ -92,6 +92,7 @@ class RemoteHost:
         self.endpoint = endpoint
         self.connect_timeout = connect_timeout
         self._platform = platform
+        self._platform_given = platform  # the inventory's ``os:``; else learned, see forget_os
         # "sudo": commands that need root go through ``sudo -n`` (a peer logging in as an
         # ordinary user); None: they run as the login user, which must then be root.
         self.become = become
@@ -331,6 +332,12 @@ class RemoteHost:
                 "ssh-dropped", f"{self.name}: connection lost during `{command}` (no exit status)", self.name
             )
         return CommandResult(command, int(result.exited), str(result.stdout), str(result.stderr))
+
+    def forget_os(self) -> None:
+        """Ask ``uname -s`` again on next use, unless the inventory names the OS: a reflashed
+        board may run another system (a catalogue of Raspberry Pi OS and FreeBSD images)."""
+        with self._lock:
+            self._platform = self._platform_given
 
     def _still_connected(self) -> bool:
         with self._lock:

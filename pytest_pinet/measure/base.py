@@ -62,9 +62,10 @@ class FactsCache:
 
     def forget(self, host: str) -> None:
         """Gather ``host``'s facts afresh on next use (it was reflashed: another kernel, OS,
-        iperf3)."""
+        iperf3, a card without the UDP generator)."""
         self._facts.pop(host, None)
         if host in self.hosts:
+            self.hosts[host].forget_os()
             forget_iperf3_version(self.hosts[host])
             forget_udpgen(self.hosts[host])
 

@@ -27,7 +27,7 @@ def _sleeping(spec) -> bool:
 def _cmdline(pid: int) -> str:
     """A process's command line, empty when it ended between listing and reading."""
     try:
-        return Path(f"/proc/{pid}/cmdline").read_text()
+        return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
     except OSError:
         return ""
 

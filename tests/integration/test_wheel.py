@@ -230,39 +230,42 @@ def test_the_installed_wheel_runs_the_suite_outside_a_clone(venvs, tmp_path, roo
     rule = {"id": "gbe-tcp-half-duplex", "match": floor, "min_mbps": 900, "why": "the wheel's test"}
     (work / "thresholds.yaml").write_text(json.dumps({"extends": "shipped", "rules": [rule]}))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PINET_", "PYTEST_", "LG_"))}
-    done = subprocess.run(
-        [
-            str(venv / "bin" / "python"),
-            "-m",
-            "pytest",
-            "--pyargs",
-            "pytest_pinet.suite.test_ethernet",
-            "-k",
-            "half_duplex and stock",
-            "-p",
-            "no:cacheprovider",
-            "--strict-markers",
-            "--pinet-virtual-lab",
-            "pinet6",
-            "--pinet-board",
-            "netns",  # the namespace board alone: what this test proves is the wheel
-            "--pinet-duration",
-            "4",
-            "--pinet-results",
-            str(tmp_path / "results"),
-            "--pinet-thresholds",
-            str(work / "thresholds.yaml"),
-        ],
-        cwd=work,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
+
+    def suite(*args: str) -> subprocess.CompletedProcess[str]:
+        """The wheel's Ethernet suite on this test's virtual lab, run from ``work``."""
+        argv = ["-m", "pytest", "--pyargs", "pytest_pinet.suite.test_ethernet", "-p", "no:cacheprovider"]
+        return subprocess.run(
+            [str(venv / "bin" / "python"), *argv, "--pinet-virtual-lab", "pinet6", *args],
+            cwd=work,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+
+    done = suite(
+        "-k",
+        "half_duplex and stock",
+        "--strict-markers",
+        "--pinet-board",
+        "netns",  # the namespace board alone: what this test proves is the wheel
+        "--pinet-duration",
+        "4",
+        "--pinet-results",
+        str(tmp_path / "results"),
+        "--pinet-thresholds",
+        str(work / "thresholds.yaml"),
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     last = done.stdout.strip().splitlines()[-1]
     assert re.search(r"\b2 passed\b", last) and "failed" not in last, last
     assert "adds to the shipped rules (extends: shipped)" in done.stdout  # the wheel's own file
+    # Without --pinet-thresholds, outside a clone, the wheel's own file is the default.
+    listed = suite("--collect-only", "--pinet-results", str(tmp_path / "collected"))
+    shipped = f"pinet: thresholds {venv}/lib/"
+    assert (
+        shipped in listed.stdout and "/pytest_pinet/data/thresholds.yaml: the shipped rules" in listed.stdout
+    ), listed.stdout[-3000:] + listed.stderr[-2000:]
     assert "pinet: lab virtual (namespace lab pinet6" in done.stdout
     assert list((tmp_path / "results").glob("*/measurements.jsonl"))
 

@@ -167,6 +167,15 @@ def test_image_cache_key_follows_the_recipe_and_loads_only_complete_images(tmp_p
     assert len(key) == 12 and key == qemu_image.image_key()
     monkeypatch.setattr(qemu_image, "PACKAGES", (*qemu_image.PACKAGES, "strace"))
     assert qemu_image.image_key() != key
+    # The images carry the UDP generator built: a changed generator is a changed recipe.
+    from pytest_pinet.traffic.udpgen import SOURCE
+
+    assert qemu_image.UDPGEN_SOURCE == SOURCE
+    changed = tmp_path / "pinet-udpgen.c"
+    changed.write_bytes(SOURCE.read_bytes() + b"\n/* changed */\n")
+    with_packages = qemu_image.image_key()
+    monkeypatch.setattr(qemu_image, "UDPGEN_SOURCE", changed)
+    assert qemu_image.image_key() != with_packages
     assert qemu_image.load(tmp_path) is None  # nothing there
     entry = {"file": "a.img", "os_id": "debian", "os_version": "12", "kernel_release": "6.1.0-1-amd64"}
     manifest = {"host_key": "ssh-ed25519 AAAA", "images": {"a": {**entry, "sha256": "00" * 32}}}

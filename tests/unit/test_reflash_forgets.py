@@ -1,8 +1,10 @@
 """A reflashed board is asked afresh what a cache kept about its last image.
 
-Two per-host caches outlive a connection: the iperf3 version (it picks a server's flags,
-which differ across 3.11) and the path of the UDP generator built on the card.  A reflash
-may bring another iperf3 and wipes the generator, so forgetting a board's facts forgets both.
+Three things known of a host outlive a connection: the iperf3 version (it picks a server's
+flags, which differ across 3.11), the path of the UDP generator built on the card, and the
+operating system ``uname -s`` named.  A reflash may bring another iperf3 or another system
+and wipes the generator, so forgetting a board's facts forgets all three (an OS the
+inventory names stands).
 """
 
 from __future__ import annotations
@@ -21,6 +23,9 @@ def test_a_reflashed_host_is_asked_its_iperf3_version_again():
         name = "pi"
         answers = ("iperf 3.9 (cJSON 1.7.13)", "iperf 3.12 (cJSON 1.7.15)")
         asked = 0
+
+        def forget_os(self) -> None:
+            pass
 
         def run(self, argv, timeout=None):
             self.asked += 1
@@ -47,6 +52,9 @@ def test_a_reflashed_board_is_looked_at_again_for_its_udp_generator():
         def __init__(self) -> None:
             self.commands: list[list[str]] = []
 
+        def forget_os(self) -> None:
+            pass
+
         def run(self, argv, timeout=None):
             self.commands.append(argv)
             return CommandResult(" ".join(argv), 0, "", "")  # `test -x`: the binary is there
@@ -57,3 +65,23 @@ def test_a_reflashed_board_is_looked_at_again_for_its_udp_generator():
     FactsCache(Inventory.__new__(Inventory), {"pi": board}).forget("pi")  # type: ignore[dict-item]
     assert ensure_udpgen(board) == path and len(board.commands) == 2  # type: ignore[arg-type]
     assert board.commands[1][:2] == ["test", "-x"]
+
+
+def test_a_reflashed_host_is_asked_its_operating_system_again_unless_the_inventory_names_it():
+    """A catalogue may hold Raspberry Pi OS and FreeBSD images for one board: the commands a
+    host gets follow what it runs now, which ``uname -s`` said before the reflash."""
+    from pathlib import Path
+
+    from pytest_pinet.host.platform import LINUX, platform_of_uname
+    from pytest_pinet.host.remote import RemoteHost, SshEndpoint
+    from pytest_pinet.lab.inventory import Inventory
+    from pytest_pinet.measure import FactsCache
+
+    endpoint = SshEndpoint("pi", "10.203.9.2", "root", 22, None, Path("/nonexistent/known_hosts"))
+    learned = RemoteHost(endpoint)
+    learned._platform = platform_of_uname("pi", "FreeBSD\n")  # what the last image's uname said
+    FactsCache(Inventory.__new__(Inventory), {"pi": learned}).forget("pi")
+    assert vars(learned)["_platform"] is None  # asked again on next use
+    named = RemoteHost(endpoint, platform=LINUX)
+    named.forget_os()
+    assert named._platform is LINUX  # the inventory's os: stands
