@@ -1,11 +1,9 @@
-"""`pinet accept` and `pinet regressions`: a regression stays red until a person accepts it.
-
-``pinet regressions`` lists every context whose latest night is in an unaccepted regression
-(since which run, how many nights, the level before and after).  ``pinet accept`` makes a
-changed level the new normal: of a run (every context that regressed in it), of one context
-(its pending regression, from its first night) or of a change point (a run and a context),
-always with ``--why``, recorded with who and when, and undone with ``--undo ID``.  Both read
-the store through its methods only (``record.store``, ``record.nightly``).
+"""`pinet accept`: a regression stays red until a person accepts it (``pinet regressions``
+lists what waits).  Accepting makes a changed level the new normal: of a run (every context
+that regressed in it), of one context (its pending regression, from its first night) or of a
+change point (a run and a context), always with ``--why``, recorded with who and when, and
+undone with ``--undo ID``.  It reads the store through its methods only (``record.store``,
+``record.nightly``).
 
 Goodput and latency under load (lower is better) each have a standing; a context may be in
 regression in either.  An acceptance is of a run's level in a context: every figure of it
@@ -17,8 +15,6 @@ from __future__ import annotations
 
 import argparse
 import getpass
-import json
-import time
 from typing import Any
 
 from ..errors import PinetError
@@ -28,9 +24,7 @@ from ..record.nightly import METRICS, Persisting, persisting_regressions
 from ..record.store import ResultsStore
 from ..redaction import mask
 from .bisect_images import Probe, references_of
-from .history import STORE_HELP, open_store
-
-WEEK_S = 7 * 86400.0
+from .store_access import STORE_HELP, open_store
 
 
 def _who(args: argparse.Namespace) -> str:
@@ -115,46 +109,8 @@ def cmd_accept(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_regressions(args: argparse.Namespace) -> int:
-    """Contexts in a persisting regression, and the acceptances of the last week."""
-    store = open_store(args.db)
-    try:
-        pending = persisting_regressions(store)
-        recent = store.acceptances(since=time.time() - WEEK_S)
-    finally:
-        store.close()
-    if args.json:
-        data: dict[str, Any] = {
-            "regressions": [
-                {
-                    "context": p.key,
-                    "label": context_text(p.key),
-                    "since_run": p.first.run_id,
-                    "first_seen": p.first.started,
-                    "nights": len(p.standing.regressed),
-                    "metric": p.metric.name,
-                    "unit": p.metric.unit,
-                    "accepted": p.before,
-                    "regressed": p.now,
-                    **({"accepted_mbps": p.before, "regressed_mbps": p.now} if p.metric.sign > 0 else {}),
-                    "change_pct": p.change_pct,
-                }
-                for p in pending
-            ],
-            "accepted_last_week": [{**vars(a), "label": scope_text(a.context_key)} for a in recent],
-        }
-        print(json.dumps(data, indent=2))
-        return 1 if pending else 0
-    for p in pending:
-        print(f"{context_text(p.key)}\n  {p.explain()}")
-    print(f"{len(pending)} context(s) in regression" if pending else "no context in regression")
-    for accepted in recent:
-        print(f"accepted this week: {accepted.explain()}  [{scope_text(accepted.context_key)}]")
-    return 1 if pending else 0
-
-
 def register(sub: Any) -> None:
-    """Register ``accept`` and ``regressions`` on the ``pinet`` command's subparsers."""
+    """Register ``accept`` on the ``pinet`` command's subparsers."""
     accept = sub.add_parser(
         "accept",
         help="accept a changed level (a run, a context or a change point) as the new baseline",
@@ -175,10 +131,3 @@ def register(sub: Any) -> None:
     accept.add_argument("--list", action="store_true", help="the standing acceptances")
     accept.add_argument("--db", default=None, help=STORE_HELP)
     accept.set_defaults(func=cmd_accept)
-
-    regressions = sub.add_parser(
-        "regressions", help="contexts in a regression nobody accepted yet: since when, how many nights"
-    )
-    regressions.add_argument("--db", default=None, help=STORE_HELP)
-    regressions.add_argument("--json", action="store_true", help="the regressions as JSON")
-    regressions.set_defaults(func=cmd_regressions)

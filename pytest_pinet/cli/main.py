@@ -13,18 +13,8 @@ from collections.abc import Sequence
 from .. import __version__
 from ..errors import PinetError
 from ..extras import require_lab_extra
-from . import (
-    accept,
-    bench_command,
-    bisect_command,
-    history,
-    lab_build,
-    lab_check,
-    lab_degrade,
-    lab_power,
-    main_job,
-    report,
-)
+from . import accept, bench, bisect, compare, regressions, report, run, runs, trends
+from .lab import check, degrade, down, export, power, status, up, vhost_power
 
 # Commands that reach a lab through labgrid (and write Allure results): without the ``lab``
 # extra they stop at once with one line, not with an ImportError minutes into a run.
@@ -37,9 +27,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     lab_parser = sub.add_parser("lab", help="the lab: build the virtual one, power, check, degrade")
     lab_sub = lab_parser.add_subparsers(dest="lab_command", required=True)
-    for lab_command in (lab_build, lab_degrade, lab_power, lab_check):
+    for lab_command in (up, export, down, status, vhost_power, degrade, power, check):
         lab_command.register(lab_sub)
-    for command in (history, accept, report, bench_command, main_job, bisect_command):
+    for command in (trends, compare, runs, accept, regressions, report, bench, run, bisect):
         command.register(sub)
     return parser
 

@@ -21,8 +21,8 @@ from typing import Any
 
 from ..errors import ConfigError, LabFault
 from ..lab.places import Place, PlaceLock, hold_hosts, take_place, worker_count, worker_index
-from ..settings import PinetSettings
 from ..virtlab.topology import DEFAULT_STATE_ROOT, STATE_ROOT_ENV
+from .settings import PinetSettings
 
 # Given the candidate places and this process's preferred index, the places to try in order
 # (a lab's conftest may implement the ``pytest_pinet_choose_place`` hook to pick by its own rule).

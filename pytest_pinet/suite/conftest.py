@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_pinet.plugin import register_markers
+from pytest_pinet.plugin.markers import register_markers
 
 
 def pytest_configure(config: pytest.Config) -> None:

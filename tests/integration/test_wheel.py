@@ -163,7 +163,7 @@ def venvs(built) -> Iterator[dict[str, Path]]:
                 check=True,
                 timeout=60,
             ).stdout
-            assert ("pytest_pinet.plugin" in plugins) == (name == "pinet"), (name, plugins)
+            assert ("pytest_pinet.plugin.hooks" in plugins) == (name == "pinet"), (name, plugins)
         yield made
     finally:
         shutil.rmtree(root, ignore_errors=True)

@@ -16,16 +16,29 @@ from dataclasses import dataclass
 from pathlib import Path
 
 PACKAGE_DIR = Path(__file__).resolve().parents[2] / "pytest_pinet"
-CORE_ROOMS = ("lab", "host", "traffic", "judge", "record", "virtlab", "model", "measure")
 PYTEST_WORLD = frozenset({"pytest", "_pytest", "pluggy", "xdist"})
-PLUGIN_LAYER = (
-    "plugin",
-    "hookspecs",
-    "options",
-    "option_layers",
-)  # and every top-level name starting with "fixtures"
-BASICS = ("errors", "secrets")
-
+# The layer of every package of pytest_pinet; a module's layer is that of the longest listed package
+# holding it, so a module moved between packages changes layer with its package, and a package not
+# listed here fails test_every_package_has_a_layer by name.  Modules directly under pytest_pinet are
+# the basics (errors, redaction, extras) every layer may use: found on disk, never listed.
+PYTEST, TOOLS, CORE = "pytest layer", "tools", "core"
+LAYERS = {
+    "plugin": PYTEST,  # the plugin: hooks, options, fixtures
+    "suite": PYTEST,  # the shipped test suites
+    "bench.suite": PYTEST,  # the bench's own test files
+    "cli": TOOLS,
+    "bench": TOOLS,
+    "session": TOOLS,  # one run's state, carried by the plugin and the commands alike
+    "schema": CORE,
+    "lab": CORE,
+    "host": CORE,
+    "traffic": CORE,
+    "judge": CORE,
+    "record": CORE,
+    "virtlab": CORE,
+    "model": CORE,
+    "measure": CORE,
+}
 Graph = dict[str, set[str]]  # module -> the package's modules it imports, plus external top-level names
 
 
@@ -103,9 +116,10 @@ def _chain(came_from: dict[str, str | None], end: str) -> list[str]:
 
 @dataclass(frozen=True)
 class Rule:
-    """Modules of ``rooms`` must not reach any node for which ``forbidden(pkg_name, node)`` holds."""
+    """Modules for which ``applies(module)`` holds must not reach any node for which
+    ``forbidden(pkg_name, node)`` holds."""
 
-    rooms: tuple[str, ...]
+    applies: Callable[[str], bool]
     forbidden: Callable[[str, str], bool]
     why: str
 
@@ -114,26 +128,48 @@ def _in_rooms(*rooms: str) -> Callable[[str, str], bool]:
     return lambda pkg, n: n.startswith(pkg + ".") and top(n) in rooms
 
 
+def layer_of(module: str) -> str | None:
+    """The layer of a dotted module: its longest listed package's; None for a basic or the package."""
+    parts = module.split(".")[1:]
+    for n in range(len(parts), 0, -1):
+        if ".".join(parts[:n]) in LAYERS:
+            return LAYERS[".".join(parts[:n])]
+    return None
+
+
 def _pytest_or_plugin(pkg: str, n: str) -> bool:
-    return n in PYTEST_WORLD or (
-        n.startswith(pkg + ".") and (top(n) in PLUGIN_LAYER or top(n).startswith("fixtures"))
-    )
+    """pytest itself, or the plugin package.  A suite's package may be reached (its ``__init__``
+    names where the suite lies) as long as that reaches no pytest: the search goes through it."""
+    return n in PYTEST_WORLD or (n.startswith(pkg + ".") and top(n) == "plugin")
+
+
+def _outside_layer(layer: str) -> Callable[[str], bool]:
+    return lambda module: layer_of(module) not in (None, layer)
+
+
+def _in(*rooms: str) -> Callable[[str], bool]:
+    return lambda module: top(module) in rooms
+
+
+def _basic(pkg: str, n: str) -> bool:
+    """A module directly under the package (errors, redaction, extras): usable by every layer."""
+    return n.count(".") == 1 and not (PACKAGE_DIR.parent / n.replace(".", "/")).is_dir()
 
 
 RULES = (
-    Rule(CORE_ROOMS, _pytest_or_plugin, "core rooms must not reach pytest or the plugin layer"),
-    Rule(("judge",), _in_rooms("lab", "host"), "judge must not reach lab or host"),
+    Rule(_outside_layer(PYTEST), _pytest_or_plugin, "only the pytest layer may reach pytest or the plugin"),
+    Rule(_in("judge"), _in_rooms("lab", "host"), "judge must not reach lab or host"),
     Rule(
-        ("host",),
+        _in("host"),
         _in_rooms("lab", "virtlab", "measure", "record"),
         "host must not reach lab, virtlab, measure or record",
     ),
-    Rule(("traffic",), _in_rooms("record"), "traffic must not reach record"),
-    Rule(("lab", "host"), _in_rooms("traffic"), "lab and host must not reach traffic"),
+    Rule(_in("traffic"), _in_rooms("record"), "traffic must not reach record"),
+    Rule(_in("lab", "host"), _in_rooms("traffic"), "lab and host must not reach traffic"),
     Rule(
-        ("model",),
-        lambda pkg, n: n.startswith(pkg + ".") and top(n) not in ("model", *BASICS),
-        "model must reach no other room, only the errors/secrets basics",
+        _in("model"),
+        lambda pkg, n: n.startswith(pkg + ".") and top(n) != "model" and not _basic(pkg, n),
+        "model must reach no other room, only the basics (the modules directly under the package)",
     ),
 )
 
@@ -146,7 +182,7 @@ def rule_violations(pkg_dir: Path, rules: tuple[Rule, ...] = RULES) -> list[str]
     found: list[str] = []
     for rule in rules:
         bad = {n for n in nodes if rule.forbidden(pkg, n)}
-        came_from = _bfs(graph, sorted(m for m in graph if top(m) in rule.rooms), bad)
+        came_from = _bfs(graph, sorted(m for m in graph if rule.applies(m)), bad)
         reported: set[tuple[str | None, str]] = set()
         for node, prev in came_from.items():
             if node in bad and (prev, top(node) or node) not in reported:
@@ -176,7 +212,8 @@ def room_cycles(pkg_dir: Path) -> list[str]:
     reach = {unit: set(_bfs(units, [unit])) for unit in units}
     components = {frozenset(m for m in reach[u] if u in reach.get(m, ())) for u in units}
     reports: list[str] = []
-    for scc in sorted((c for c in components if len(c) > 1 and c & set(CORE_ROOMS)), key=sorted):
+    core = {room for room, layer in LAYERS.items() if layer == CORE}
+    for scc in sorted((c for c in components if len(c) > 1 and c & core), key=sorted):
         start = min(scc)
         came_from = _bfs({u: units[u] & scc for u in scc}, sorted(units[start] & scc), {start})
         cycle = [start, *_chain(came_from, start)]
@@ -241,6 +278,19 @@ def test_rooms_respect_import_rules() -> None:
     assert not violations, "\n".join(violations)
 
 
+def test_every_package_has_a_layer() -> None:
+    """A package added or renamed without a layer would escape every rule: it fails here, by name."""
+    packages = {
+        ".".join(path.parent.relative_to(PACKAGE_DIR).parts)
+        for path in PACKAGE_DIR.rglob("*.py")
+        if path.parent != PACKAGE_DIR
+    }
+    unlisted = sorted(p for p in packages if layer_of(f"{PACKAGE_DIR.name}.{p}") is None)
+    assert not unlisted, f"packages without a layer in LAYERS: {unlisted}"
+    stale = sorted(p for p in LAYERS if p not in packages)
+    assert not stale, f"LAYERS names packages that do not exist: {stale}"
+
+
 def test_rooms_form_no_import_cycle() -> None:
     cycles = room_cycles(PACKAGE_DIR)
     assert not cycles, "\n".join(cycles)
@@ -273,7 +323,7 @@ def test_checker_finds_an_indirect_lazy_type_only_forbidden_import(tmp_path: Pat
         },
     )
     assert rule_violations(pkg) == [
-        "traffic/b.py -> pytest: core rooms must not reach pytest or the plugin layer",
+        "traffic/b.py -> pytest: only the pytest layer may reach pytest or the plugin",
         "lab/a.py -> fakepkg.other -> fakepkg.traffic.b: lab and host must not reach traffic",
     ]
 

@@ -495,7 +495,7 @@ def test_bsd_mtu_and_offloads_through_ifconfig():
 
 def test_udp_floors_per_os_and_method_come_from_the_shipped_thresholds():
     from pytest_pinet.judge.thresholds import load_thresholds
-    from pytest_pinet.options import DATA
+    from pytest_pinet.plugin.options import DATA
 
     rules = load_thresholds(DATA / "thresholds.yaml")
     link = {"protocol": "UDP", "direction": "board->peer", "link_speed_mbps": 1000, "mtu": 1500, "streams": 1}

@@ -27,8 +27,8 @@ from pytest_pinet.host.profiles import Profile, load_profiles, profiles_from_dat
 from pytest_pinet.host.shell import quote
 from pytest_pinet.judge.thresholds import Thresholds, load_thresholds, thresholds_from_data
 from pytest_pinet.lab.inventory import Inventory, inventory_from_data, load_inventory
-from pytest_pinet.option_layers import check_named_lab_files
-from pytest_pinet.option_values import coordinator_address, place_tags, positive_int
+from pytest_pinet.plugin.option_sources import check_named_lab_files
+from pytest_pinet.plugin.option_values import coordinator_address, place_tags, positive_int
 
 ROOT = Path(__file__).resolve().parents[2]
 T = TypeVar("T")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from pytest_pinet.cli.main_job import remeasured_tests
+from pytest_pinet.cli.run import remeasured_tests
 
 
 def test_remeasured_tests_are_named_once_and_a_torn_line_is_skipped(tmp_path):

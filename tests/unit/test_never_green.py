@@ -127,7 +127,7 @@ def test_coverage_lines_rank_the_worst_phase():
 
 
 def test_a_combination_one_board_cannot_carry_counts_as_measured_when_another_did():
-    from pytest_pinet.plugin_summary import coverage_variables
+    from pytest_pinet.plugin.summary import coverage_variables
 
     def planned(nodeid: str, combination: str, measured: bool, why: str = "") -> PlannedTest:
         test = PlannedTest(nodeid, combination=combination, measured=measured)
@@ -161,7 +161,7 @@ def test_a_combination_one_board_cannot_carry_counts_as_measured_when_another_di
 def test_a_combination_is_the_test_and_its_parameters_without_board_link_or_repetition():
     from types import SimpleNamespace
 
-    from pytest_pinet.plugin_items import combination_of
+    from pytest_pinet.plugin.outcomes import combination_of
 
     params = {"pinet_board": "qpi", "qdisc": "sfq", "upload": "up-100", "pinet_repetition": 2}
     item = SimpleNamespace(

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from pytest_pinet.errors import ConfigError
-from pytest_pinet.option_layers import any_given, resolve, value_of
-from pytest_pinet.options import OPTIONS, markdown_table
-from pytest_pinet.settings import PinetSettings
+from pytest_pinet.plugin.option_sources import any_given, resolve, value_of
+from pytest_pinet.plugin.options import OPTIONS, markdown_table
+from pytest_pinet.session.settings import PinetSettings
 
 pytest_plugins = ["pytester"]
 
@@ -305,7 +305,7 @@ def test_markdown_table_has_one_row_per_option():
 
 def test_readme_has_the_generated_table():
     assert markdown_table() in (REPO / "README.md").read_text(), (
-        "README.md's options table is out of date; paste pytest_pinet.options.markdown_table() over it"
+        "README.md's options table is out of date; paste pytest_pinet.plugin.options.markdown_table() over it"
     )
 
 

@@ -104,7 +104,7 @@ def test_one_value_or_one_per_key_and_checks_for_some_keys_of_a_mapping(data: An
 
 def test_the_plugin_imports_no_schema_library():
     code = (
-        "import sys, pytest_pinet.plugin\n"
+        "import sys, pytest_pinet.plugin.hooks\n"
         "loaded = sorted(m for m in sys.modules if m.split('.')[0] == 'cattrs' or 'schema' in m)\n"
         "print(loaded)\n"
     )

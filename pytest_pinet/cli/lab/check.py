@@ -1,0 +1,119 @@
+"""``pinet lab check ENV``: validate a lab env file (pinet section and labgrid targets) without
+touching hardware, and list what it describes; ``--live``: also check every board and link of
+it against the inventory (docs/lab-health.md)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from ...errors import PinetError
+from .options import add_lab_option, spec_of
+from .power import board_strategy_for
+
+
+def register(lab_sub: Any) -> None:
+    """``pinet lab check ENV``."""
+    check = lab_sub.add_parser("check", help="validate a lab env file without touching hardware")
+    check.add_argument(
+        "env_file", nargs="?", default=None, help="the env file (default with --live: --lab's)"
+    )
+    check.add_argument(
+        "--live",
+        action="store_true",
+        help="also connect and compare every board and link with the inventory: expected, found, verdict",
+    )
+    add_lab_option(check)
+    check.set_defaults(func=cmd_lab_check)
+
+
+def cmd_lab_check(args: argparse.Namespace) -> int:
+    """Validate a lab env file (pinet section and labgrid targets) with no hardware."""
+    from ...host.ssh_route import how_reached
+    from ...lab.check import check_env_file
+
+    if args.env_file is None:
+        if not args.live:
+            raise PinetError("pinet lab check: name the env file (or --live for the virtual lab)")
+        args.env_file = str(spec_of(args).env_file)
+    inventory = check_env_file(args.env_file)
+    if args.live:
+        return live_check(inventory, Path(args.env_file))
+    print(f"{args.env_file}: valid lab {inventory.lab!r}")
+    for host in inventory.hosts.values():
+        ep = host.endpoint
+        model = f" ({host.model})" if host.model else ""
+        login = f"{ep.username}@{ep.address}:{ep.port}"
+        print(f"  {host.role:5} {host.name:10} ssh {login}{model}, {how_reached(ep)}")
+    for link in inventory.links:
+        print(
+            f"  link  {link.name:14} {link.board}:{link.board_interface} {link.board_address} <-> "
+            f"{link.peer}:{link.peer_interface} {link.peer_address}  {link.adapter}, "
+            f"{link.speed_mbps} Mbit/s, MTU {link.mtu}"
+        )
+    for route in inventory.routes:
+        print(
+            f"  route {route.name:14} {route.wan.peer} ({route.wan.name}) -> {route.board} -> "
+            f"{route.lan.peer} ({route.lan.name})"
+        )
+    from ...lab.image_catalogue import problems
+
+    catalogue = inventory.catalogue
+    for image in catalogue.images:
+        missing = problems(image)
+        print(f"  image {image.describe()}" + (f"  NOT READY: {'; '.join(missing)}" if missing else ""))
+    for board in inventory.boards:
+        takes = [i.name for i in catalogue.images if catalogue.can_take(board.name, i)]
+        how = (
+            ", ".join(sorted(catalogue.deliveries.get(board.name, ())))
+            or "no image delivery (no SD mux + writer, no TFTP)"
+        )
+        if catalogue.images:
+            print(f"  board {board.name:10} takes {', '.join(takes) or 'none of the images'} ({how})")
+    print_suite_readiness(inventory)
+    return 0
+
+
+def live_check(inventory: Any, env_file: Path) -> int:
+    """Expected, found and verdict per board and link; exit 1 when any is unhealthy.
+
+    A host the lab keeps dark between runs (the QEMU board) is booted through labgrid for the
+    check and switched off again after it, as a test run does.
+    """
+    from ...lab.health import report_table
+    from ...lab.health_gate import check_lab
+    from ...lab.health_table import load_health_table
+
+    own = Path("lab") / "lab_health.yaml"
+    table = load_health_table([own] if own.is_file() else [])
+    booted = []
+    try:
+        for entry in inventory.hosts.values():
+            if entry.power_on_at_start:
+                strategy, target = board_strategy_for(env_file, entry.name, 300.0)
+                booted.append((strategy, target))
+                strategy.transition("reachable")
+                print(f"{entry.name}: booted for the check, SSH after {strategy.boot_seconds:.1f} s")
+        report = check_lab(inventory, table)
+    finally:
+        for strategy, target in booted:
+            strategy.transition("off")
+            target.deactivate_all_drivers()
+    for line in report_table(report):
+        print(line)
+    bad = [s for s in report.subjects() if not report.healthy(s)]
+    print(
+        f"{inventory.source}: " + (f"UNHEALTHY: {', '.join(bad)}" if bad else "every board and link healthy")
+    )
+    return 1 if bad else 0
+
+
+def print_suite_readiness(inventory: Any) -> None:
+    """Per suite of pytest_pinet/suite: can this lab run it, on what, and why not."""
+    from ...lab.features import suite_readiness
+    from ...lab.inventory import read_env_data
+
+    print("  suites:")
+    for suite in suite_readiness(inventory, read_env_data(inventory.source)):
+        print(f"    {suite.suite:12} {suite.status}: {suite.why}")

@@ -1,0 +1,64 @@
+"""`pinet regressions`: every context whose latest night is in a regression nobody accepted
+yet (since which run, how many nights, the level before and after), and the acceptances of the
+last week; exit 1 while any is pending. ``pinet accept`` makes a level the new normal."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from typing import Any
+
+from ..record.night_digest import context_text, scope_text
+from ..record.nightly import persisting_regressions
+from .store_access import STORE_HELP, open_store
+
+WEEK_S = 7 * 86400.0
+
+
+def cmd_regressions(args: argparse.Namespace) -> int:
+    """Contexts in a persisting regression, and the acceptances of the last week."""
+    store = open_store(args.db)
+    try:
+        pending = persisting_regressions(store)
+        recent = store.acceptances(since=time.time() - WEEK_S)
+    finally:
+        store.close()
+    if args.json:
+        data: dict[str, Any] = {
+            "regressions": [
+                {
+                    "context": p.key,
+                    "label": context_text(p.key),
+                    "since_run": p.first.run_id,
+                    "first_seen": p.first.started,
+                    "nights": len(p.standing.regressed),
+                    "metric": p.metric.name,
+                    "unit": p.metric.unit,
+                    "accepted": p.before,
+                    "regressed": p.now,
+                    **({"accepted_mbps": p.before, "regressed_mbps": p.now} if p.metric.sign > 0 else {}),
+                    "change_pct": p.change_pct,
+                }
+                for p in pending
+            ],
+            "accepted_last_week": [{**vars(a), "label": scope_text(a.context_key)} for a in recent],
+        }
+        print(json.dumps(data, indent=2))
+        return 1 if pending else 0
+    for p in pending:
+        print(f"{context_text(p.key)}\n  {p.explain()}")
+    print(f"{len(pending)} context(s) in regression" if pending else "no context in regression")
+    for accepted in recent:
+        print(f"accepted this week: {accepted.explain()}  [{scope_text(accepted.context_key)}]")
+    return 1 if pending else 0
+
+
+def register(sub: Any) -> None:
+    """Register ``regressions`` on the ``pinet`` command's subparsers."""
+    regressions = sub.add_parser(
+        "regressions", help="contexts in a regression nobody accepted yet: since when, how many nights"
+    )
+    regressions.add_argument("--db", default=None, help=STORE_HELP)
+    regressions.add_argument("--json", action="store_true", help="the regressions as JSON")
+    regressions.set_defaults(func=cmd_regressions)

@@ -1,0 +1,103 @@
+"""`pinet trends`: change points over every context's history in the results store, printed
+for people or as JSON with ``--json``; exit 1 when any context changed level."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Sequence
+from dataclasses import asdict
+from typing import Any
+
+from ..judge.changepoints import ChangePoint, ChangePolicy, detect_change_points
+from ..judge.standing import Acceptance
+from ..redaction import mask
+from .store_access import STORE_HELP, open_store
+
+
+def cmd_trends(args: argparse.Namespace) -> int:
+    """Change points over every context's history in the results store."""
+    from ..record.context_trend import run_series
+
+    store = open_store(args.db)
+    policy = ChangePolicy(min_change_percent=args.min_change)
+    found = 0
+    report: list[dict[str, Any]] = []
+    try:
+        acceptances = store.acceptances()
+        for key in store.context_keys():
+            series = run_series(store.history(key), args.metric)
+            if not series:
+                continue
+            changes = detect_change_points(series, policy)
+            label = ", ".join(
+                p
+                for p in key.split("|")
+                if p.split("=", 1)[0] in ("board", "link", "direction", "duplex", "profile", "qdisc")
+                and not p.endswith("=")
+            )
+            found += len(changes)
+            report.append(
+                {
+                    "context": key,
+                    "label": label,
+                    "runs": len(series),
+                    "change_points": [
+                        {
+                            **asdict(change),
+                            "explain": explain_change(change, args.metric),
+                            "accepted": _accepted(key, change, acceptances),
+                        }
+                        for change in changes
+                    ],
+                }
+            )
+            if args.json:
+                continue
+            if args.verbose or changes:
+                print(f"{label}  ({len(series)} runs)")
+            for change in changes:
+                print(f"  change point: {explain_change(change, args.metric)}")
+                for line in _accepted(key, change, acceptances):
+                    print(f"    {line}")
+    finally:
+        store.close()
+    if args.json:
+        print(json.dumps({"store": mask(store.url), "change_points": found, "contexts": report}, indent=2))
+    else:
+        print(f"{found} change point(s)" if found else "no change points")
+    return 1 if found else 0
+
+
+def _accepted(key: str, change: ChangePoint, acceptances: Sequence[Acceptance]) -> list[str]:
+    """The acceptances that made ``change`` the new level of context ``key``, one line each."""
+    return [a.explain() for a in acceptances if a.covers(key, change.run_id)]
+
+
+def explain_change(change: ChangePoint, metric: str) -> str:
+    """A change point in the metric's unit, saying whether it went the metric's bad way."""
+    if metric != "latency":
+        return change.explain()
+    worse = change.after_mean > change.before_mean  # RTT under load: lower is better
+    changes = ", ".join(f"{k} {a} -> {b}" for k, (a, b) in change.came_with.items()) or "no recorded change"
+    return (
+        f"run {change.run_id}: RTT under load {change.before_mean:.1f} -> {change.after_mean:.1f} ms "
+        f"({change.change_percent:+.2f} %, {'worse' if worse else 'better'}: lower is better, "
+        f"p={change.p_value:.1e}); came with: {changes}"
+    )
+
+
+def register(sub: Any) -> None:
+    """Register ``trends`` on the ``pinet`` command's subparsers."""
+    trends = sub.add_parser("trends", help="change points over each context's history in the results store")
+    trends.add_argument("--db", default=None, help=STORE_HELP)
+    trends.add_argument("--min-change", type=float, default=1.0, help="smallest shift that counts, percent")
+    trends.add_argument("-v", "--verbose", action="store_true", help="list contexts without changes too")
+    trends.add_argument("--json", action="store_true", help="every context and its change points as JSON")
+    trends.add_argument(
+        "--metric",
+        choices=("goodput", "latency"),
+        default="goodput",
+        help="goodput (per-second Mbit/s) or latency (every probe's RTT under load, ms; a rise is worse)",
+    )
+    trends.set_defaults(func=cmd_trends)

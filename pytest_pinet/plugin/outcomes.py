@@ -1,0 +1,140 @@
+"""What a test's report means to pinet: whether it planned to measure, what combination it
+measured, whether its verdict was undecided or the lab failed it; and, on the controller, the
+outcome of every planned test, from which a run that measured nothing is never green."""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from ..errors import LabFault
+from ..redaction import mask
+from .engagement import engage, engaged
+from .fixtures.state import MEASURED, PINET_RUN, UNDECIDED_PREFIX
+
+if TYPE_CHECKING:
+    from ..record.planned import PlannedTest
+
+# The axes a combination is measured over, not part of it: which board (or link of a board)
+# and which repetition.
+BOARD_AXES = ("pinet_board", "pinet_link", "pinet_repetition")
+
+
+def combination_of(item: pytest.Item) -> str:
+    """What a planned test measures, whichever board measures it: the test and its parameters
+    (scenario, direction, profile, qdisc, filesystem ...) without the board, e.g.
+    ``test_download_through_the_board[qdisc=sfq]``; one board that cannot carry it may leave it
+    to another."""
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    shown = [
+        f"{name.removeprefix('pinet_')}={value}" for name, value in params.items() if name not in BOARD_AXES
+    ]
+    name = getattr(item, "originalname", None) or item.name
+    return f"{name}[{', '.join(shown)}]" if shown else name
+
+
+# A test asking for one of these means to measure: a run of such tests that measured nothing
+# is not green (see record/planned.py).
+MEASURING_FIXTURES = frozenset(
+    {
+        "pinet_measure_tcp",
+        "pinet_measure_routing",
+        "pinet_measure_udp",
+        "pinet_measure_storage",
+        "pinet_measure_site",
+        "pinet_record_measurement",
+    }
+)
+COVERAGE_PLUGIN = "pinet-coverage"
+PLANNED = "pinet_planned"
+COMBINATION = "pinet_combination"  # the test with its parameters but not its board (see combination_of)
+UNDECIDED = "pinet_undecided"  # a test report's property: its verdict could not be decided
+
+
+class Coverage:
+    """On the controller (or a plain run): the outcome of every test that meant to measure,
+    from the reports every worker sends, so the run knows what it measured and what not."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.planned: dict[str, PlannedTest] = {}
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        properties = dict(report.user_properties)
+        if PLANNED not in properties:
+            return
+        if not engaged(self.config):
+            engage(self.config)  # an xdist controller learns of pinet from its workers
+        from ..record.planned import PlannedTest
+
+        test = self.planned.setdefault(report.nodeid, PlannedTest(report.nodeid))
+        test.combination = str(properties.get(COMBINATION, "")) or test.combination
+        test.measured = test.measured or MEASURED in properties
+        if report.skipped:
+            reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+            test.update("skipped", str(reason).removeprefix("Skipped: "))
+        elif report.failed:
+            test.update("failed", str(properties.get("pinet_lab_fault", "")))
+
+
+def planned_tests(config: pytest.Config) -> dict[str, PlannedTest]:
+    """The planned tests' outcomes the controller gathered (empty on a worker)."""
+    coverage = config.pluginmanager.get_plugin(COVERAGE_PLUGIN)
+    return coverage.planned if isinstance(coverage, Coverage) else {}
+
+
+def never_green_on_nothing(session: pytest.Session) -> None:
+    """A run of planned tests that measured nothing fails (unless ``--pinet-allow-skips``)."""
+    from ..record.planned import measured_nothing
+
+    run = session.config.stash[PINET_RUN]
+    if (
+        session.config.pluginmanager.get_plugin(COVERAGE_PLUGIN) is not None
+        and measured_nothing(planned_tests(session.config), run.results.load())
+        and not run.settings.allow_skips
+        and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED)
+    ):
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, None]:
+    """Show a lab fault as one line with its category, not as a product traceback, and keep
+    it as a fact of the run (recovery keeps the faults it handled itself)."""
+    outcome = yield
+    report = outcome.get_result()
+    if MEASURING_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+        report.user_properties.append((PLANNED, "1"))
+        if report.when == "setup":
+            report.user_properties.append((COMBINATION, combination_of(item)))
+    if report.skipped and isinstance(report.longrepr, tuple) and UNDECIDED_PREFIX in str(report.longrepr[2]):
+        report.user_properties.append((UNDECIDED, "1"))
+    if call.excinfo is not None and isinstance(call.excinfo.value, LabFault):
+        fault = call.excinfo.value
+        report.longrepr = mask(f"{fault} [not a regression: the lab failed, see the evidence above]")
+        report.user_properties.append(("pinet_lab_fault", fault.category))
+        run = item.config.stash.get(PINET_RUN, None)
+        if run is not None and not fault.recorded:
+            fault.recorded = True
+            run.results.record_fact(
+                "lab-fault",
+                {
+                    "test_id": item.nodeid,
+                    "phase": call.when,
+                    "category": fault.category,
+                    "host": fault.host,
+                    "message": str(fault),
+                    "recovered": False,
+                    "action": "none",
+                },
+            )
+
+
+def pytest_report_teststatus(report: pytest.TestReport) -> tuple[str, str, str] | None:
+    """An undecided test is its own outcome in pytest's counts ("2 undecided"), beside passed,
+    failed and skipped: its interval held the line it was judged against."""
+    if report.when == "call" and (UNDECIDED, "1") in report.user_properties:
+        return "undecided", "U", "UNDECIDED"
+    return None

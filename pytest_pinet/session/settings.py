@@ -1,0 +1,84 @@
+"""The effective settings of one run, as :mod:`pytest_pinet.plugin.options` resolved them.
+
+Options, their defaults and their validators are declared once, in the options table; this
+is only the resulting value, free of pytest, so sessions and commands can carry it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # loaded when a run needs them, not at every pytest start
+    from ..traffic.adaptive import SettleRule
+    from ..virtlab.topology import LabSpec
+
+VIRTUAL = "virtual"
+
+
+@dataclass(frozen=True)
+class PinetSettings:
+    """Effective settings of one run."""
+
+    lab: str  # "virtual" or a path to a labgrid env file
+    results: Path
+    thresholds: Path
+    profiles: Path
+    duration: int
+    omit: int
+    streams: int
+    keep_lab: bool
+    remeasure: int = 0
+    db: str = ""  # results store URL; "" = sqlite file in the results directory
+    virtual_lab: str = "pinet"  # which virtual lab (place) to build and use
+    baseline_window: int = 10  # earlier results of the same context the baseline uses
+    baseline_min: int = 2  # fewer earlier results: recorded, not judged
+    baseline_band: float = 0.5  # smallest band around the baseline, percent (pinet bench: sensitivity)
+    adaptive: bool = True  # stop a run once per-second goodput settled
+    adaptive_min: int = 5  # measured seconds before an adaptive stop
+    adaptive_precision: float = 0.5  # 95 % half-width of the mean, percent
+    max_temp: float = 80.0  # a board above this (°C) measures invalid results
+    udp_duration: int = 5  # seconds per UDP packet-rate run (a sweep runs one per thread count)
+    storage_mib: int = 8  # MiB written and read per block size in the storage sweep
+    board: str = "both"  # the virtual lab's boards: both (pi and qpi), a namespace, or a QEMU machine
+    board_image: str = "debian12-k6.1"  # the image on the QEMU board's card at lab up
+    qemu_accel: str = "tcg"  # how QEMU runs the board: tcg (anywhere) or kvm (where it works)
+    places: int = 0  # virtual places pinet1..pinetN to spread over; 0 = one per xdist worker
+    coordinator: str = ""  # labgrid coordinator (HOST:PORT) to reserve places from; "" = none
+    place_tags: tuple[str, ...] = ()  # KEY=VALUE tags a reserved place must carry
+    place_wait: int = 1800  # seconds a take waits for a place another run holds
+    boards: tuple[str, ...] = ()  # boards to measure; () = every board of the inventory
+    image: tuple[str, ...] = ()  # catalogue images to flash and measure in turn; () = as found
+    repeat: int = 1  # every board test this many times
+    allow_skips: bool = False  # opt-out of "never green on nothing" (docs/nightly.md)
+    lab_source: str = "default of pinet_lab"  # how the lab was named: --lg-env, LG_ENV, ini ...
+
+    def lab_spec(self) -> LabSpec:
+        """The virtual lab this run builds and uses."""
+        from ..virtlab.topology import lab_spec
+
+        return lab_spec(
+            self.virtual_lab,
+            board=self.board,
+            image=self.board_image if self.board in ("qemu", "both") else "",
+            accel=self.qemu_accel,
+        )
+
+    def settle_rule(self) -> SettleRule | None:
+        """The adaptive-duration rule, or None for fixed-duration runs."""
+        from ..traffic.adaptive import SettleRule
+
+        if not self.adaptive or self.adaptive_min >= self.duration:
+            return None
+        return SettleRule(self.adaptive_min, self.adaptive_precision)
+
+    @property
+    def lab_files(self) -> tuple[Path, ...]:
+        """The env files (one per place) of a real lab; empty for the virtual lab."""
+        return () if self.virtual else tuple(Path(part) for part in self.lab.split(","))
+
+    @property
+    def virtual(self) -> bool:
+        """True when the run uses the built-in namespace lab."""
+        return self.lab == VIRTUAL
