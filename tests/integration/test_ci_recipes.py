@@ -1,4 +1,4 @@
-"""The CI recipes of lab/examples/ci run as written, as far as a machine without a runner allows.
+"""The CI recipes of examples/ci run as written, as far as a machine without a runner allows.
 
 The GitLab job's script lines are taken from the YAML and run in a scratch copy of a lab's
 repository (ci/pinet-ci.sh, lab/rpi-lab.yaml): two nights of a small stand-in suite (fake
@@ -24,7 +24,7 @@ import yaml
 from pytest_pinet.record.store import ResultsStore
 
 REPO = Path(__file__).resolve().parents[2]
-CI = REPO / "lab" / "examples" / "ci"
+CI = REPO / "examples" / "ci"
 SUITE = (REPO / "tests" / "unit" / "test_allure.py").read_text(encoding="utf-8")
 FAKE_SUITE = re.search(r'TESTS = """\n(.*?)"""', SUITE, re.S)
 THRESHOLDS = "replace: true\nrules:\n  - {id: gbe, match: {scenario: ethernet}, min_mbps: 940}\n"
@@ -35,7 +35,7 @@ def _lab_repository(root: Path, with_allure: bool) -> Path:
     (root / "ci").mkdir(parents=True)
     (root / "lab").mkdir()
     shutil.copy(CI / "pinet-ci.sh", root / "ci" / "pinet-ci.sh")
-    examples = REPO / "lab" / "examples"
+    examples = REPO / "examples"
     shutil.copy(examples / "rpi-lab.yaml", root / "lab" / "rpi-lab.yaml")
     for name in ("known_hosts.example", "id_ed25519.example"):
         shutil.copy(examples / name, root / "lab" / name)

@@ -25,7 +25,7 @@ from pytest_pinet.traffic.adaptive import (
 from pytest_pinet.traffic.iperf3_parse import parse_iperf3
 from pytest_pinet.traffic.receiver_view import receiver_view
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "iperf3"
+FIXTURES = Path(__file__).resolve().parents[2] / "recordings" / "iperf3"
 
 
 def test_t_quantiles_from_table_and_expansion():

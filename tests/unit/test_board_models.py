@@ -16,7 +16,7 @@ from pytest_pinet.lab.inventory import load_inventory
 from .test_inventory import _env
 
 REPO = Path(__file__).resolve().parents[2]
-EXAMPLE = REPO / "lab" / "examples" / "rpi-lab.yaml"
+EXAMPLE = REPO / "examples" / "rpi-lab.yaml"
 GBE = {"scenario": "ethernet", "duplex": "half", "link_speed_mbps": 1000, "mtu": 1500, "board": "pi"}
 
 

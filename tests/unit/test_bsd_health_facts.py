@@ -1,4 +1,4 @@
-"""The BSD facts the health check reads, on real outputs (fixtures/bsd, each with its source in
+"""The BSD facts the health check reads, on real outputs (recordings/bsd, each with its source in
 SOURCES.md): both sysctl forms, clock levels, the CPU of a NetBSD ARM board, a one-CPU FreeBSD
 host's per-CPU times, freebsd-version -kru, pciconf -lv and a USB 3 controller with no driver."""
 
@@ -31,7 +31,7 @@ from pytest_pinet.lab.health import FAULT, OK, board_findings, link_findings
 from pytest_pinet.lab.health_table import load_health_table
 from pytest_pinet.model.lab import LinkEntry
 
-BSD = Path(__file__).resolve().parents[2] / "fixtures" / "bsd"
+BSD = Path(__file__).resolve().parents[2] / "recordings" / "bsd"
 TABLE = load_health_table([])
 
 

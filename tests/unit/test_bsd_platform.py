@@ -1,7 +1,7 @@
 """The FreeBSD and NetBSD platforms: parsers on real outputs, facts, observers, tunables, uname.
 
-Every file under ``fixtures/bsd`` is a real machine's output copied from a public source
-(``fixtures/bsd/SOURCES.md``); each test asserts values read in the file by eye.  Hostile
+Every file under ``recordings/bsd`` is a real machine's output copied from a public source
+(``recordings/bsd/SOURCES.md``); each test asserts values read in the file by eye.  Hostile
 variants (truncated, empty, extra columns) are made from them here.
 """
 
@@ -43,7 +43,7 @@ from pytest_pinet.host.remote import CommandResult
 from pytest_pinet.host.tunables import apply_checked
 from pytest_pinet.traffic.observers import observe, parse_snapshot
 
-BSD = Path(__file__).resolve().parents[2] / "fixtures" / "bsd"
+BSD = Path(__file__).resolve().parents[2] / "recordings" / "bsd"
 
 
 def real(name: str) -> str:

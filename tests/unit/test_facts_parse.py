@@ -1,4 +1,4 @@
-"""Facts parsers on real Pi outputs (fixtures/corpus/lab-outputs, with their sources) and our own recordings."""
+"""Facts parsers on real Pi outputs (recordings/corpus/lab-outputs, with their sources) and our own recordings."""
 
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ from pytest_pinet.host.facts_parse import (
     usb_speed_of_driver,
 )
 
-CORPUS = Path(__file__).resolve().parents[2] / "fixtures" / "corpus" / "lab-outputs"
-OWN = Path(__file__).resolve().parents[2] / "fixtures" / "lab-outputs"
+CORPUS = Path(__file__).resolve().parents[2] / "recordings" / "corpus" / "lab-outputs"
+OWN = Path(__file__).resolve().parents[2] / "recordings" / "lab-outputs"
 
 
 def corpus(name: str) -> str:

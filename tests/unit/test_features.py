@@ -15,7 +15,7 @@ from pytest_pinet.lab.inventory import inventory_from_data, load_inventory, read
 
 pytest_plugins = ["pytester"]
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "lab" / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 EXAMPLE = EXAMPLES / "rpi-lab.yaml"
 
 

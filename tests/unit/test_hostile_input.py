@@ -109,7 +109,7 @@ def _yaml(name: str) -> Any:
 
 def _env_file(tmp: Path) -> dict[str, Any]:
     (tmp / "known_hosts").write_text("10.0.0.1 ssh-ed25519 AAAA\n")
-    data = yaml.safe_load((ROOT / "lab" / "examples" / "rpi-lab.yaml").read_text())
+    data = yaml.safe_load((ROOT / "examples" / "rpi-lab.yaml").read_text())
     data["pinet"]["ssh"] = {"known_hosts": str(tmp / "known_hosts")}
     return dict(data)
 

@@ -15,7 +15,7 @@ from pytest_pinet.errors import ConfigError, LabFault
 from pytest_pinet.lab import image_catalogue
 from pytest_pinet.lab.image_catalogue import catalogue_from_data, deliveries_of, local_file
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "lab" / "examples" / "rpi-lab.yaml"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "rpi-lab.yaml"
 SOURCE = Path("/lab/env.yaml")
 
 
@@ -126,4 +126,4 @@ def test_a_url_image_is_downloaded_once_and_checked(tmp_path, monkeypatch):
 
 def test_the_example_env_declares_a_valid_catalogue():
     data = yaml.safe_load(EXAMPLE.read_text())
-    assert data["pinet"]["images"], "lab/examples/rpi-lab.yaml shows a catalogue"
+    assert data["pinet"]["images"], "examples/rpi-lab.yaml shows a catalogue"

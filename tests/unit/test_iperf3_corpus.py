@@ -1,6 +1,6 @@
 """The parser against real iperf3 outputs written by other people's machines.
 
-The corpus lives in the repository (fixtures/corpus/iperf3, sources in its SOURCES.md), so every
+The corpus lives in the repository (recordings/corpus/iperf3, sources in its SOURCES.md), so every
 clone runs these tests.  Every file in it must be covered by an expectation below, so a file
 added to the corpus without one fails the suite instead of being silently skipped.
 Expected figures were derived independently of the parser from the files' raw bytes.
@@ -19,7 +19,7 @@ from pytest_pinet.traffic.iperf3_parse import (
     parse_iperf3_all,
 )
 
-CORPUS = Path(__file__).resolve().parents[2] / "fixtures" / "corpus" / "iperf3"
+CORPUS = Path(__file__).resolve().parents[2] / "recordings" / "corpus" / "iperf3"
 
 # file -> list of (version, protocol, role, streams, received Mbit/s or None, sent Mbit/s or None,
 #                  retransmits, intervals, omitted intervals)

@@ -1,4 +1,4 @@
-"""The parser and the runner on our own recordings (fixtures/iperf3), which exist in every
+"""The parser and the runner on our own recordings (recordings/iperf3), which exist in every
 checkout, including the outputs of iperf3 versions written from their described behaviour."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pytest_pinet.traffic.iperf3_parse import (
 )
 from pytest_pinet.traffic.iperf3_runner import Iperf3Options, _Client
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "iperf3"
+FIXTURES = Path(__file__).resolve().parents[2] / "recordings" / "iperf3"
 
 
 def _text(name: str) -> str:

@@ -85,7 +85,7 @@ def test_verdicts_through_the_plugin(pytester):
     pytester.makepyfile(test_cases=TEST_FILE)
     # A hardware lab's env file: on the namespace lab the guard is off (its sensors are the
     # machine's own); nothing here touches a host, the measurements are made up.
-    examples = Path(__file__).resolve().parents[2] / "lab" / "examples"
+    examples = Path(__file__).resolve().parents[2] / "examples"
     for name in ("rpi-lab.yaml", "known_hosts.example", "id_ed25519.example"):
         (pytester.path / name).write_bytes((examples / name).read_bytes())
     result = pytester.runpytest(

@@ -10,7 +10,7 @@ import pytest
 from pytest_pinet.errors import ConfigError
 from pytest_pinet.lab.check import check_env_file
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "lab" / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def test_example_hardware_lab_validates_without_hardware():

@@ -1,4 +1,4 @@
-"""Lab health: facts parsed from real outputs (fixtures/, with their sources) compared with the
+"""Lab health: facts parsed from real outputs (recordings/, with their sources) compared with the
 inventory; the gate's cures and verdicts; the summary lists the unhealthy first."""
 
 from __future__ import annotations
@@ -38,8 +38,8 @@ from pytest_pinet.record.allure_out import write_run_files
 from pytest_pinet.record.run_summary import health_lines
 
 ROOT = Path(__file__).resolve().parents[2]
-CORPUS = ROOT / "fixtures" / "corpus" / "lab-outputs"
-OWN = ROOT / "fixtures" / "lab-outputs"
+CORPUS = ROOT / "recordings" / "corpus" / "lab-outputs"
+OWN = ROOT / "recordings" / "lab-outputs"
 TABLE = load_health_table([])
 
 

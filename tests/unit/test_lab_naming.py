@@ -16,7 +16,7 @@ import pytest
 
 pytest_plugins = ["pytester"]
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "lab" / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 HOSTILE = {
     "missing": None,
     "not-a-mapping": b"targets: 5\n",

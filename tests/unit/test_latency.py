@@ -56,8 +56,8 @@ from pytest_pinet.traffic.latency_probe import (
 from pytest_pinet.traffic.load_watch import LoadWatch, idle_seconds
 
 ROOT = Path(__file__).resolve().parents[2]
-OURS = ROOT / "fixtures" / "lab-outputs"
-BSD = ROOT / "fixtures" / "bsd"
+OURS = ROOT / "recordings" / "lab-outputs"
+BSD = ROOT / "recordings" / "bsd"
 THRESHOLDS = ROOT / "pytest_pinet" / "data" / "thresholds.yaml"
 
 

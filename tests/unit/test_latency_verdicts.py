@@ -31,7 +31,7 @@ from pytest_pinet.traffic.load_watch import LoadWatch
 from .test_store import _measurement
 
 DAY = 86400.0
-OURS = Path(__file__).resolve().parents[2] / "fixtures" / "lab-outputs"
+OURS = Path(__file__).resolve().parents[2] / "recordings" / "lab-outputs"
 THRESHOLDS = Path(__file__).resolve().parents[2] / "pytest_pinet" / "data" / "thresholds.yaml"
 
 

@@ -1,5 +1,5 @@
 """Per-second goodput is the receiver's count (traffic/iperf3_measurement.py), on a recorded
-run over the QEMU board's 10 Mbit/s USB adapter (fixtures/lab-outputs/README.md)."""
+run over the QEMU board's 10 Mbit/s USB adapter (recordings/lab-outputs/README.md)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from pytest_pinet.traffic.iperf3_measurement import (
 from pytest_pinet.traffic.iperf3_parse import parse_iperf3
 from pytest_pinet.traffic.iperf3_runner import Iperf3Run
 
-OWN = Path(__file__).resolve().parents[2] / "fixtures" / "lab-outputs"
+OWN = Path(__file__).resolve().parents[2] / "recordings" / "lab-outputs"
 WIRE = 10.0 * 1448 / 1538  # TCP payload of a 10 Mbit/s Ethernet cable, timestamps on
 
 

@@ -9,7 +9,7 @@ import pytest
 
 pytest_plugins = ["pytester"]
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "lab" / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def run(pytester, *args):

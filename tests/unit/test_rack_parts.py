@@ -183,7 +183,7 @@ def test_a_switch_that_fails_or_never_answers_is_a_power_switch_fault(switch, tm
 
 
 def _rpi_lab() -> dict[str, Any]:
-    data: dict[str, Any] = yaml.safe_load((ROOT / "lab" / "examples" / "rpi-lab.yaml").read_text())
+    data: dict[str, Any] = yaml.safe_load((ROOT / "examples" / "rpi-lab.yaml").read_text())
     return data
 
 

@@ -22,7 +22,7 @@ from pytest_pinet.host.routed_path import QDISCS
 from pytest_pinet.judge.fairness import min_max_ratio
 from pytest_pinet.record.summary_tables import routing_tables
 
-OUTPUTS = Path(__file__).resolve().parents[2] / "fixtures" / "lab-outputs"
+OUTPUTS = Path(__file__).resolve().parents[2] / "recordings" / "lab-outputs"
 
 
 def test_qdisc_counters_from_a_recorded_routed_run():

@@ -18,7 +18,7 @@ from pytest_pinet.model.latency import BASELINE_SHARE, LatencyUse, ProbeFigures,
 
 CI_RUN = (
     Path(__file__).resolve().parents[2]
-    / "fixtures/corpus/lab-outputs/pinet-virtual-lab_irtt-rtt-under-load_namespace-gbe.json"
+    / "recordings/corpus/lab-outputs/pinet-virtual-lab_irtt-rtt-under-load_namespace-gbe.json"
 )
 # Three earlier nights whose p99s agreed within 0.2 ms (the failing CI run's history: 11.5 +-
 # 1.1 ms), and the p90s such calm nights have.

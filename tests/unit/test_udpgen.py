@@ -18,7 +18,7 @@ from pytest_pinet.traffic.udpgen import (
     source_hash,
 )
 
-OUTPUTS = Path(__file__).resolve().parents[2] / "fixtures" / "lab-outputs"
+OUTPUTS = Path(__file__).resolve().parents[2] / "recordings" / "lab-outputs"
 
 
 def test_recorded_loopback_run_parses():
