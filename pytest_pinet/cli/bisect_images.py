@@ -36,9 +36,9 @@ from typing import Any
 
 from ..judge.baseline import T_995, T_995_LARGE
 from ..judge.standing import Night
+from ..model.context_key import ContextKey, context_key
 from ..record.compare import NOT_MEASUREMENTS, label_of
 from ..record.image_table import IMAGE_FIELDS
-from ..record.store import context_key
 from ..record.store_rows import latency_followed_of
 from ..suite import SUITE_DIR
 
@@ -144,8 +144,7 @@ def judge_probe(good: Probe, probe: Probe, min_band_percent: float = 1.0) -> tup
 
 def bisect_key(stored_key: str) -> str:
     """A store's context key as bisect keys its probes: without image, kernel and OS."""
-    context = dict(part.split("=", 1) for part in stored_key.split("|") if "=" in part)
-    return context_key({**context, **{name: "" for name in IMAGE_FIELDS}})
+    return str(ContextKey.parse(stored_key).without(IMAGE_FIELDS))
 
 
 def references_of(

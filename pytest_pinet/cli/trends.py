@@ -11,6 +11,7 @@ from typing import Any
 
 from ..judge.changepoints import ChangePoint, ChangePolicy, detect_change_points
 from ..judge.standing import Acceptance
+from ..model.context_key import ContextKey
 from ..redaction import mask
 from .store_access import STORE_HELP, open_store
 
@@ -30,12 +31,7 @@ def cmd_trends(args: argparse.Namespace) -> int:
             if not series:
                 continue
             changes = detect_change_points(series, policy)
-            label = ", ".join(
-                p
-                for p in key.split("|")
-                if p.split("=", 1)[0] in ("board", "link", "direction", "duplex", "profile", "qdisc")
-                and not p.endswith("=")
-            )
+            label = ", ".join(ContextKey.parse(key).shown())
             found += len(changes)
             report.append(
                 {

@@ -11,7 +11,7 @@ from ..errors import LabFault
 from ..model.facts import HostFacts
 from .platform import FACTS_MARK, LINUX, Platform
 from .remote import RemoteHost
-from .shell import split_sections as sections_of
+from .shell import split_sections
 
 MARK = FACTS_MARK
 
@@ -21,14 +21,9 @@ def facts_script(interfaces: list[str], platform: Platform = LINUX) -> str:
     return platform.facts_script(interfaces)
 
 
-def split_sections(text: str) -> dict[str, str]:
-    """Section name -> text (stripped), from the marked output of :func:`facts_script`."""
-    return {name: body.strip() for name, body in sections_of(text, MARK).items()}
-
-
 def facts_from_output(host: str, text: str, interfaces: list[str], platform: Platform = LINUX) -> HostFacts:
     """Build :class:`HostFacts` from the script's output (``platform`` reads its sections)."""
-    s = split_sections(text)
+    s = {name: body.strip() for name, body in split_sections(text, MARK).items()}
     if "kernel" not in s:
         raise LabFault("facts", f"{host}: facts script printed nothing recognisable")
     return platform.facts_from_sections(host, s, interfaces)

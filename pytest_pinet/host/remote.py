@@ -39,8 +39,15 @@ SUDO_REFUSED = re.compile(
     re.I,
 )
 
-# paramiko narrates every connection at INFO; a test log should show our lines, not those.
-logging.getLogger("paramiko").setLevel(logging.WARNING)
+
+def quiet_paramiko() -> None:
+    """paramiko narrates every connection at INFO; a test log should show our lines, not those.
+    Set when pinet first connects, not when this module is imported: a program that imports
+    pinet and uses paramiko itself keeps its own logging until pinet opens a connection, and a
+    level someone set before that is left as it is."""
+    logger = logging.getLogger("paramiko")
+    if logger.level == logging.NOTSET:
+        logger.setLevel(logging.WARNING)
 
 
 @dataclass(frozen=True)
@@ -125,6 +132,7 @@ class RemoteHost:
         """Open the connection as the route says: through each jump host in turn, every one
         of them and the host itself pinned by the lab's known_hosts."""
         ep = self.endpoint
+        quiet_paramiko()
         try:
             route = resolve(ep.address, ep.username, ep.port, read_config(ep.ssh_config), str(ep.ssh_config))
         except ConfigError as exc:

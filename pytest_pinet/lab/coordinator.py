@@ -22,12 +22,12 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import LabFault
+from ..polling import poll_for
 
 TOKEN_LINE = re.compile(r"^export LG_TOKEN=([A-Z0-9]+)\s*$", re.MULTILINE)
 PLACE_LINE = re.compile(r"^Place '([^']+)':", re.MULTILINE)
@@ -56,9 +56,10 @@ class Client:
     def run(self, args: Sequence[str], *, timeout: float = 60.0, check: bool = True) -> str:
         """Run one client command; return its stdout.  Waits out an unreachable coordinator."""
         argv = [client_program(), "-x", self.address, *args]
-        deadline = time.monotonic() + self.patience
-        waited = False
-        while True:
+        last = [""]
+        attempts: list[subprocess.CompletedProcess[str]] = []
+
+        def once() -> subprocess.CompletedProcess[str] | None:
             try:
                 done = subprocess.run(
                     argv, capture_output=True, text=True, timeout=timeout, check=False, env=_client_env()
@@ -67,21 +68,24 @@ class Client:
                 raise LabFault(
                     "coordinator", f"labgrid-client {' '.join(args)} still running after {timeout:.0f} s"
                 ) from None
-            text = (done.stderr + done.stdout).strip()
-            if done.returncode != 0 and any(mark in text for mark in UNAVAILABLE):
-                if time.monotonic() < deadline:
-                    waited = True
-                    time.sleep(1.0)
-                    continue
-                raise LabFault(
-                    "coordinator",
-                    f"coordinator {self.address} unreachable for {self.patience:.0f} s: {text[-300:]}",
-                )
-            if waited:
-                self.reconnects += 1
-            if check and done.returncode != 0:
-                raise LabFault("coordinator", f"labgrid-client {' '.join(args)} failed: {text[-500:]}")
-            return done.stdout
+            attempts.append(done)
+            last[0] = (done.stderr + done.stdout).strip()
+            away = done.returncode != 0 and any(mark in last[0] for mark in UNAVAILABLE)
+            return None if away else done
+
+        def unreachable() -> LabFault:
+            return LabFault(
+                "coordinator",
+                f"coordinator {self.address} unreachable for {self.patience:.0f} s: {last[0][-300:]}",
+            )
+
+        done = poll_for(once, timeout=self.patience, pace=1.0, on_timeout=unreachable)
+        assert done is not None  # poll_for raises on timeout
+        if len(attempts) > 1:
+            self.reconnects += 1
+        if check and done.returncode != 0:
+            raise LabFault("coordinator", f"labgrid-client {' '.join(args)} failed: {last[0][-500:]}")
+        return done.stdout
 
     def reserve_and_acquire(self, tags: Sequence[str], run_id: str, wait: float = 3600.0) -> Reservation:
         """Reserve a place carrying ``tags`` (waiting for one to be free), acquire it, name it."""

@@ -13,7 +13,6 @@ the report.
 from __future__ import annotations
 
 import dataclasses
-import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -22,6 +21,7 @@ from ..host.facts import gather_facts
 from ..host.remote import RemoteHost
 from ..model.facts import HostFacts
 from ..model.lab import LinkEntry
+from ..polling import wait_until
 from .health import Finding, HealthReport, board_subject, link_subject, place_report, report_table
 from .health_table import HealthTable
 from .inventory import Inventory
@@ -172,13 +172,14 @@ class HealthGate:
 
     def _settle(self, board: str) -> HealthReport:
         """Check until no link is down or mis-negotiated, for at most SETTLE_SECONDS."""
-        deadline = time.monotonic() + SETTLE_SECONDS
-        while True:
-            report = self._check(board)
-            waiting = [f for f in report.faults() if "renegotiate" in f.cures]
-            if not waiting or time.monotonic() >= deadline:
-                return report
-            time.sleep(1.0)
+        reports: list[HealthReport] = []
+
+        def settled() -> bool:
+            reports.append(self._check(board))
+            return not [f for f in reports[-1].faults() if "renegotiate" in f.cures]
+
+        wait_until(settled, timeout=SETTLE_SECONDS, pace=1.0)  # unsettled: the last report says why
+        return reports[-1]
 
     def _keep(self, board: str, first: HealthReport, report: HealthReport, actions: list[str]) -> None:
         """A ``health`` fact per subject; a ``lab-fault`` fact per subject that failed, cured or not."""

@@ -18,12 +18,12 @@ import fcntl
 import hashlib
 import os
 import re
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import LabFault
+from ..polling import Pace, poll_for
 
 WORKER_ID = re.compile(r"^gw([0-9]+)$")
 
@@ -138,28 +138,28 @@ def hold_hosts(
     needs, so two of them can never wait for each other.
     """
     names = sorted(set(hosts))
-    deadline = time.monotonic() + wait
-    delay = 0.05
-    while True:
+    told: list[bool] = []
+
+    def take_all() -> list[PlaceLock] | None:
         taken: list[PlaceLock] = []
         for name in names:
             lock = PlaceLock(lock_dir, f"{lab}#{name}")
             if not lock.try_take():
-                if waiting is not None:
+                if waiting is not None and not told:
                     waiting(_waiting_line(lock, wait))
-                    waiting = None
-                break
+                    told.append(True)
+                for held in taken:
+                    held.release()
+                return None
             taken.append(lock)
-        if len(taken) == len(names):
-            return taken
-        for lock in taken:
-            lock.release()
-        if time.monotonic() >= deadline:
-            raise LabFault(
-                "place-busy", f"{lab}: hosts {names} stayed in use by another run for {wait:.0f} s"
-            )
-        time.sleep(delay)
-        delay = min(delay * 2, 1.0)
+        return taken
+
+    def busy() -> LabFault:
+        return LabFault("place-busy", f"{lab}: hosts {names} stayed in use by another run for {wait:.0f} s")
+
+    held = poll_for(take_all, timeout=wait, pace=Pace(0.05, backoff=2, longest=1.0), on_timeout=busy)
+    assert held is not None  # poll_for raises on timeout
+    return held
 
 
 def take_place(
@@ -177,18 +177,22 @@ def take_place(
     if not candidates:
         raise ValueError("no places to choose from")
     order = [candidates[(preferred + i) % len(candidates)] for i in range(len(candidates))]
-    deadline = time.monotonic() + wait
-    delay = 0.1
-    while True:
+    told: list[bool] = []
+
+    def first_free() -> tuple[Place, PlaceLock] | None:
         for place in order:
             lock = PlaceLock(lock_dir, place.name)
             if lock.try_take():
                 return place, lock
-            if waiting is not None and place is order[-1]:
+            if waiting is not None and place is order[-1] and not told:
                 waiting(_waiting_line(lock, wait))
-                waiting = None
-        if time.monotonic() >= deadline:
-            names = ", ".join(p.name for p in candidates)
-            raise LabFault("place-busy", f"every place ({names}) stayed taken for {wait:.0f} s")
-        time.sleep(delay)
-        delay = min(delay * 2, 2.0)
+                told.append(True)
+        return None
+
+    def all_taken() -> LabFault:
+        names = ", ".join(p.name for p in candidates)
+        return LabFault("place-busy", f"every place ({names}) stayed taken for {wait:.0f} s")
+
+    taken = poll_for(first_free, timeout=wait, pace=Pace(0.1, backoff=2, longest=2.0), on_timeout=all_taken)
+    assert taken is not None  # poll_for raises on timeout
+    return taken

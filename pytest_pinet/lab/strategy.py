@@ -35,6 +35,7 @@ from labgrid.step import step
 from labgrid.strategy import Strategy, StrategyError
 
 from ..errors import LabFault, PinetError
+from ..polling import wait_until
 
 BOOT_TELL_EVERY_S = 15.0  # how often a boot in progress says so
 # Asked on the console of a board whose boot stalled before SSH answered.
@@ -304,27 +305,28 @@ class PinetBoardStrategy(Strategy):  # type: ignore[misc]
         self._switch(on=True)
         if self.console is not None:
             self.target.activate(self.console)
-        deadline = started + self.boot_timeout
-        last = "not tried"
-        told = started
-        while time.monotonic() < deadline:
+        last = ["not tried"]
+        told = [started]
+
+        def reachable() -> bool:
             self._drain_console()
-            ok, last = self._reachable()
-            if ok:
-                self.boot_seconds = time.monotonic() - started
-                self._tell(f"up after {self.boot_seconds:.0f} s")
-                self._console_login()
-                return None
-            if time.monotonic() - told >= BOOT_TELL_EVERY_S:
-                told = time.monotonic()
+            ok, last[0] = self._reachable()
+            if not ok and time.monotonic() - told[0] >= BOOT_TELL_EVERY_S:
+                told[0] = time.monotonic()
                 console = readable(self.console_log).strip().splitlines()[-1:] or ["(no console output yet)"]
                 self._tell(
-                    f"booting, {told - started:.0f} s of at most {self.boot_timeout:.0f} s; "
+                    f"booting, {told[0] - started:.0f} s of at most {self.boot_timeout:.0f} s; "
                     f"console: {console[0][-100:]}"
                 )
-            time.sleep(0.2)
+            return ok
+
+        if wait_until(reachable, timeout=started + self.boot_timeout - time.monotonic(), pace=0.2):
+            self.boot_seconds = time.monotonic() - started
+            self._tell(f"up after {self.boot_seconds:.0f} s")
+            self._console_login()
+            return None
         self._drain_console()
-        return last
+        return last[0]
 
     def _tell(self, what: str) -> None:
         if self.say is not None:

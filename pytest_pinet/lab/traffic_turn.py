@@ -27,6 +27,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..errors import LabFault
+from ..polling import wait_until
 
 log = logging.getLogger(__name__)
 
@@ -73,21 +74,24 @@ def _take(path: Path, wait_s: float) -> tuple[int, float]:
     except OSError as exc:
         raise LabFault("traffic-turn", f"cannot open the traffic turn file {path}: {exc.strerror}") from exc
     started = time.monotonic()
-    while True:
+
+    def locked() -> bool:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            break
         except BlockingIOError:
-            waited = time.monotonic() - started
-            if waited >= wait_s:
-                holder = _holder(path)
-                os.close(fd)
-                raise LabFault(
-                    "traffic-turn",
-                    f"waited {waited:.0f} s for the traffic turn ({path}), held by {holder}: another "
-                    "measurement on the machines this lab shares has not ended",
-                ) from None
-            time.sleep(POLL_S)
+            return False
+        return True
+
+    def held_too_long() -> LabFault:
+        holder = _holder(path)
+        os.close(fd)
+        return LabFault(
+            "traffic-turn",
+            f"waited {time.monotonic() - started:.0f} s for the traffic turn ({path}), held by {holder}: "
+            "another measurement on the machines this lab shares has not ended",
+        )
+
+    wait_until(locked, timeout=wait_s, pace=POLL_S, on_timeout=held_too_long)
     os.ftruncate(fd, 0)
     os.write(fd, f"{os.getpid()}\n".encode())
     return fd, time.monotonic() - started

@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..judge.latency import lower_is_better
+from ..model.context_key import ContextKey
 from .store import StoredMeasurement
 
 LABEL_FIELDS = (
@@ -57,8 +58,7 @@ class ContextDelta:
 
 def label_of(key: str) -> str:
     """The readable part of a context key: board, link, direction, profile ..."""
-    parts = dict(part.split("=", 1) for part in key.split("|") if "=" in part)
-    return ", ".join(f"{parts[name]}" for name in LABEL_FIELDS if parts.get(name))
+    return ", ".join(ContextKey.parse(key).values(LABEL_FIELDS))
 
 
 def _median_by_context(rows: Sequence[StoredMeasurement], metric: str) -> dict[str, float]:

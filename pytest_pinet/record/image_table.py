@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..model.context_key import context_key
 from .compare import NOT_MEASUREMENTS, label_of, noise_of
-from .store import context_key
 
 # What differs between images by nature, so it is not part of the row's context.
 IMAGE_FIELDS = ("image", "kernel", "os")

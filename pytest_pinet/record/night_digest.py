@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..judge.standing import EVERY_CONTEXT
+from ..model.context_key import ContextKey
 from .nightly import GOODPUT, LATENCY, Metric, nights_of, standing_before
 from .store import ResultsStore, StoredMeasurement
 
@@ -176,10 +177,10 @@ class NightDigest:
 
 def context_text(key: str) -> str:
     """A stored context key as the words a lab engineer reads."""
-    parts = dict(p.split("=", 1) for p in key.split("|") if "=" in p)
+    parts = ContextKey.parse(key)
     # As the metric sets name a context: board, image, adapter (else link), then the rest.
-    head = [parts.get("board", ""), parts.get("image", ""), parts.get("adapter") or parts.get("link", "")]
-    return " / ".join(v for v in [*head, *(parts.get(k, "") for k in LABEL_KEYS)] if v)
+    head = [parts.get("board"), parts.get("image"), parts.get("adapter") or parts.get("link")]
+    return " / ".join(v for v in [*head, *(parts.get(k) for k in LABEL_KEYS)] if v)
 
 
 def scope_text(key: str) -> str:

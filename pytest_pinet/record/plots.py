@@ -15,16 +15,15 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from ..model.context_key import LABEL_FIELDS, ContextKey
 from .store import ResultsStore
 
-LABEL_KEYS = ("board", "link", "direction", "duplex", "profile", "qdisc")
 MARKERS = "os^sDvP*X"
 
 
 def context_label(key: str) -> str:
     """The readable part of a context key."""
-    parts = dict(p.split("=", 1) for p in key.split("|") if "=" in p)
-    return " ".join(f"{parts[k]}" for k in LABEL_KEYS if parts.get(k))
+    return " ".join(ContextKey.parse(key).values(LABEL_FIELDS))
 
 
 def trend_charts(store: ResultsStore, limit: int = 24) -> list[tuple[str, bytes]]:

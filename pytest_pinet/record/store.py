@@ -8,7 +8,6 @@ facts), so a killed run loses nothing already measured and history stays queryab
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import threading
 import time
@@ -18,112 +17,15 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from ..judge.fairness import jain_fairness
 from ..judge.standing import EVERY_CONTEXT, Acceptance
 from ..model import Measurement
+from ..polling import Pace, poll_for
 from .store_rows import STORED_COLUMNS, stored_row
 from .store_rows import StoredMeasurement as StoredMeasurement  # re-exported: rows read back
+from .store_schema import BASE_SCHEMA, MIGRATIONS, measurement_row
 
-SCHEMA_VERSION = 2  # 2: the latency verdict beside goodput's (added to an older store on open)
-# Columns added after version 1, with their definitions: an older store gets them on open.
-ADDED_COLUMNS = {
-    "latency_verdict": "TEXT NOT NULL DEFAULT ''",
-    "latency_reason": "TEXT NOT NULL DEFAULT ''",
-}
-CONTEXT_KEY_FIELDS = (
-    "lab",
-    "board",
-    "peer",
-    "link",
-    "adapter",
-    "scenario",
-    "direction",
-    "duplex",
-    "profile",
-    "protocol",
-    "streams",
-    "mtu",
-    "link_speed_mbps",
-    "qdisc",
-)
-
-SCHEMA = [
-    """CREATE TABLE IF NOT EXISTS pinet_schema (version INTEGER NOT NULL)""",
-    """CREATE TABLE IF NOT EXISTS runs (
-        run_id TEXT PRIMARY KEY,
-        started DOUBLE PRECISION NOT NULL,
-        lab TEXT NOT NULL,
-        suite_version TEXT NOT NULL,
-        note TEXT NOT NULL DEFAULT ''
-    )""",
-    """CREATE TABLE IF NOT EXISTS measurements (
-        id {serial},
-        run_id TEXT NOT NULL,
-        test_id TEXT NOT NULL,
-        context_key TEXT NOT NULL,
-        started DOUBLE PRECISION NOT NULL,
-        finished DOUBLE PRECISION NOT NULL,
-        lab TEXT NOT NULL, board TEXT NOT NULL, peer TEXT NOT NULL, link TEXT NOT NULL,
-        adapter TEXT NOT NULL, driver TEXT NOT NULL, firmware TEXT NOT NULL,
-        kernel TEXT NOT NULL, os TEXT NOT NULL,
-        scenario TEXT NOT NULL, direction TEXT NOT NULL, duplex TEXT NOT NULL,
-        profile TEXT NOT NULL, qdisc TEXT NOT NULL, protocol TEXT NOT NULL,
-        streams INTEGER NOT NULL, duration_s INTEGER NOT NULL, omit_s INTEGER NOT NULL,
-        mtu INTEGER NOT NULL, link_speed_mbps INTEGER NOT NULL,
-        iperf3_version TEXT NOT NULL, suite_version TEXT NOT NULL,
-        goodput_mbps DOUBLE PRECISION NOT NULL,
-        sent_mbps DOUBLE PRECISION,
-        retransmits INTEGER,
-        limit_mbps DOUBLE PRECISION NOT NULL,
-        fairness DOUBLE PRECISION,
-        verdict TEXT NOT NULL DEFAULT '',
-        verdict_reason TEXT NOT NULL DEFAULT '',
-        latency_verdict TEXT NOT NULL DEFAULT '',
-        latency_reason TEXT NOT NULL DEFAULT '',
-        data TEXT NOT NULL
-    )""",
-    """CREATE INDEX IF NOT EXISTS measurements_context ON measurements (context_key, started)""",
-    """CREATE INDEX IF NOT EXISTS measurements_run ON measurements (run_id)""",
-    # Runs a user took out of the baselines (a known-bad night); their rows stay, and say so.
-    """CREATE TABLE IF NOT EXISTS run_exclusions (
-        run_id TEXT PRIMARY KEY,
-        why TEXT NOT NULL,
-        at DOUBLE PRECISION NOT NULL
-    )""",
-    # A person's word that a changed level is the new normal (judge/standing.py): the run it
-    # starts at, one context or '*' for every context, who, when and why; undoing keeps the row.
-    """CREATE TABLE IF NOT EXISTS acceptances (
-        id {serial},
-        run_id TEXT NOT NULL,
-        context_key TEXT NOT NULL,
-        why TEXT NOT NULL,
-        who TEXT NOT NULL,
-        at DOUBLE PRECISION NOT NULL,
-        undone_at DOUBLE PRECISION,
-        undone_by TEXT NOT NULL DEFAULT ''
-    )""",
-    # Allure 3's history (one JSON line per report built), one per lab, kept with the store so
-    # that every runner of a lab sharing a PostgreSQL store adds to the same trend.
-    """CREATE TABLE IF NOT EXISTS allure_history (
-        id {serial},
-        lab TEXT NOT NULL,
-        line TEXT NOT NULL,
-        added DOUBLE PRECISION NOT NULL
-    )""",
-]
-
-
-def context_key(context: dict[str, Any]) -> str:
-    """Stable key of a measurement's context: what must be equal to compare two results.
-
-    Later keys (rate target, filesystem, block size, image) are appended only when set, so the keys
-    (and baselines) of everything measured before they existed stay what they were.
-    """
-    key = "|".join(f"{k}={context.get(k, '')}" for k in CONTEXT_KEY_FIELDS)
-    for extra in ("rate_target_mbps", "filesystem", "block_bytes", "image"):
-        if context.get(extra):
-            key += f"|{extra}={context[extra]}"
-    return key
+# How long a new store waits for another process creating the same SQLite schema.
+SCHEMA_LOCK_WAIT_S = 60.0
 
 
 class ResultsStore:
@@ -155,14 +57,24 @@ class ResultsStore:
             serial = "INTEGER PRIMARY KEY AUTOINCREMENT"
         # xdist workers open the same SQLite file at once; switching to WAL and creating the
         # schema need a lock that the busy timeout does not always wait for: retry briefly.
-        for attempt in range(100):
+        locked: list[sqlite3.OperationalError] = []
+
+        def init_once() -> bool | None:
             try:
                 self._init_schema(serial)
-                break
             except sqlite3.OperationalError as exc:
-                if "locked" not in str(exc) or attempt == 99:
+                if "locked" not in str(exc):
                     raise
-                time.sleep(0.05 + 0.01 * attempt)
+                locked.append(exc)
+                return None
+            return True
+
+        poll_for(
+            init_once,
+            timeout=SCHEMA_LOCK_WAIT_S,
+            pace=Pace(0.05, backoff=1.2, longest=1.0),
+            on_timeout=lambda: locked[-1],
+        )
 
     def _init_schema(self, serial: str) -> None:
         if self._param == "?":
@@ -170,17 +82,25 @@ class ResultsStore:
                 self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=FULL")
         with self._tx() as cur:
-            for statement in SCHEMA:
+            for statement in BASE_SCHEMA:
                 cur.execute(statement.format(serial=serial))
-            for column, definition in ADDED_COLUMNS.items():
-                if column not in self._columns(cur):
-                    # Names and definitions are constants of this module.
-                    cur.execute(f"ALTER TABLE measurements ADD COLUMN {column} {definition}")
             cur.execute("SELECT version FROM pinet_schema")
-            if cur.fetchone() is None:
-                cur.execute(self._sql("INSERT INTO pinet_schema (version) VALUES (?)"), (SCHEMA_VERSION,))
-            else:
-                cur.execute(self._sql("UPDATE pinet_schema SET version = ?"), (SCHEMA_VERSION,))
+            found = cur.fetchone()
+            if found is None:
+                cur.execute(self._sql("INSERT INTO pinet_schema (version) VALUES (?)"), (1,))
+            version = int(found[0]) if found is not None else 1
+            for migration in (m for m in MIGRATIONS if m.version > version):
+                have = self._columns(cur)
+                for column, definition in migration.add_columns.items():
+                    if column not in have:
+                        # Names and definitions are constants of store_schema.
+                        cur.execute(f"ALTER TABLE measurements ADD COLUMN {column} {definition}")
+                for statement in migration.statements:
+                    cur.execute(statement)
+                cur.execute(
+                    self._sql("UPDATE pinet_schema SET version = ? WHERE version < ?"),
+                    (migration.version, migration.version),
+                )
 
     def _columns(self, cur: Any) -> set[str]:
         """The columns the measurements table has now (SQLite or PostgreSQL)."""
@@ -232,59 +152,15 @@ class ResultsStore:
 
     def add(self, run_id: str, measurement: Measurement, suite_version: str) -> int:
         """Commit one measurement now; return its row id."""
-        c = measurement.context
-        board = measurement.facts.get("board")
-        firmware = board.firmware_of(c.link) if board is not None else ""
-        data = measurement.summary()
-        row = (
-            run_id,
-            measurement.test_id,
-            context_key(c.as_match()),
-            measurement.started,
-            measurement.finished,
-            c.lab,
-            c.board,
-            c.peer,
-            c.link,
-            c.adapter,
-            c.driver,
-            firmware,
-            c.kernel,
-            c.os,
-            c.scenario,
-            c.direction,
-            c.duplex,
-            c.profile,
-            getattr(c, "qdisc", ""),
-            c.protocol,
-            c.streams,
-            c.duration_s,
-            c.omit_s,
-            c.mtu,
-            c.link_speed_mbps,
-            measurement.iperf3_version or "",
-            suite_version,
-            measurement.goodput_mbps,
-            measurement.sent_mbps,
-            measurement.retransmits,
-            measurement.limit_mbps,
-            jain_fairness(measurement.per_stream_mbps),
-            json.dumps(data, sort_keys=True),
-        )
-        columns = (
-            "run_id, test_id, context_key, started, finished, lab, board, peer, link, adapter, driver, "
-            "firmware, kernel, os, scenario, direction, duplex, profile, qdisc, protocol, streams, "
-            "duration_s, omit_s, mtu, link_speed_mbps, iperf3_version, suite_version, goodput_mbps, "
-            "sent_mbps, retransmits, limit_mbps, fairness, data"
-        )
-        marks = ", ".join("?" for _ in row)
+        row = measurement_row(run_id, measurement, suite_version)
+        columns, marks = ", ".join(row), ", ".join("?" for _ in row)
         with self._tx() as cur:
-            # Column names and placeholders are constants of this module; values are bound.
+            # Column names are the keys of measurement_row, constants; values are bound.
             statement = f"INSERT INTO measurements ({columns}) VALUES ({marks})"  # noqa: S608
             if self._param == "%s":
-                cur.execute(self._sql(statement + " RETURNING id"), row)
+                cur.execute(self._sql(statement + " RETURNING id"), tuple(row.values()))
                 return int(cur.fetchone()[0])
-            cur.execute(statement, row)
+            cur.execute(statement, tuple(row.values()))
             return int(cur.lastrowid)
 
     def set_verdict(self, row_id: int, verdict: str, reason: str) -> None:

@@ -24,7 +24,7 @@ from .iperf3_model import Iperf3Result
 from .iperf3_parse import Iperf3OutputError, Iperf3ReportedError, classify_error, parse_iperf3, stderr_error
 from .iperf3_server import Iperf3Server
 from .receiver_view import receiver_view
-from .run_driver import Progress, drive
+from .run_driver import Progress, Watch, drive
 
 log = logging.getLogger(__name__)
 
@@ -182,7 +182,7 @@ def run_iperf3(
     server.start()
     client = _Client(sender, server, receiver_address, options)
     try:
-        watches = [(receiver, adaptive.interface, server.port, adaptive.decide_mbps)] if adaptive else []
+        watches = [Watch(receiver, adaptive.interface, server.port, adaptive.decide_mbps)] if adaptive else []
         rule = adaptive.rule if adaptive else None
         ended_by, precision = drive([client], watches, rule, options.omit, progress)
     finally:
@@ -223,8 +223,8 @@ def run_iperf3_both_ways(
         rule = adaptive[0] if adaptive else None
         watches = (
             [
-                (peer, adaptive[2], to_peer.port, decide_mbps[0]),
-                (board, adaptive[1], to_board.port, decide_mbps[1]),
+                Watch(peer, adaptive[2], to_peer.port, decide_mbps[0]),
+                Watch(board, adaptive[1], to_board.port, decide_mbps[1]),
             ]
             if adaptive
             else []

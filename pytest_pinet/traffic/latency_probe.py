@@ -250,5 +250,6 @@ def run_probe(plan: ProbePlan, seconds: float, port: int = 0, interval_s: float 
 
 
 def sleep_until(deadline: float) -> None:
-    """Sleep until ``time.monotonic()`` reaches ``deadline``."""
+    """Sleep until ``time.monotonic()`` reaches ``deadline``: pacing that is the point (the
+    probe under load starts when the load's warm-up ends, not when a condition holds)."""
     time.sleep(max(0.0, deadline - time.monotonic()))

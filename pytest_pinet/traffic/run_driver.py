@@ -12,7 +12,7 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
-from typing import NoReturn, Protocol
+from typing import NamedTuple, NoReturn, Protocol
 
 from ..errors import LabFault
 from ..host.remote import RemoteHost
@@ -36,7 +36,15 @@ log = logging.getLogger(__name__)
 
 # (seconds so far, seconds planned, the watched directions' latest Mbit/s, finished)
 Progress = Callable[[float, float, Sequence[float], bool], None]
-Watch = tuple[RemoteHost, str, int, tuple[float, ...]]  # receiver, interface, server port, lines
+
+
+class Watch(NamedTuple):
+    """A receiving end the adaptive run watches: its counters tell when the run has settled."""
+
+    receiver: RemoteHost
+    interface: str
+    server_port: int
+    decide_mbps: tuple[float, ...]  # the lines the run must end clear of (floor, baseline band)
 
 
 class _Planned(Protocol):
@@ -102,7 +110,7 @@ def drive(
             # Only within the planned run: after it, still counters are a client's last exchange.
             if max(still, default=0.0) >= STALL_S and time.monotonic() - started <= planned:
                 index = still.index(max(still))
-                stalled = (watches[index][0].name, still[index])
+                stalled = (watches[index].receiver.name, still[index])
                 for client in clients:
                     client.stalled = True
                 _interrupt_all(clients)
@@ -113,7 +121,7 @@ def drive(
             log.debug("adaptive: %s", [f"{len(r)} s, {settled_half_width_pct(r):.3f} %" for r in rates])
             precision = [settled_half_width_pct(r) if len(r) >= 2 else None for r in rates]
             decided = [
-                clear_of(r, watch[3]) if s and all(x.tcp_bytes is not None for x in s) else True
+                clear_of(r, watch.decide_mbps) if s and all(x.tcp_bytes is not None for x in s) else True
                 for r, s, watch in zip(rates, samples, watches, strict=True)
             ]
             if all(rule.settled(r) for r in rates) and all(decided):

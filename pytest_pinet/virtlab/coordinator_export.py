@@ -25,33 +25,43 @@ from .topology import LabSpec
 DEFAULT_TAGS = ("pinet=virtual", "board=netns")
 
 
+def place_group(spec: LabSpec, location: str) -> dict[str, Any]:
+    """One place's exporter group: a NetworkService per host of the virtual lab (what a
+    hardware lab's exporter publishes for a board and its peers); the rack adds its power
+    ports, console and SD card to it."""
+    group: dict[str, Any] = {"location": location}
+    for host in spec.hosts:
+        group[host.name] = {
+            "cls": "NetworkService",
+            "address": spec.mgmt_address(host.name),
+            "username": "root",
+            "port": 22,
+        }
+    return group
+
+
+def env_through_place(spec: LabSpec, hint: str) -> dict[str, Any]:
+    """The lab's env file with every target's resources replaced by the place's RemotePlace
+    (its drivers kept; the rack replaces them too); ``hint`` says how to bring the lab up."""
+    try:
+        local = yaml.safe_load(spec.env_file.read_text(encoding="utf-8"))
+    except OSError:
+        raise PinetError(f"{spec.name} is not up: run `{hint}` first") from None
+    for target in local["targets"].values():
+        target["resources"] = {"RemotePlace": {"name": spec.name}}
+    return dict(local)
+
+
 def exporter_config(specs: list[LabSpec]) -> dict[str, Any]:
     """The exporter's groups: place name -> {host: NetworkService}."""
-    groups: dict[str, Any] = {}
-    for spec in specs:
-        group: dict[str, Any] = {"location": f"virtual place {spec.name} on this machine"}
-        for host in spec.hosts:
-            group[host.name] = {
-                "cls": "NetworkService",
-                "address": spec.mgmt_address(host.name),
-                "username": "root",
-                "port": 22,
-            }
-        groups[spec.name] = group
-    return groups
+    return {spec.name: place_group(spec, f"virtual place {spec.name} on this machine") for spec in specs}
 
 
 def remote_env(spec: LabSpec) -> dict[str, Any]:
     """The place's env file with every target's resources replaced by its RemotePlace."""
     if spec.is_qemu:
         raise PinetError(f"{spec.name}: a QEMU board runs in the test process's labgrid; export netns places")
-    try:
-        local = yaml.safe_load(spec.env_file.read_text(encoding="utf-8"))
-    except OSError:
-        raise PinetError(f"{spec.name} is not up: run `pinet lab up --places K` first") from None
-    for target in local["targets"].values():
-        target["resources"] = {"RemotePlace": {"name": spec.name}}
-    return dict(local)
+    return env_through_place(spec, "pinet lab up --places K")
 
 
 def write_export(specs: list[LabSpec], out: Path) -> list[Path]:
@@ -68,14 +78,21 @@ def write_export(specs: list[LabSpec], out: Path) -> list[Path]:
     return written
 
 
-def register_places(client: Client, specs: list[LabSpec], exporter: str, tags: tuple[str, ...]) -> None:
-    """Create each place on the coordinator (idempotent), match its group, set its tags."""
+def register_places(
+    client: Client,
+    specs: list[LabSpec],
+    exporter: str,
+    tags: tuple[str, ...],
+    resources: str = "NetworkService/*",
+) -> None:
+    """Create each place on the coordinator (idempotent), match its group's ``resources``
+    (the rack's place takes every resource of its group: ``*``), set its tags."""
     existing = set(client.run(["places"], check=False).split())
     for spec in specs:
         if spec.name not in existing:
             client.run(["-p", spec.name, "create"])
         show = client.run(["-p", spec.name, "show"], check=False)
-        match = f"{exporter}/{spec.name}/NetworkService/*"
+        match = f"{exporter}/{spec.name}/{resources}"
         if match not in show:
             client.run(["-p", spec.name, "add-match", match])
         client.run(["-p", spec.name, "set-tags", *tags, f"place={spec.name}"])

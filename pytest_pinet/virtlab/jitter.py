@@ -18,6 +18,7 @@ cable end per second.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import random
 import signal
@@ -28,6 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..polling import wait_until
 from . import shaping, system
 
 PID_FILE = "jitter.pid"
@@ -100,7 +102,8 @@ def stop(state_dir: Path) -> bool:
         os.kill(pid, signal.SIGTERM)
     except ProcessLookupError:
         return False
-    for _ in range(50):  # it finishes its current tc call, then exits
+
+    def gone() -> bool:
         try:
             os.waitpid(pid, os.WNOHANG)
         except ChildProcessError:
@@ -109,7 +112,13 @@ def stop(state_dir: Path) -> bool:
             os.kill(pid, 0)
         except ProcessLookupError:
             return True
-        time.sleep(0.1)
+        return False
+
+    # It finishes its current tc call, then exits; one that does not is killed, so no varying
+    # rate outlives the command that stopped it.
+    if not wait_until(gone, timeout=5.0, pace=0.1):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
     return True
 
 
@@ -149,7 +158,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if time.monotonic() >= deadline:
             level, deadline = model.level(rng), time.monotonic() + args.hold
         apply(ends, args.percent, level * model.second(rng))
-        time.sleep(1.0)
+        time.sleep(1.0)  # pacing that is the point: the second-to-second part changes once a second
     apply(ends, args.percent, 1.0)  # back to the steady (degraded) rate
     return 0
 

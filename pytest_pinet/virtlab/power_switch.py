@@ -178,7 +178,7 @@ class Handler(BaseHTTPRequestHandler):
         fault = self.switch.take_fault()
         if fault == "silent":
             self.switch.note(f"port {index}: request taken, never answered (fault silent)")
-            time.sleep(3600)
+            time.sleep(3600)  # pacing that is the point: the planted fault is a switch that never answers
             return
         if fault == "http500":
             self.switch.note(f"port {index}: answered 500 (fault http500)")

@@ -26,8 +26,8 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +35,9 @@ import yaml
 
 from ..errors import PinetError
 from ..lab.coordinator import Client, client_program
+from ..polling import wait_until
 from . import envfile, qemu_board, system
+from .coordinator_export import env_through_place, place_group, register_places
 from .topology import LabSpec
 
 RACK = "rack"
@@ -243,14 +245,8 @@ def _listening(spec: LabSpec, port: int) -> bool:
 def exporter_config(spec: LabSpec) -> dict[str, Any]:
     """The rack's one group: what a hardware lab's exporter publishes for a board and its peers."""
     board = spec.board_host.name
-    group: dict[str, Any] = {"location": f"virtual rack of {spec.name} on this machine"}
+    group = place_group(spec, f"virtual rack of {spec.name} on this machine")
     for host in spec.hosts:
-        group[host.name] = {
-            "cls": "NetworkService",
-            "address": spec.mgmt_address(host.name),
-            "username": "root",
-            "port": 22,
-        }
         group[f"{host.name}-power"] = {
             "cls": "NetworkPowerPort",
             "model": "simplerest",
@@ -270,7 +266,7 @@ def exporter_config(spec: LabSpec) -> dict[str, Any]:
 def remote_env(spec: LabSpec) -> dict[str, Any]:
     """The run's env: the QEMU lab's, with each target's resources its RemotePlace and power
     and console through the rack's network resources (rpi-lab.yaml's drivers)."""
-    local = yaml.safe_load(spec.env_file.read_text(encoding="utf-8"))
+    local = env_through_place(spec, "pinet lab up --board qemu --rack")
     board = spec.board_host.name
     for name, target in local["targets"].items():
         power = {"delay": 2.0, "bindings": {"port": f"{name}-power"}}
@@ -284,7 +280,6 @@ def remote_env(spec: LabSpec) -> dict[str, Any]:
             }
         else:
             drivers = {"NetworkPowerDriver": power}
-        target["resources"] = {"RemotePlace": {"name": spec.name}}
         target["drivers"] = drivers
     local.pop("tools", None)  # nothing of QEMU on the run's side: the switch starts it
     return dict(local)
@@ -321,11 +316,13 @@ def stop_exporter(state_dir: Path) -> int:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGTERM)
             stopped = 1
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and _alive(pid):
+
+        def gone() -> bool:
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(pid, os.WNOHANG)
-            time.sleep(0.05)
+            return not _alive(pid)
+
+        wait_until(gone, timeout=10, pace=0.05)  # then killed, gone or not
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
     pid_file.unlink(missing_ok=True)
@@ -340,13 +337,7 @@ def restart_exporter(spec: LabSpec) -> None:
 
 
 def _register(spec: LabSpec, coordinator: str) -> None:
-    client = Client(coordinator)
-    if spec.name not in client.run(["places"], check=False).split():
-        client.run(["-p", spec.name, "create"])
-    match = f"{exporter_name(spec)}/{spec.name}/*"
-    if match not in client.run(["-p", spec.name, "show"], check=False):
-        client.run(["-p", spec.name, "add-match", match])
-    client.run(["-p", spec.name, "set-tags", *TAGS, f"place={spec.name}"])
+    register_places(Client(coordinator), [spec], exporter_name(spec), TAGS, resources="*")
 
 
 def set_fault(spec: LabSpec, mode: str, times: int = 0) -> None:
@@ -400,10 +391,8 @@ def _read_pid(path: Path) -> int:
         return 0
 
 
-def _wait(condition: Any, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.1)
-    raise PinetError(f"pinet lab up --rack: timed out after {timeout:.0f} s waiting for {what}")
+def _wait(condition: Callable[[], bool], timeout: float, what: str) -> None:
+    def timed_out() -> PinetError:
+        return PinetError(f"pinet lab up --rack: timed out after {timeout:.0f} s waiting for {what}")
+
+    wait_until(condition, timeout=timeout, pace=0.1, on_timeout=timed_out)

@@ -12,10 +12,10 @@ import os
 import pwd
 import signal
 import socket
-import time
 from pathlib import Path
 
 from ..errors import LabFault
+from ..polling import wait_until
 from . import system
 
 SSHD_CONFIG = """\
@@ -120,16 +120,22 @@ def stop(host_dir: Path) -> None:
 
 def wait_for_port(address: str, port: int, timeout: float) -> None:
     """Block until ``address:port`` accepts a TCP connection or ``timeout`` passes."""
-    deadline = time.monotonic() + timeout
-    last_error = "no attempt"
-    while time.monotonic() < deadline:
+    last_error = ["no attempt"]
+
+    def greets() -> bool:
         try:
             with socket.create_connection((address, port), timeout=1.0) as connection:
                 banner = connection.recv(64)
-                if banner.startswith(b"SSH-"):
-                    return
-                last_error = f"unexpected banner {banner[:20]!r}"
         except OSError as exc:
-            last_error = exc.strerror or str(exc)
-        time.sleep(0.05)
-    raise LabFault("unreachable", f"sshd on {address}:{port} not ready after {timeout:.0f} s ({last_error})")
+            last_error[0] = exc.strerror or str(exc)
+            return False
+        if not banner.startswith(b"SSH-"):
+            last_error[0] = f"unexpected banner {banner[:20]!r}"
+        return banner.startswith(b"SSH-")
+
+    def not_ready() -> LabFault:
+        return LabFault(
+            "unreachable", f"sshd on {address}:{port} not ready after {timeout:.0f} s ({last_error[0]})"
+        )
+
+    wait_until(greets, timeout=timeout, pace=0.05, on_timeout=not_ready)

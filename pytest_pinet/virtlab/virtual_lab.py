@@ -12,11 +12,11 @@ import json
 import os
 import shutil
 import signal
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import PinetError
+from ..polling import wait_until
 from . import envfile, jitter, qemu_board, qemu_image, rack, shaping, sshd, system, two_boards
 from .topology import DiskSpec, LabSpec, LinkSpec, parts
 
@@ -61,9 +61,7 @@ def kill_netns_processes(netns: str, grace: float = 2.0) -> int:
     pids = netns_pids(netns)
     for pid in pids:
         _signal(pid, signal.SIGTERM)
-    deadline = time.monotonic() + grace
-    while time.monotonic() < deadline and netns_pids(netns):
-        time.sleep(0.05)
+    wait_until(lambda: not netns_pids(netns), timeout=grace, pace=0.05)  # the rest are killed
     for pid in netns_pids(netns):
         _signal(pid, signal.SIGKILL)
     return len(pids)
@@ -448,12 +446,12 @@ def _make_link(spec: LabSpec, link: LinkSpec) -> None:
 
 def _wait_operstate_up(netns: str, device: str, timeout: float = 5.0) -> None:
     """A cable is ready when both ends report carrier, not when the command returned."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if "state UP" in run_ip("link", "show", "dev", device, netns=netns, check=False):
-            return
-        time.sleep(0.02)
-    raise PinetError(f"pinet lab up: {netns}:{device} has no carrier after {timeout:.0f} s")
+    wait_until(
+        lambda: "state UP" in run_ip("link", "show", "dev", device, netns=netns, check=False),
+        timeout=timeout,
+        pace=0.02,
+        on_timeout=lambda: PinetError(f"pinet lab up: {netns}:{device} has no carrier after {timeout:.0f} s"),
+    )
 
 
 def power(spec: LabSpec, host: str, state: str) -> None:

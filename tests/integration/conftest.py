@@ -56,10 +56,12 @@ def results_store_of_its_own(
     monkeypatch.setenv("XDG_DATA_HOME", str(scratch / "data"))
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def root_required():
+    """The one root check: a test (or fixture of any scope) that builds namespaces, taps or
+    users asks for this; the repository's conftest marks every test reaching it ``needs_root``."""
     if os.geteuid() != 0:
-        pytest.skip("virtual lab tests need root (network namespaces)")
+        pytest.skip("needs root (network namespaces, taps, sshd, other users)")
 
 
 @contextlib.contextmanager

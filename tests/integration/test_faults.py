@@ -43,9 +43,7 @@ TESTS = [
 
 
 @pytest.fixture(scope="module")
-def fault_lab(tmp_path_factory) -> Iterator[LabSpec]:
-    if os.geteuid() != 0:
-        pytest.skip("virtual lab tests need root (network namespaces)")
+def fault_lab(root_required, tmp_path_factory) -> Iterator[LabSpec]:
     spec = LabSpec(name="pinet7", state_root=tmp_path_factory.mktemp("faults") / "state")
     virtual_lab.down(spec)
     virtual_lab.up(spec)

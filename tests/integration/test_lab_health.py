@@ -36,9 +36,7 @@ rules:
 
 
 @pytest.fixture(scope="module")
-def bad_cable_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabSpec]:
-    if os.geteuid() != 0:
-        pytest.skip("virtual lab tests need root (network namespaces)")
+def bad_cable_lab(root_required, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabSpec]:
     spec = LabSpec(name="pinet6", state_root=tmp_path_factory.mktemp("health") / "state")
     virtual_lab.down(spec)
     virtual_lab.up(spec)

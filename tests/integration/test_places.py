@@ -96,9 +96,7 @@ def _wait_for(condition, timeout: float, what: str) -> None:
 
 
 @pytest.fixture
-def state_root(tmp_path) -> Iterator[Path]:
-    if os.geteuid() != 0:
-        pytest.skip("virtual places need root (network namespaces)")
+def state_root(root_required, tmp_path) -> Iterator[Path]:
     _skip_under_xdist()
     root = tmp_path / "state"
     yield root
@@ -190,9 +188,7 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def coordinator(tmp_path_factory) -> Iterator[Coordinator]:
-    if os.geteuid() != 0:
-        pytest.skip("virtual places need root (network namespaces)")
+def coordinator(root_required, tmp_path_factory) -> Iterator[Coordinator]:
     _skip_under_xdist()
     base = tmp_path_factory.mktemp("coordinator")
     state = base / "state"

@@ -44,9 +44,7 @@ WantedBy=multi-user.target
 
 
 @pytest.fixture(scope="module")
-def spec(tmp_path_factory):
-    if os.geteuid() != 0:
-        pytest.skip("the QEMU lab needs root (network namespaces, taps)")
+def spec(root_required, tmp_path_factory):
     for tool in ("mmdebstrap", "qemu-system-x86_64", "debugfs"):
         if shutil.which(tool) is None:
             pytest.skip(f"{tool} is not installed (scripts/setup.sh installs it)")

@@ -32,9 +32,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def qemu_spec(tmp_path_factory):
-    if os.geteuid() != 0:
-        pytest.skip("the QEMU lab needs root (network namespaces, taps)")
+def qemu_spec(root_required, tmp_path_factory):
     for tool in ("mmdebstrap", "qemu-system-x86_64"):
         if subprocess.run(["sh", "-c", f"command -v {tool}"], capture_output=True).returncode != 0:
             pytest.skip(f"{tool} is not installed (scripts/setup.sh installs it)")

@@ -29,9 +29,7 @@ JUMP_PORT = 2222
 
 
 @pytest.fixture(scope="module")
-def namespace_lab(tmp_path_factory) -> Iterator[tuple[LabSpec, dict[str, Any]]]:
-    if os.geteuid() != 0:
-        pytest.skip("virtual lab tests need root (network namespaces)")
+def namespace_lab(root_required, tmp_path_factory) -> Iterator[tuple[LabSpec, dict[str, Any]]]:
     spec = LabSpec(name="pinet9", state_root=tmp_path_factory.mktemp("ssh-lab") / "state")
     virtual_lab.down(spec)
     try:

@@ -95,9 +95,7 @@ def _rack_processes(state: Path) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def rack_lab(tmp_path_factory) -> Iterator[tuple[Any, str]]:
-    if os.geteuid() != 0:
-        pytest.skip("the virtual rack needs root (network namespaces, taps)")
+def rack_lab(root_required, tmp_path_factory) -> Iterator[tuple[Any, str]]:
     for tool in ("mmdebstrap", "qemu-system-x86_64", "ser2net"):
         if shutil.which(tool) is None:
             pytest.fail(f"{tool} is not installed: scripts/setup.sh --tests installs it")

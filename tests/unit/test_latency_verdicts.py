@@ -22,9 +22,11 @@ from pytest_pinet.judge.standing import Standing, standing_of
 from pytest_pinet.judge.verdict import Verdict, VerdictKind
 from pytest_pinet.measure.judging import GoodputJudge, OutcomeKind, with_latency
 from pytest_pinet.model import Measurement, QdiscUse, TcpDetail
+from pytest_pinet.model.context_key import context_key
 from pytest_pinet.model.latency import BacklogSample, LatencyUse, ProbeFigures
 from pytest_pinet.record.nightly import GOODPUT, LATENCY, nights_of, persisting_regressions, standing_before
-from pytest_pinet.record.store import ADDED_COLUMNS, SCHEMA, ResultsStore, context_key
+from pytest_pinet.record.store import ResultsStore
+from pytest_pinet.record.store_schema import BASE_SCHEMA, SCHEMA_VERSION
 from pytest_pinet.record.summary_tables import link_latency_table, queue_cells
 from pytest_pinet.traffic.load_watch import LoadWatch
 
@@ -91,9 +93,7 @@ def test_a_rise_of_latency_stays_red_night_after_night_and_a_fall_moves_on():
 def test_the_store_keeps_the_latency_verdict_and_an_older_store_gets_its_column(tmp_path):
     path = tmp_path / "old.sqlite"
     with sqlite3.connect(path) as old:  # a version 1 store: the schema without the latency columns
-        for statement in SCHEMA:
-            for column in ADDED_COLUMNS:
-                statement = statement.replace(f"{column} TEXT NOT NULL DEFAULT '',", "")
+        for statement in BASE_SCHEMA:
             old.execute(statement.format(serial="INTEGER PRIMARY KEY AUTOINCREMENT"))
         old.execute("INSERT INTO pinet_schema VALUES (1)")
         assert "latency_verdict" not in {row[1] for row in old.execute("PRAGMA table_info(measurements)")}
@@ -102,7 +102,12 @@ def test_the_store_keeps_the_latency_verdict_and_an_older_store_gets_its_column(
         columns = {row[1] for row in opened.execute("PRAGMA table_info(measurements)")}
         assert {"latency_verdict", "latency_reason"} <= columns
         assert opened.execute("SELECT version FROM pinet_schema").fetchone() == (2,)
+        # A store a newer pinet wrote keeps its version when this one opens it.
+        opened.execute("UPDATE pinet_schema SET version = ?", (SCHEMA_VERSION + 1,))
     store.close()
+    ResultsStore(f"sqlite:///{path}").close()
+    with sqlite3.connect(path) as opened:
+        assert opened.execute("SELECT version FROM pinet_schema").fetchall() == [(SCHEMA_VERSION + 1,)]
     store = ResultsStore(f"sqlite:///{tmp_path / 'new.sqlite'}")
     row = _night(store, "r1", 1, 12.0)
     store.set_latency_verdict(row, "regression", "RTT under load p99 36.0 ms: regression")

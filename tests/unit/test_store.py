@@ -15,8 +15,9 @@ import pytest
 from pytest_pinet.errors import ConfigError
 from pytest_pinet.judge.fairness import jain_fairness
 from pytest_pinet.model import HostFacts, InterfaceFacts, Measurement, TcpDetail, TrafficContext
+from pytest_pinet.model.context_key import context_key
 from pytest_pinet.record.allure_history import lab_history
-from pytest_pinet.record.store import ResultsStore, context_key
+from pytest_pinet.record.store import ResultsStore
 
 
 def postgres_bin() -> Path | None:
