@@ -1,9 +1,10 @@
 """pytest-pinet: hardware-in-the-loop network regression testing for boards and their peers.
 
-The core rooms (``lab``, ``traffic``, ``judge``, ``record``, ``virtlab``, with the shared
-``model`` and the ``measure`` package on top) know nothing of pytest; ``plugin``, ``options``,
-``hookspecs`` and ``fixtures`` are the only modules that do (``tests/unit/test_architecture.py``
-holds them to it).
+Only the package ``plugin`` (the pytest layer: hooks, options, fixtures) and the shipped test
+suites know pytest; the core rooms (``lab``, ``host``, ``traffic``, ``judge``, ``record``,
+``virtlab``, ``schema``, the shared ``model`` and ``measure`` on top), ``session`` and the
+commands (``cli``, ``bench``) never import it. ``tests/unit/test_architecture.py`` reads each
+module's layer from its package and holds them to it.
 
 The public API below is what a lab's own tests and tools build on: the measurement model, the
 verdict and the measurers.  Names load on first use, so ``import pytest_pinet`` stays cheap.

@@ -81,7 +81,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     Each test of a board joins that board's ``xdist_group``: with ``-n N --dist loadgroup``
     one worker measures one board (its hosts are held per test either way, see
     ``PlaceKeeper.hold``)."""
-    for item in items:
+    # xdist registers its marker; without xdist (-p no:xdist) --strict-markers would refuse it.
+    for item in items if config.pluginmanager.hasplugin("xdist") else ():
         params = getattr(getattr(item, "callspec", None), "params", {})
         group = params.get("pinet_board") or params.get("pinet_link")
         if group is not None and item.get_closest_marker("xdist_group") is None:

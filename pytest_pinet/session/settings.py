@@ -19,7 +19,8 @@ VIRTUAL = "virtual"
 
 @dataclass(frozen=True)
 class PinetSettings:
-    """Effective settings of one run."""
+    """Effective settings of one run: every field is given, by ``option_sources.resolve``, from
+    the options table, which holds each default once (no default here could drift from it)."""
 
     lab: str  # "virtual" or a path to a labgrid env file
     results: Path
@@ -29,30 +30,30 @@ class PinetSettings:
     omit: int
     streams: int
     keep_lab: bool
-    remeasure: int = 0
-    db: str = ""  # results store URL; "" = sqlite file in the results directory
-    virtual_lab: str = "pinet"  # which virtual lab (place) to build and use
-    baseline_window: int = 10  # earlier results of the same context the baseline uses
-    baseline_min: int = 2  # fewer earlier results: recorded, not judged
-    baseline_band: float = 0.5  # smallest band around the baseline, percent (pinet bench: sensitivity)
-    adaptive: bool = True  # stop a run once per-second goodput settled
-    adaptive_min: int = 5  # measured seconds before an adaptive stop
-    adaptive_precision: float = 0.5  # 95 % half-width of the mean, percent
-    max_temp: float = 80.0  # a board above this (°C) measures invalid results
-    udp_duration: int = 5  # seconds per UDP packet-rate run (a sweep runs one per thread count)
-    storage_mib: int = 8  # MiB written and read per block size in the storage sweep
-    board: str = "both"  # the virtual lab's boards: both (pi and qpi), a namespace, or a QEMU machine
-    board_image: str = "debian12-k6.1"  # the image on the QEMU board's card at lab up
-    qemu_accel: str = "tcg"  # how QEMU runs the board: tcg (anywhere) or kvm (where it works)
-    places: int = 0  # virtual places pinet1..pinetN to spread over; 0 = one per xdist worker
-    coordinator: str = ""  # labgrid coordinator (HOST:PORT) to reserve places from; "" = none
-    place_tags: tuple[str, ...] = ()  # KEY=VALUE tags a reserved place must carry
-    place_wait: int = 1800  # seconds a take waits for a place another run holds
-    boards: tuple[str, ...] = ()  # boards to measure; () = every board of the inventory
-    image: tuple[str, ...] = ()  # catalogue images to flash and measure in turn; () = as found
-    repeat: int = 1  # every board test this many times
-    allow_skips: bool = False  # opt-out of "never green on nothing" (docs/nightly.md)
-    lab_source: str = "default of pinet_lab"  # how the lab was named: --lg-env, LG_ENV, ini ...
+    remeasure: int
+    db: str  # results store URL; "" = sqlite file in the results directory
+    virtual_lab: str  # which virtual lab (place) to build and use
+    baseline_window: int  # earlier results of the same context the baseline uses
+    baseline_min: int  # fewer earlier results: recorded, not judged
+    baseline_band: float  # smallest band around the baseline, percent (pinet bench: sensitivity)
+    adaptive: bool  # stop a run once per-second goodput settled
+    adaptive_min: int  # measured seconds before an adaptive stop
+    adaptive_precision: float  # 95 % half-width of the mean, percent
+    max_temp: float  # a board above this (°C) measures invalid results
+    udp_duration: int  # seconds per UDP packet-rate run (a sweep runs one per thread count)
+    storage_mib: int  # MiB written and read per block size in the storage sweep
+    board: str  # the virtual lab's boards: both (pi and qpi), a namespace, or a QEMU machine
+    board_image: str  # the image on the QEMU board's card at lab up
+    qemu_accel: str  # how QEMU runs the board: tcg (anywhere) or kvm (where it works)
+    places: int  # virtual places pinet1..pinetN to spread over; 0 = one per xdist worker
+    coordinator: str  # labgrid coordinator (HOST:PORT) to reserve places from; "" = none
+    place_tags: tuple[str, ...]  # KEY=VALUE tags a reserved place must carry
+    place_wait: int  # seconds a take waits for a place another run holds
+    boards: tuple[str, ...]  # boards to measure; () = every board of the inventory
+    image: tuple[str, ...]  # catalogue images to flash and measure in turn; () = as found
+    repeat: int  # every board test this many times
+    allow_skips: bool  # opt-out of "never green on nothing" (docs/nightly.md)
+    lab_source: str  # how the lab was named: --lg-env, LG_ENV, ini ...
 
     def lab_spec(self) -> LabSpec:
         """The virtual lab this run builds and uses."""

@@ -23,8 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import PinetError
-from . import sd_card, shaping, system
+from . import shaping, system
 from .qemu_image import FIRMWARE_INITRD, FIRMWARE_KERNEL, BoardImage
+from .sd_card_mux import mux_file
 from .topology import LabSpec
 
 MGMT_INTERFACE = "mgmt0"
@@ -198,7 +199,7 @@ def write_wrapper(spec: LabSpec) -> Path:
         f'echo "${{d%%/serialrw*}}" >> {shlex.quote(str(serial_dirs_path(spec)))} ;; esac; done\n'
         'case " $* " in\n'
         '*" -kernel "*)\n'
-        f'  if [ "$(cat {shlex.quote(str(sd_card.mux_file(card)))} 2>/dev/null || echo dut)" != dut ]; then\n'
+        f'  if [ "$(cat {shlex.quote(str(mux_file(card)))} 2>/dev/null || echo dut)" != dut ]; then\n'
         '    echo "pinet board firmware: no SD card (the mux gives it to the lab host)" >&2; exit 1\n'
         "  fi\n"
         f"  rm -f {shlex.quote(str(kernel))} {shlex.quote(str(initrd))}\n"
@@ -332,7 +333,7 @@ def env_sections(spec: LabSpec, image: BoardImage) -> dict[str, Any]:
     for built in image.images.values():
         images[built.name] = str(built.path)
     return {
-        "imports": [sd_card.__name__],
+        "imports": [f"{__package__}.sd_card"],  # labgrid loads the drivers; pinet does not need them
         "tools": {"qemu": str(wrapper_path(spec))},
         "images": images,
     }
@@ -360,7 +361,7 @@ def flash_card(spec: LabSpec, image: BoardImage, name: str) -> None:
     built = image.image(name)
     card = card_path(spec)
     system.run(["dd", f"if={built.path}", f"of={card}", "bs=4M", "conv=sparse", "status=none"], timeout=600)
-    sd_card.mux_file(card).write_text("dut\n", encoding="utf-8")
+    mux_file(card).write_text("dut\n", encoding="utf-8")
 
 
 def running_pid(spec: LabSpec) -> int:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import shutil
-from pathlib import Path
 from typing import Any
 
 import attr
@@ -29,20 +28,9 @@ from labgrid.resource.common import Resource
 from labgrid.step import step
 from labgrid.util.helper import processwrapper
 
-MODES = ("dut", "host", "off")
+from .sd_card_mux import MODES, mux_file, read_mode
 
-
-def mux_file(card: str | Path) -> Path:
-    """Where the mux position of ``card`` is kept (the firmware wrapper reads it too)."""
-    return Path(f"{card}.mux")
-
-
-def read_mode(card: str | Path) -> str:
-    """The card's mux position: "dut" when nothing ever switched it (a card in its slot)."""
-    try:
-        return mux_file(card).read_text(encoding="utf-8").strip() or "dut"
-    except FileNotFoundError:
-        return "dut"
+__all__ = ["MODES", "PinetSDCard", "PinetSDCardDriver", "PinetSDMuxDriver", "mux_file", "read_mode"]
 
 
 @target_factory.reg_resource

@@ -11,6 +11,7 @@ import pytest
 from pytest_pinet.errors import LabFault
 from pytest_pinet.host.remote import RemoteHost, SshEndpoint
 from pytest_pinet.lab.inventory import load_inventory
+from pytest_pinet.polling import wait_until
 from pytest_pinet.traffic.adaptive import SettleRule
 from pytest_pinet.traffic.iperf3_parse import Iperf3ReportedError, parse_iperf3
 from pytest_pinet.traffic.iperf3_runner import (
@@ -48,7 +49,7 @@ def test_run_measures_and_leaves_only_foreign_processes(hosts):
     # Someone else's iperf3 server on the peer must survive our run.
     foreign = subprocess.Popen(["ip", "netns", "exec", spec.netns("pc"), "iperf3", "-s", "-p", "5999"])
     try:
-        time.sleep(0.3)
+        _wait_until_listening(spec.netns("pc"), 5999)
         run = run_iperf3(
             made["pi"], made["pc"], link.peer_address, Iperf3Options(streams=2, duration=2, omit=0)
         )
@@ -111,21 +112,34 @@ def test_fixed_run_records_that_it_was_fixed(hosts):
     assert run.result.received is not None and run.result.received.seconds == pytest.approx(2, abs=0.2)
 
 
+def _sockets(netns: str, state: str, port: int) -> str:
+    return subprocess.run(
+        ["ip", "netns", "exec", netns, "ss", "-Htn", "state", state, f"sport = :{port}"],
+        capture_output=True,
+        text=True,
+        timeout=10,
+    ).stdout.strip()
+
+
 def _wait_until_served(netns: str, port: int, within_s: float = 10.0) -> None:
     """Until the server in ``netns`` holds a client on ``port``: a fixed 0.7 s sleep let the
     second client win the race on a loaded machine."""
-    deadline = time.monotonic() + within_s
-    while time.monotonic() < deadline:
-        shown = subprocess.run(
-            ["ip", "netns", "exec", netns, "ss", "-Htn", "state", "established", f"sport = :{port}"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-        )
-        if shown.stdout.strip():
-            return
-        time.sleep(0.05)
-    pytest.fail(f"no client reached the server on port {port} within {within_s} s")
+    wait_until(
+        lambda: bool(_sockets(netns, "established", port)),
+        timeout=within_s,
+        pace=0.05,
+        on_timeout=lambda: AssertionError(f"no client reached the server on port {port} within {within_s} s"),
+    )
+
+
+def _wait_until_listening(netns: str, port: int, within_s: float = 10.0) -> None:
+    """Until a server in ``netns`` listens on ``port`` (a sleep was a guess at how long that takes)."""
+    wait_until(
+        lambda: bool(_sockets(netns, "listening", port)),
+        timeout=within_s,
+        pace=0.05,
+        on_timeout=lambda: AssertionError(f"nothing listens on port {port} within {within_s} s"),
+    )
 
 
 def test_busy_server_is_reported_as_such(hosts):

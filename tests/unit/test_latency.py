@@ -356,9 +356,12 @@ def stopped_irtt_probe(after_s: float, keep_from_s: float) -> tuple[Probe, float
         server.stop()
 
 
-needs_irtt = pytest.mark.skipif(
-    shutil.which("irtt") is None, reason="irtt is not installed (scripts/setup.sh installs it)"
-)
+def needs_irtt(test: Any) -> Any:
+    """A real irtt server and client on loopback: processes of their own, so integration."""
+    skip = pytest.mark.skipif(
+        shutil.which("irtt") is None, reason="irtt is not installed (scripts/setup.sh installs it)"
+    )
+    return pytest.mark.integration(skip(test))
 
 
 @needs_irtt

@@ -22,10 +22,12 @@ class _Board:
     def __init__(self) -> None:
         self.calls = 0
         self.release = threading.Event()
+        self.hanging = threading.Event()  # the second sample has been asked for
 
     def run_shell(self, script: str, *, timeout: float = 60.0) -> Any:
         self.calls += 1
         if self.calls > 1:
+            self.hanging.set()
             self.release.wait(timeout=20)
         return SimpleNamespace(
             ok=True, stdout="@@qdisc:eth0\n" + BACKLOG, command=script, exit_code=0, stderr=""
@@ -36,7 +38,7 @@ def test_a_sampler_stuck_on_its_host_is_not_waited_for_and_its_samples_are_kept(
     board = _Board()
     watch = LoadWatch("no probe in this test", board, ("eth0",), "pfifo_fast", 0.0, 5.0)  # type: ignore[arg-type]
     watch.__enter__()
-    time.sleep(1.5)  # one sample answered, the second one hangs
+    assert board.hanging.wait(timeout=10)  # one sample answered, the second one hangs
     started = time.monotonic()
     watch.__exit__(None, None, None)
     took = time.monotonic() - started
@@ -47,5 +49,5 @@ def test_a_sampler_stuck_on_its_host_is_not_waited_for_and_its_samples_are_kept(
         assert len(use.backlog) == 1 and use.backlog[0].interface == "eth0"
     finally:
         board.release.set()
-    time.sleep(0.2)
+    watch._pool.shutdown(wait=True)  # the stuck sample has its late answer now
     assert len(watch.result().backlog) == 1  # the late answer is not taken after the load

@@ -79,6 +79,12 @@ def test_the_defaults_are_the_ones_pinet_always_had(tmp_path):
         places=0,
         coordinator="",
         place_tags=(),
+        place_wait=1800,
+        boards=(),
+        image=(),
+        repeat=1,
+        allow_skips=False,
+        lab_source="default of pinet_lab",
     )
 
 

@@ -99,7 +99,9 @@ def _card_target(tmp_path: Path):
     return Environment(config_file=str(env)).get_target("board"), card
 
 
-@pytest.mark.parametrize("with_bmap", [False, True])
+@pytest.mark.parametrize(
+    "with_bmap", [False, pytest.param(True, marks=pytest.mark.integration)]
+)  # bmaptool: a tool of its own
 def test_an_sd_card_image_is_written_through_the_mux_and_writer(tmp_path, with_bmap):
     if with_bmap and shutil.which("bmaptool") is None:
         pytest.skip("bmaptool is not installed (the bmap-tools package)")
@@ -141,7 +143,10 @@ def test_a_missing_image_file_is_a_provisioning_fault(tmp_path):
         flash(target, dataclasses.replace(IMAGE, path=tmp_path / "gone.img", sha256=None))
 
 
-def test_a_netboot_image_is_staged_through_labgrids_tftp_provider(tmp_path):
+def test_a_netboot_image_is_staged_through_labgrids_tftp_provider(tmp_path, monkeypatch):
+    monkeypatch.setenv(
+        "HOME", str(tmp_path / "home")
+    )  # the staged config.txt lands here, not in the user's cache
     root = tmp_path / "tftp"
     root.mkdir()
     env = tmp_path / "env.yaml"

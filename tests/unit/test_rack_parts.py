@@ -22,6 +22,7 @@ from labgrid.driver.power import simplerest
 
 from pytest_pinet.errors import LabFault
 from pytest_pinet.lab.strategy import STALLED_BOOT_QUESTION, PinetBoardStrategy
+from pytest_pinet.polling import wait_until
 from pytest_pinet.virtlab import envfile, power_switch, qemu_board, rack
 
 from .test_qemu_parts import _image
@@ -67,15 +68,16 @@ class Rack:
         self.process = subprocess.Popen(
             [sys.executable, "-m", power_switch.__name__, str(folder / "switch.json")], cwd=ROOT
         )
-        deadline = time.monotonic() + 20
-        while not (folder / "switch.pid").exists():
-            assert time.monotonic() < deadline, "the switch did not start"
-            time.sleep(0.05)
-        while True:
+
+        def listening() -> bool:
+            if not (folder / "switch.pid").exists():
+                return False
             with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", self.port)) == 0:
-                    break
-            time.sleep(0.05)
+                return s.connect_ex(("127.0.0.1", self.port)) == 0
+
+        wait_until(
+            listening, timeout=20, pace=0.05, on_timeout=lambda: AssertionError("the switch did not start")
+        )
 
     def fault(self, mode: str, times: int = 0) -> None:
         answer = requests.post(
@@ -96,6 +98,7 @@ def switch(tmp_path) -> Iterator[Rack]:
     made.process.wait(timeout=10)
 
 
+@pytest.mark.integration  # a process of its own (the switch, or one to stop)
 def test_simplerest_switches_the_board_and_a_host(switch):
     assert simplerest.power_get(switch.url, None, 0) is False  # the board starts dark
     assert simplerest.power_get(switch.url, None, 1) is True  # the hosts start powered
@@ -112,6 +115,7 @@ def test_simplerest_switches_the_board_and_a_host(switch):
         simplerest.power_set(switch.url, None, 7, True)
 
 
+@pytest.mark.integration  # a process of its own (the switch, or one to stop)
 def test_faults_answer_500_then_recover_and_noboot_leaves_the_board_dark(switch):
     switch.fault("http500", times=1)
     with pytest.raises(requests.HTTPError, match="500"):
@@ -125,12 +129,14 @@ def test_faults_answer_500_then_recover_and_noboot_leaves_the_board_dark(switch)
     assert answer.status_code == 400 and "mode must be one of" in answer.text
 
 
+@pytest.mark.integration  # a process of its own (the switch, or one to stop)
 def test_the_uart_carries_bytes_between_the_board_and_the_console_tty(switch):
     tty = os.open(os.readlink(switch.folder / "console-tty"), os.O_RDWR | os.O_NOCTTY)
     try:
         with socket.socket(socket.AF_UNIX) as board:
             board.connect(str(switch.folder / "uart.sock"))
-            time.sleep(0.3)  # the switch takes the new connection
+            # The board's first line waits in the socket until the switch takes the connection;
+            # once it is on the tty the switch has the board, so what is typed next reaches it.
             board.sendall(b"Linux version 6.1\r\n")
             got = b""
             deadline = time.monotonic() + 5
@@ -160,6 +166,7 @@ def _strategy_on(switch: Rack, tmp_path: Path) -> PinetBoardStrategy:
     return strategy
 
 
+@pytest.mark.integration  # a process of its own (the switch, or one to stop)
 def test_a_switch_that_fails_or_never_answers_is_a_power_switch_fault(switch, tmp_path):
     strategy = _strategy_on(switch, tmp_path)
     switch.fault("http500", times=1)
@@ -214,6 +221,7 @@ def test_the_rack_env_has_the_hardware_lab_s_drivers_and_resources(spec, tmp_pat
     assert "accepter: telnet(rfc2217),tcp,10.203.3.2,4001" in rack.ser2net_config(spec)
 
 
+@pytest.mark.integration  # a process of its own (the switch, or one to stop)
 def test_a_stopped_process_that_is_nobody_s_to_reap_counts_as_gone():
     """An exporter a test restarted is that test's child: stopped, it stays a zombie until
     the test reaps it, and ``pinet lab down`` (another process) waited out 10 s for it."""
@@ -222,10 +230,7 @@ def test_a_stopped_process_that_is_nobody_s_to_reap_counts_as_gone():
     try:
         assert _alive(child.pid)
         child.kill()
-        deadline = time.monotonic() + 5
-        while _alive(child.pid) and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert not _alive(child.pid)
+        assert wait_until(lambda: not _alive(child.pid), timeout=5, pace=0.02)
         assert Path(f"/proc/{child.pid}").exists()  # not yet reaped: a zombie, not gone
     finally:
         child.kill()

@@ -89,8 +89,10 @@ def test_a_command_that_answers_in_time_leaves_the_connection_open(monkeypatch):
     monkeypatch.setattr(remote, "STUCK_GRACE_S", 0.05)
     quick = _Quick()
     assert _host(quick).check(["echo", "ok"], timeout=0.05) == "ok\n"
-    time.sleep(0.3)  # past timeout + grace: the watchdog was cancelled, never fires
-    assert not quick.client.transport._closed.is_set()
+    for thread in threading.enumerate():  # every watchdog has ended: fired or cancelled
+        if thread.name == "pinet-ssh-watchdog":
+            thread.join(timeout=5)
+    assert not quick.client.transport._closed.is_set()  # it was cancelled: it never fired
 
 
 def test_after_a_hang_clean_ups_are_not_sent_until_the_host_answers_or_is_cycled(monkeypatch):

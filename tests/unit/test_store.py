@@ -7,7 +7,6 @@ import shutil
 import socket
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ from pytest_pinet.errors import ConfigError
 from pytest_pinet.judge.fairness import jain_fairness
 from pytest_pinet.model import HostFacts, InterfaceFacts, Measurement, TcpDetail, TrafficContext
 from pytest_pinet.model.context_key import context_key
+from pytest_pinet.polling import wait_until
 from pytest_pinet.record.allure_history import lab_history
 from pytest_pinet.record.store import ResultsStore
 
@@ -209,13 +209,19 @@ def postgres():
         stderr=subprocess.DEVNULL,
     )
     url = f"postgresql://pinet:secret@127.0.0.1:{port}/postgres"
-    for _ in range(100):
+
+    import psycopg
+
+    def accepts_logins() -> bool:
         try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                break
-        except OSError:
-            time.sleep(0.1)
-    time.sleep(0.5)
+            psycopg.connect(url, connect_timeout=2).close()
+        except psycopg.OperationalError:
+            return False
+        return True
+
+    wait_until(
+        accepts_logins, timeout=30, pace=0.1, on_timeout=lambda: AssertionError("PostgreSQL did not start")
+    )
     yield url
     server.terminate()
     server.wait(timeout=20)

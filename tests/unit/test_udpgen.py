@@ -72,6 +72,7 @@ def test_receiver_counters_from_proc_net_snmp():
     assert (after - before).datagrams == 295
 
 
+@pytest.mark.integration  # a C compiler, and the built sender run on loopback
 def test_the_source_compiles_cleanly_and_refuses_bad_usage(tmp_path):
     binary = tmp_path / "pinet-udpgen"
     cc = subprocess.run(
@@ -121,7 +122,7 @@ def test_receiver_clock_and_counters_are_read_together_or_refused_naming_the_sou
             parse_receiver(hostile, "receiver counters on pc")
 
 
-@pytest.mark.parametrize("shell", ["bash", "dash"])
+@pytest.mark.parametrize("shell", ["bash", pytest.param("dash", marks=pytest.mark.integration)])
 def test_the_receiver_script_reads_the_counters_before_its_clock_in_bash_and_dash(shell):
     # bash gives the builtin clock ($EPOCHREALTIME, microseconds), dash falls back to date
     from pytest_pinet.host.platform import LINUX

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-# --- uname -------------------------------------------------------------------------------------
+# --- pciconf ---------------------------------------------------------------------------------
 
 _PCI_HEAD = re.compile(
     r"^(?P<name>[a-z_]+\d+)@(?P<selector>pci\d+:\d+:\d+:\d+):\s+class=(?P<cls>0x[0-9a-f]{6})(?P<rest>.*)$"
@@ -226,7 +226,7 @@ def parse_netstat_interface(text: str, interface: str) -> dict[str, int]:
     return counters
 
 
-# --- interrupts --------------------------------------------------------------------------------
+# --- USB -------------------------------------------------------------------------------------
 
 _SPEEDS = {"LOW": 1.5, "FULL": 12.0, "HIGH": 480.0, "SUPER": 5000.0, "VARIABLE": 0.0}
 _USBCONFIG_DEV = re.compile(
@@ -319,6 +319,3 @@ def usb_speed_of_instance(devices: list[UsbDevice], instance: str) -> float | No
     """The speed of the USB device a driver instance (``ure0``) is attached to."""
     speeds = {d.speed_mbps for d in devices if instance in d.drivers and d.speed_mbps}
     return speeds.pop() if len(speeds) == 1 else None
-
-
-# --- UDP counters ------------------------------------------------------------------------------

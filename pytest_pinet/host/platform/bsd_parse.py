@@ -90,7 +90,7 @@ def parse_freebsd_version(text: str) -> FreebsdVersion | None:
     return FreebsdVersion(*versions) if len(versions) == 3 else None
 
 
-# --- pciconf -----------------------------------------------------------------------------------
+# --- interrupts ------------------------------------------------------------------------------
 
 _VMSTAT_ROW = re.compile(r"^(?P<irq>\S+?):\s*(?P<names>.*?)\s+(?P<total>\d+)\s+(?P<rate>\d+)\s*$")
 
@@ -269,7 +269,7 @@ def mhz(text: str) -> float | None:
     return float(value) if re.fullmatch(r"\d+(?:\.\d+)?", value) else None
 
 
-# --- USB ---------------------------------------------------------------------------------------
+# --- UDP counters ----------------------------------------------------------------------------
 
 _UDP_LINES = {
     "InDatagrams": re.compile(r"^\s*(\d+) delivered\s*$"),
