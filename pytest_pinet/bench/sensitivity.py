@@ -21,7 +21,8 @@ from typing import Any
 
 from ..errors import LabFault
 from ..host.remote import RemoteHost
-from ..judge.baseline import T_995, T_995_LARGE, BaselinePolicy, judge_baseline
+from ..judge.baseline import BAND_CONFIDENCE, BaselinePolicy, judge_baseline
+from ..judge.stats import prediction_band
 from ..lab.inventory import Inventory
 from ..measure import TcpMeasurer
 from ..traffic.iperf3_runner import Iperf3Options
@@ -146,7 +147,7 @@ def what_limits(
             f"false alarms: the {band_pct:.2f} % band is narrower than the host's run-to-run noise "
             f"(sd {sd:.3f} %); a wider floor or longer runs"
         )
-    t_factor = T_995.get(n - 1, T_995_LARGE) * (1 + 1 / n) ** 0.5
+    t_factor = prediction_band(1.0, n, BAND_CONFIDENCE)  # the band, in standard deviations
     room = TARGET_LEVEL - floor
     if room <= 0:
         return (

@@ -23,7 +23,6 @@ whole bisection is kept as ``bisect.json`` beside them.
 from __future__ import annotations
 
 import json
-import math
 import os
 import statistics
 import subprocess
@@ -34,8 +33,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..judge.baseline import T_995, T_995_LARGE
+from ..judge.baseline import BAND_CONFIDENCE
 from ..judge.standing import Night
+from ..judge.stats import prediction_band
 from ..model.context_key import ContextKey, context_key
 from ..record.compare import NOT_MEASUREMENTS, label_of
 from ..record.image_table import IMAGE_FIELDS
@@ -113,8 +113,8 @@ def band(reference: Sequence[float], repetitions: int, min_band_percent: float) 
     n = len(reference)
     centre = statistics.fmean(reference)
     spread = statistics.stdev(reference) if n > 1 else 0.0
-    t = T_995.get(n - 1, T_995_LARGE)
-    return max(t * spread * math.sqrt(1 / n + 1 / max(1, repetitions)), min_band_percent / 100.0 * centre)
+    noise = prediction_band(spread, n, BAND_CONFIDENCE, future=repetitions)
+    return max(noise, min_band_percent / 100.0 * centre)
 
 
 def judge_probe(good: Probe, probe: Probe, min_band_percent: float = 1.0) -> tuple[str, str]:

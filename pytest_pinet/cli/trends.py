@@ -74,10 +74,10 @@ def explain_change(change: ChangePoint, metric: str) -> str:
     """A change point in the metric's unit, saying whether it went the metric's bad way."""
     if metric != "latency":
         return change.explain()
-    worse = change.after_mean > change.before_mean  # RTT under load: lower is better
+    worse = change.after_median > change.before_median  # RTT under load: lower is better
     changes = ", ".join(f"{k} {a} -> {b}" for k, (a, b) in change.came_with.items()) or "no recorded change"
     return (
-        f"run {change.run_id}: RTT under load {change.before_mean:.1f} -> {change.after_mean:.1f} ms "
+        f"run {change.run_id}: RTT under load {change.before_median:.1f} -> {change.after_median:.1f} ms "
         f"({change.change_percent:+.2f} %, {'worse' if worse else 'better'}: lower is better, "
         f"p={change.p_value:.1e}); came with: {changes}"
     )

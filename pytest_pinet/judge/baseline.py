@@ -15,10 +15,11 @@ runs flagged 32 of them as regressions).
 
 from __future__ import annotations
 
-import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from .stats import prediction_band
 
 
 @dataclass(frozen=True)
@@ -32,18 +33,16 @@ class BaselinePolicy:
     min_band_percent: float = 0.5  # ... but at least this share of the baseline
 
 
-# Student's t, one-sided 99.5 %, by degrees of freedom (a window of 10 needs 1..9).
-T_995 = {1: 63.657, 2: 9.925, 3: 5.841, 4: 4.604, 5: 4.032, 6: 3.707, 7: 3.499, 8: 3.355, 9: 3.250}
-T_995_LARGE = 2.576  # the normal quantile, for windows beyond the table
+# The one-sided confidence of the band: a clean run falls below it once in 200.
+BAND_CONFIDENCE = 0.995
 
 
 def spread_band(spread: float, count: int, factor: float | None) -> float:
     """How far below the baseline one more run may fall by noise alone."""
     if factor is not None:
         return factor * spread
-    if count < 2:
-        return 0.0  # one earlier result: its noise is unknown, only the floor applies
-    return float(T_995.get(count - 1, T_995_LARGE) * spread * math.sqrt(1 + 1 / count))
+    # One earlier result: its noise is unknown, only the floor applies (the band is 0).
+    return prediction_band(spread, count, BAND_CONFIDENCE)
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,8 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from .stats import MAD_TO_SD, median_standard_error
+
 
 @dataclass(frozen=True)
 class RunSeries:
@@ -37,8 +39,8 @@ class ChangePoint:
     """A shift between two runs of one context."""
 
     run_id: str  # the first run after the shift
-    before_mean: float  # median of the samples before the shift
-    after_mean: float  # median after
+    before_median: float  # median of the samples before the shift
+    after_median: float  # median after
     change_percent: float
     p_value: float
     came_with: Mapping[str, tuple[str, str]]  # meta keys that differ across the boundary
@@ -47,7 +49,7 @@ class ChangePoint:
         """One line naming the run and what changed with it."""
         changes = ", ".join(f"{k} {a} -> {b}" for k, (a, b) in self.came_with.items()) or "no recorded change"
         return (
-            f"run {self.run_id}: {self.before_mean:.1f} -> {self.after_mean:.1f} Mbit/s "
+            f"run {self.run_id}: {self.before_median:.1f} -> {self.after_median:.1f} Mbit/s "
             f"({self.change_percent:+.2f} %, p={self.p_value:.1e}); came with: {changes}"
         )
 
@@ -68,9 +70,8 @@ def _robust_z(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:
     """Median difference over its standard error from the pooled MAD; (z, two-sided p)."""
     ma, mb = statistics.median(a), statistics.median(b)
     deviations = [abs(x - ma) for x in a] + [abs(x - mb) for x in b]
-    scale = 1.4826 * statistics.median(deviations)  # MAD -> standard deviation for normal noise
-    # Standard error of a median is sqrt(pi/2) times that of a mean.
-    se = scale * math.sqrt(math.pi / 2) * math.sqrt(1 / len(a) + 1 / len(b))
+    scale = MAD_TO_SD * statistics.median(deviations)  # the pooled MAD, as a standard deviation
+    se = math.hypot(median_standard_error(scale, len(a)), median_standard_error(scale, len(b)))
     if se == 0:
         return (math.inf if ma != mb else 0.0), (0.0 if ma != mb else 1.0)
     z = (mb - ma) / se

@@ -160,8 +160,8 @@ def since_text(night: NightVerdict) -> str:
     if change is None or change.run_id == night.after.regressed[-1].run_id:
         return ""
     return (
-        f"; a slide since run {change.run_id}: median RTT {-change.before_mean:.1f} -> "
-        f"{-change.after_mean:.1f} ms ({-change.change_percent:+.1f} %)"
+        f"; a slide since run {change.run_id}: median RTT {-change.before_median:.1f} -> "
+        f"{-change.after_median:.1f} ms ({-change.change_percent:+.1f} %)"
     )
 
 

@@ -1,5 +1,5 @@
 """Every pinet option in one table, from which the command line, the ini keys, the layering and
-the README's options table are generated.
+the options page's table (docs/options.md) are generated.
 
 Before this table each option was written four times (``addoption``, ``addini``, the parse call
 and the README row) and its default lived in the help text, in ``_settings`` and in
@@ -72,7 +72,7 @@ class Option:
     """One setting: its parser, its one textual default and how it is shown.
 
     ``default_text`` describes a default that the literal does not explain ("" = auto,
-    "0" = one per worker); when empty, help and README show ``default`` itself.
+    "0" = one per worker); when empty, help and the options page show ``default`` itself.
     """
 
     name: str  # PinetSettings field; --pinet-NAME-WITH-DASHES, PINET_NAME, ini pinet_NAME
@@ -102,7 +102,7 @@ class Option:
 
     @property
     def shown_default(self) -> str:
-        """The default as a user reads it in ``--help`` and the README."""
+        """The default as a user reads it in ``--help`` and docs/options.md."""
         return self.default_text or self.default
 
     @property
@@ -400,8 +400,8 @@ def _cell(value: str) -> str:
 
 
 def markdown_table() -> str:
-    """The README's options table, so the README cannot drift from the options (a test checks
-    the README contains exactly this text)."""
+    """The options page's table (docs/options.md), so it cannot drift from the options (a test checks
+    the page contains exactly this text)."""
     rows = ["| option | env var | ini key | default | meaning |", "|---|---|---|---|---|"]
     for option in OPTIONS:
         usage = option.cli if option.flag else f"{option.cli} {option.metavar}"

@@ -108,7 +108,7 @@ def _mark_changes(axes: object, series: list[RunSeries], changes: list[ChangePoi
             axes.axvline(at, color="tab:orange", linewidth=1.5)  # type: ignore[attr-defined]
             axes.annotate(  # type: ignore[attr-defined]
                 f"change {change.change_percent:+.1f} %",
-                (at, change.after_mean),
+                (at, change.after_median),
                 fontsize=7,
                 color="tab:orange",
                 xytext=(3, 3),

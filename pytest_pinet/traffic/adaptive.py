@@ -23,10 +23,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-# Two-sided 95 % quantiles of Student's t for 1..10 degrees of freedom; beyond that the
-# Cornish-Fisher expansion below is within 0.1 %.
-T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228)
-Z95 = 1.959964
+from ..judge.stats import mean_half_width, t_two_sided
 
 SETTLED = "settled"
 MAX_DURATION = "max-duration"
@@ -37,10 +34,7 @@ def t95(degrees: int) -> float:
     """Two-sided 95 % quantile of Student's t with ``degrees`` degrees of freedom."""
     if degrees < 1:
         raise ValueError("at least one degree of freedom is needed")
-    if degrees <= len(T95):
-        return T95[degrees - 1]
-    z = Z95
-    return z + (z**3 + z) / (4 * degrees) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * degrees**2)
+    return t_two_sided(0.95, degrees)
 
 
 def half_width_pct(rates: list[float]) -> float:
@@ -50,8 +44,7 @@ def half_width_pct(rates: list[float]) -> float:
     mean = statistics.fmean(rates)
     if mean <= 0:
         return math.inf
-    spread = statistics.stdev(rates)
-    return 100.0 * t95(len(rates) - 1) * spread / math.sqrt(len(rates)) / mean
+    return 100.0 * mean_half_width(rates, 0.95) / mean
 
 
 @dataclass(frozen=True)

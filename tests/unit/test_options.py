@@ -1,5 +1,5 @@
 """The options table: one default each, layering, errors naming their source, help, ini types and
-the README table, all checked against the table itself so a new option is covered by adding it."""
+the options page's table, all checked against the table itself so a new option is covered by adding it."""
 
 from __future__ import annotations
 
@@ -309,9 +309,9 @@ def test_markdown_table_has_one_row_per_option():
         assert cells[4].replace("\0", "|") == option.help
 
 
-def test_readme_has_the_generated_table():
-    assert markdown_table() in (REPO / "README.md").read_text(), (
-        "README.md's options table is out of date; paste pytest_pinet.plugin.options.markdown_table() over it"
+def test_the_options_page_has_the_generated_table():
+    assert markdown_table() in (REPO / "docs" / "options.md").read_text(), (
+        "docs/options.md's table is out of date; paste pytest_pinet.plugin.options.markdown_table() over it"
     )
 
 

@@ -1,0 +1,41 @@
+"""The README is a front door, not a lab notebook: its first screen carries no date and no run
+time, every page it links exists, and measured figures live in the generated performance page."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+FIRST_SCREEN = 60
+DATE = re.compile(r"\b20\d\d-\d\d-\d\d\b")
+RUN_TIME = re.compile(r"\b\d+(?:\.\d+)?\s*(?:minutes?|min|seconds?|s)\b(?![-\w])")
+
+
+def test_the_readme_first_screen_has_no_date_and_no_run_time():
+    first = (REPO / "README.md").read_text(encoding="utf-8").splitlines()[:FIRST_SCREEN]
+    found = [line for line in first if DATE.search(line) or RUN_TIME.search(line)]
+    assert not found, f"figures and dates belong in docs/performance.md: {found}"
+
+
+def test_every_page_and_image_the_readme_links_exists():
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    links = re.findall(r"\]\(([^)#]+)\)", text)
+    assert links, "the README links no page"
+    missing = [link for link in links if not (REPO / link).exists()]
+    assert not missing, missing
+    assert "docs/glossary.md" in links and "docs/performance.md" in links
+
+
+def test_the_performance_page_is_what_its_data_renders():
+    done = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "performance.py"), "check"], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def test_the_checker_catches_a_run_time_and_a_date():
+    assert RUN_TIME.search("the main job took 11.6 minutes") and RUN_TIME.search("(698 s)")
+    assert DATE.search("measured 2026-11-28") and not RUN_TIME.search("docs/results-and-reports.md")

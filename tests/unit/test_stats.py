@@ -1,0 +1,48 @@
+"""One statistics module for every verdict (pytest_pinet/judge/stats.py), against the tables."""
+
+from __future__ import annotations
+
+import math
+import statistics
+
+import pytest
+
+from pytest_pinet.judge.baseline import BaselinePolicy, judge_baseline, spread_band
+from pytest_pinet.judge.stats import mad, mean_half_width, robust_sd, t_one_sided, t_two_sided
+
+# Student's t, one-sided 99.5 %, from published tables (NIST/SEMATECH e-Handbook, 1.3.6.7.2).
+T_995 = {2: 9.925, 9: 3.250, 19: 2.861, 49: 2.680, 100: 2.626}
+T_975 = {1: 12.706, 10: 2.228, 30: 2.042, 120: 1.980}
+
+
+@pytest.mark.parametrize(("degrees", "table"), T_995.items())
+def test_one_sided_t_matches_the_table_for_any_degrees_of_freedom(degrees, table):
+    assert t_one_sided(0.995, degrees) == pytest.approx(table, rel=2e-4)
+
+
+@pytest.mark.parametrize(("degrees", "table"), T_975.items())
+def test_two_sided_t_matches_the_table(degrees, table):
+    assert t_two_sided(0.95, degrees) == pytest.approx(table, rel=3e-4)
+
+
+@pytest.mark.parametrize("window", [3, 10, 20, 50])
+def test_the_baseline_band_of_any_window_is_students_prediction_bound(window):
+    """A window above 10 once got the normal quantile (a band 10-19 % too narrow)."""
+    history = [940.0 + (i % 5) * 0.4 for i in range(window)]
+    spread = statistics.stdev(history)
+    expected = T_995[window - 1] * spread * math.sqrt(1 + 1 / window) if window - 1 in T_995 else None
+    band = spread_band(spread, window, None)
+    if expected is not None:
+        assert band == pytest.approx(expected, rel=5e-3)
+    else:  # window 10: t(9)
+        assert band == pytest.approx(3.250 * spread * math.sqrt(1 + 1 / window), rel=5e-3)
+    verdict = judge_baseline(900.0, history, BaselinePolicy(window=window, min_band_percent=0.0))
+    assert verdict is not None and verdict.regression
+
+
+def test_the_robust_spread_ignores_one_wild_second():
+    seconds = [100.0, 101.0, 99.0, 100.5, 99.5, 20.0]
+    assert mad(seconds) == pytest.approx(0.75)
+    assert robust_sd(seconds) == pytest.approx(1.4826 * 0.75)
+    assert statistics.stdev(seconds) > 20 * robust_sd(seconds)
+    assert mean_half_width([1.0]) == math.inf
