@@ -139,12 +139,20 @@ SIZE_UNIT = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3}  # tc's sprint_size: 
 
 
 ROOT = ""  # as a qdisc kind: whatever qdisc is the interface's root (a link's own queue)
+# The kernel keeps a qdisc's backlog in an unsigned 32-bit counter; accounting that went below
+# zero (a known class of qdisc bugs) prints as about 4 GiB. No real queue comes near 2 GiB.
+WRAPPED_FROM = 2**31
+
+
+class WrappedBacklog(ValueError):
+    """A backlog counter that wrapped below zero: how much is queued is unknown, not 4 GiB."""
 
 
 def parse_backlog(text: str, kind: str) -> tuple[int, int] | None:
     """The queue held by every qdisc of ``kind`` in ``tc -s qdisc show`` output right now:
     (bytes, packets), or None when no qdisc of that kind is there.  ``tc`` prints large
-    backlogs rounded (``150Kb``): the bytes are then as exact as tc made them.
+    backlogs rounded (``150Kb``): the bytes are then as exact as tc made them.  A counter that
+    wrapped below zero raises :class:`WrappedBacklog` (the queue is unknown, never 4 GiB).
 
     ``kind`` :data:`ROOT` takes the root qdisc, whichever it is: a link test puts no qdisc of
     its own, and the root (the virtual lab's cable tbf, a board's mq or pfifo_fast) counts
@@ -159,6 +167,11 @@ def parse_backlog(text: str, kind: str) -> tuple[int, int] | None:
         backlog = BACKLOG.search(line)
         if backlog and current is not None and (kind == ROOT or current == kind):
             size = int(float(backlog.group("size")) * SIZE_UNIT[backlog.group("unit")])
+            if size >= WRAPPED_FROM:
+                raise WrappedBacklog(
+                    f"qdisc {current} reports a backlog of {size} bytes with {backlog.group('packets')} "
+                    f"packets: its counter wrapped below zero ({size - 2**32} bytes)"
+                )
             was = found or (0, 0)
             found = (was[0] + size, was[1] + int(backlog.group("packets")))
             current = None

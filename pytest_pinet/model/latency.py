@@ -42,6 +42,7 @@ class ProbeFigures:
     p99_ms: float | None = None
     send_median_ms: float | None = None  # irtt only: one-way, prober -> far end
     receive_median_ms: float | None = None  # irtt only: one-way, far end -> prober
+    one_way_withheld: str = ""  # why the one-way delays are not given ('' : given, or ping)
 
 
 @dataclass(frozen=True)

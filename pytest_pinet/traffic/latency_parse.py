@@ -14,9 +14,11 @@ from dataclasses import dataclass
 
 from ..model.latency import ProbeFigures, percentile
 
-REPLY = re.compile(r"icmp_seq=(?P<seq>\d+)\b.*?\btime[=<](?P<ms>\d+(?:\.\d+)?)\s*ms")
+# iputils and the BSDs say "icmp_seq=N", busybox (Alpine's ping) "seq=N".
+REPLY = re.compile(r"\b(?:icmp_)?seq=(?P<seq>\d+)\b.*?\btime[=<](?P<ms>\d+(?:\.\d+)?)\s*ms")
 # iputils: "5 packets transmitted, 5 received, 0% packet loss, time 4005ms"
 # BSD:     "3 packets transmitted, 3 packets received, 0.0% packet loss"
+# busybox: "3 packets transmitted, 3 packets received, 0% packet loss" (numbered from 0, as BSD)
 SUMMARY = re.compile(r"(?P<sent>\d+) packets transmitted, (?P<received>\d+) (?:packets )?received")
 
 
@@ -33,6 +35,7 @@ class ProbeSeries:
     send_ms: tuple[float | None, ...] = ()  # irtt: one-way, client -> server
     receive_ms: tuple[float | None, ...] = ()  # irtt: one-way, server -> client
     sent_s: tuple[float, ...] = ()  # irtt: when each probe left, seconds after the first
+    one_way_withheld: str = ""  # irtt: why send_ms/receive_ms hold nothing ('' : they hold the delays)
 
     @property
     def sent(self) -> int:
@@ -64,19 +67,30 @@ def parse_ping(text: str, source: str) -> ProbeSeries:
         reply = REPLY.search(line)
         if reply:
             replies.setdefault(int(reply.group("seq")), float(reply.group("ms")))
-    # iputils numbers probes from 1 and says "N received"; BSD from 0, "N packets received".
+    # iputils numbers probes from 1 and says "N received"; BSD and busybox from 0, "N packets received".
     start = 0 if "packets received" in summary.group(0) else 1
     series = [replies.get(start + index) for index in range(sent)]
-    if sum(1 for r in series if r is not None) < min(len(replies), sent):
-        raise ProbeOutputError(f"{source}: reply numbers do not match the {sent} probes sent")
+    got, said = sum(1 for r in series if r is not None), int(summary.group("received"))
+    if got < min(len(replies), sent) or got != min(said, sent):
+        raise ProbeOutputError(
+            f"{source}: {got} replies read of the {said} its summary counts (of {sent} sent): "
+            "a ping whose reply lines this parser does not know"
+        )
     return ProbeSeries("ping", tuple(series))
 
 
 NS_PER_MS = 1e6
 
 
-def parse_irtt(text: str, source: str) -> ProbeSeries:
-    """``irtt client -o -`` JSON as a series, with one-way delays (same clock or NTP)."""
+NOT_ONE_CLOCK = "the two ends' clocks are not known to be synchronised (not one kernel's clock)"
+
+
+def parse_irtt(text: str, source: str, same_clock: bool = False) -> ProbeSeries:
+    """``irtt client -o -`` JSON as a series. Its one-way delays subtract one host's clock
+    from the other's, so they are kept only when both ends read one clock (``same_clock``:
+    one kernel, as namespaces of one machine) and none is impossible (negative, or longer
+    than its round trip); otherwise they are withheld with the reason, the round trip kept.
+    A Pi has no real-time clock: two of them disagree by whatever their NTP has not fixed."""
     try:
         data = json.loads(text)
         trips = data["round_trips"]
@@ -97,7 +111,19 @@ def parse_irtt(text: str, source: str) -> ProbeSeries:
         sent_at.append(_client_send_wall(trip))
     first = sent_at[0] if sent_at else 0.0
     offsets = tuple(round(t - first, 6) for t in sent_at)
-    return ProbeSeries("irtt", tuple(rtt), tuple(send), tuple(receive), offsets)
+    withheld = "" if same_clock else NOT_ONE_CLOCK
+    impossible = [
+        index
+        for index, (r, s, v) in enumerate(zip(rtt, send, receive, strict=True))
+        if r is not None and any(d is not None and (d < 0 or d > r) for d in (s, v))
+    ]
+    if not withheld and impossible:
+        withheld = (
+            f"{len(impossible)} one-way delays negative or longer than their round trip: the clocks disagree"
+        )
+    if withheld:
+        send = receive = [None] * len(rtt)
+    return ProbeSeries("irtt", tuple(rtt), tuple(send), tuple(receive), offsets, withheld)
 
 
 def _client_send_wall(trip: object) -> float:
@@ -119,6 +145,7 @@ def sent_before(series: ProbeSeries, seconds: float) -> ProbeSeries:
         series.send_ms[:keep],
         series.receive_ms[:keep],
         series.sent_s[:keep],
+        series.one_way_withheld,
     )
 
 
@@ -135,6 +162,7 @@ def sent_from(series: ProbeSeries, seconds: float) -> ProbeSeries:
         series.send_ms[skip:],
         series.receive_ms[skip:],
         tuple(round(t - first, 6) for t in series.sent_s[skip:]),
+        series.one_way_withheld,
     )
 
 
@@ -156,4 +184,5 @@ def figures_of(series: ProbeSeries) -> ProbeFigures:
         p99_ms=percentile(got, 0.99) if got else None,
         send_median_ms=_median(series.send_ms),
         receive_median_ms=_median(series.receive_ms),
+        one_way_withheld=series.one_way_withheld,
     )

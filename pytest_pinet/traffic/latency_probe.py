@@ -42,14 +42,23 @@ REPLY_WAIT_FACTOR = 3
 IRTT_PORTS = (30000, 39999)
 
 
+CLOCK_MARK = "clock="
+
+
 def tools_script() -> str:
-    """Prints each probe tool the host has, one a line (never fails)."""
-    return f'for t in {IRTT} {PING}; do command -v "$t" >/dev/null 2>&1 && echo "$t"; done; true'
+    """Prints each probe tool the host has, one a line, and the identity of the kernel whose
+    clock it reads (Linux's boot id: namespaces of one machine share it; never fails)."""
+    return (
+        f'for t in {IRTT} {PING}; do command -v "$t" >/dev/null 2>&1 && echo "$t"; done; '
+        f"echo {CLOCK_MARK}$(cat /proc/sys/kernel/random/boot_id 2>/dev/null); true"
+    )
 
 
-def probe_tools(host: RemoteHost) -> set[str]:
-    """The probe tools ``host`` has (``irtt``, ``ping``)."""
-    return set(host.run_shell(tools_script(), timeout=15).stdout.split()) & {IRTT, PING}
+def probe_tools(host: RemoteHost) -> tuple[set[str], str]:
+    """The probe tools ``host`` has (``irtt``, ``ping``) and its clock's identity ('' unknown)."""
+    words = host.run_shell(tools_script(), timeout=15).stdout.split()
+    clock = next((w.removeprefix(CLOCK_MARK) for w in words if w.startswith(CLOCK_MARK)), "")
+    return set(words) & {IRTT, PING}, clock
 
 
 @dataclass(frozen=True)
@@ -61,13 +70,16 @@ class ProbePlan:
     target: RemoteHost
     address: str
     interval_s: float
+    same_clock: bool = False  # both ends read one kernel's clock: one-way delays mean something
 
 
 def choose_probe(prober: RemoteHost, target: RemoteHost, address: str) -> ProbePlan | str:
     """irtt when both ends have it, else ping on the prober; else why neither can run."""
-    mine = probe_tools(prober)
-    if IRTT in mine and IRTT in probe_tools(target):
-        return ProbePlan(IRTT, prober, target, address, IRTT_INTERVAL_S)
+    mine, my_clock = probe_tools(prober)
+    theirs, their_clock = probe_tools(target)
+    if IRTT in mine and IRTT in theirs:
+        same_clock = bool(my_clock) and my_clock == their_clock
+        return ProbePlan(IRTT, prober, target, address, IRTT_INTERVAL_S, same_clock)
     if PING in mine:
         flavour = "linux" if prober.platform.name == "linux" else "bsd"
         return ProbePlan(PING, prober, target, address, PING_INTERVAL_S[flavour])
@@ -205,9 +217,11 @@ class Probe:
         if self.outcome is None:
             raise LabFault("latency-probe", f"{self.plan.tool} on {host} did not run", host)
         source = f"{self.plan.tool} on {host} ({self.command})"
-        parse = parse_irtt if self.plan.tool == IRTT else parse_ping
         try:
-            series = parse(self.outcome.stdout, source)
+            if self.plan.tool == IRTT:
+                series = parse_irtt(self.outcome.stdout, source, self.plan.same_clock)
+            else:
+                series = parse_ping(self.outcome.stdout, source)
         except ProbeOutputError as exc:
             detail = self.outcome.stderr.strip()[:300]
             fault = LabFault(
@@ -231,7 +245,12 @@ def trimmed(series: ProbeSeries) -> ProbeSeries:
     while end and series.rtt_ms[end - 1] is None:
         end -= 1
     return ProbeSeries(
-        series.tool, series.rtt_ms[:end], series.send_ms[:end], series.receive_ms[:end], series.sent_s[:end]
+        series.tool,
+        series.rtt_ms[:end],
+        series.send_ms[:end],
+        series.receive_ms[:end],
+        series.sent_s[:end],
+        series.one_way_withheld,
     )
 
 

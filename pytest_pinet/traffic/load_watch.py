@@ -34,7 +34,7 @@ from contextlib import contextmanager
 from types import TracebackType
 
 from ..errors import LabFault
-from ..host.qdisc_stats import parse_backlog, qdisc_texts
+from ..host.qdisc_stats import WrappedBacklog, parse_backlog, qdisc_texts
 from ..host.remote import RemoteHost
 from ..model.latency import BacklogSample, LatencyUse
 from .latency_parse import ProbeSeries, figures_of
@@ -112,6 +112,7 @@ class LoadWatch:
         system = board.platform.name
         self.backlog_not_reported = None if system == "linux" else not_reported(board.name, system)
 
+        self.wrapped = 0  # backlog samples left out: their counter had wrapped below zero
         self._stop = threading.Event()
         self._pool = ThreadPoolExecutor(max_workers=2)
         self._futures: list[Future[None]] = []
@@ -196,7 +197,12 @@ class LoadWatch:
                 texts = {}
             seconds = time.monotonic() - self._load_started
             for interface, text in texts.items():
-                found = parse_backlog(text, self.qdisc)
+                try:
+                    found = parse_backlog(text, self.qdisc)
+                except WrappedBacklog as exc:  # this sample says nothing of the queue: left out
+                    log.warning("backlog of %s on %s not sampled: %s", interface, self.board.name, exc)
+                    self.wrapped += 1
+                    continue
                 if found is not None and not self._stop.is_set():  # none taken after the load
                     self.backlog.append(BacklogSample(round(seconds, 2), interface, *found))
             tick += BACKLOG_EVERY_S

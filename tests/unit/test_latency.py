@@ -16,7 +16,7 @@ import pytest
 
 from pytest_pinet.errors import ConfigError
 from pytest_pinet.host.platform import LINUX
-from pytest_pinet.host.qdisc_stats import parse_backlog
+from pytest_pinet.host.qdisc_stats import WrappedBacklog, parse_backlog
 from pytest_pinet.host.remote import CommandResult, RemoteHost
 from pytest_pinet.judge.latency import (
     baseline_lower_is_better,
@@ -94,7 +94,8 @@ def test_a_ping_that_died_is_an_error_naming_its_source():
 
 
 def test_irtt_json_gives_round_trips_and_one_way_delays():
-    series = parse_irtt((OURS / "irtt-0.9.0-client-loopback.json").read_text(), "irtt")
+    # Recorded on one machine: both ends read one clock, so the one-way delays mean something.
+    series = parse_irtt((OURS / "irtt-0.9.0-client-loopback.json").read_text(), "irtt", same_clock=True)
     assert series.sent == series.received == 10
     assert all(r is not None and s is not None for r, s in zip(series.rtt_ms, series.send_ms, strict=True))
     assert series.sent_s[0] == 0 and 0.8 < series.sent_s[-1] < 1.0  # 100 ms apart
@@ -105,6 +106,45 @@ def test_irtt_json_gives_round_trips_and_one_way_delays():
     assert figures.send_median_ms is not None and figures.receive_median_ms is not None
     assert figures.median_ms is not None
     assert figures.send_median_ms + figures.receive_median_ms <= figures.median_ms
+
+
+def test_busybox_ping_is_read_with_every_reply():
+    """Alpine's ping (busybox) says seq=N, not icmp_seq=N: once read as 100 % loss."""
+    series = parse_ping((OURS / "ping-busybox-1.35-loopback.txt").read_text(), "busybox ping")
+    assert series.sent == series.received == 5
+    assert series.rtt_ms[0] == 0.031 and series.rtt_ms[-1] == 0.048
+    assert figures_of(series).loss_pct == 0.0
+
+
+def test_a_ping_whose_replies_are_not_read_is_refused_not_called_lost():
+    text = (OURS / "ping-busybox-1.35-loopback.txt").read_text().replace("seq=", "sequence ")
+    with pytest.raises(ProbeOutputError, match="0 replies read of the 5 its summary counts"):
+        parse_ping(text, "a ping of another kind")
+
+
+def test_one_way_delays_of_two_clocks_are_withheld_and_the_round_trip_kept():
+    """Two hosts 10.5 s apart (a public irtt output): +10.49 s one way, -10.47 s the other."""
+    text = (OURS / "irtt-0.9.1-client-unsynchronised-clocks.json").read_text()
+    for same_clock in (False, True):  # not known to be one clock, or said to be but impossible
+        series = parse_irtt(text, "irtt over Starlink", same_clock=same_clock)
+        figures = figures_of(series)
+        assert series.received == 5 and 16.0 < figures.median_ms < 17.4  # type: ignore[operator]
+        assert figures.send_median_ms is None and figures.receive_median_ms is None
+        assert all(d is None for d in (*series.send_ms, *series.receive_ms))
+        assert figures.one_way_withheld
+    assert "not known to be synchronised" in parse_irtt(text, "x").one_way_withheld
+    assert (
+        "negative or longer than their round trip" in parse_irtt(text, "x", same_clock=True).one_way_withheld
+    )
+    loopback = (OURS / "irtt-0.9.0-client-loopback.json").read_text()
+    assert parse_irtt(loopback, "irtt", same_clock=False).send_ms[0] is None
+
+
+def test_a_backlog_counter_that_wrapped_below_zero_is_no_4_gib_queue():
+    text = (OURS / "tc-s-qdisc-backlog-wrapped.txt").read_text()
+    with pytest.raises(WrappedBacklog, match="wrapped below zero \\(-9084 bytes\\)"):
+        parse_backlog(text, "netem")
+    assert parse_backlog(text, "tbf") == (0, 0)  # the child's own counter is fine
 
 
 def test_irtt_output_that_is_not_json_is_an_error():

@@ -40,6 +40,7 @@ from .bsd_parse import (
     parse_vmstat_i,
     sysctl_temperature,
     sysctl_value,
+    uname_line,
 )
 
 # ethtool's short offload names -> the ifconfig switch of a BSD.
@@ -97,7 +98,7 @@ class BsdPlatform(Platform):
 
     def facts_from_sections(self, host: str, s: Mapping[str, str], interfaces: Sequence[str]) -> HostFacts:
         os_release = parse_os_release(s.get("os", ""))
-        uname = s.get("uname", "").split()
+        uname = uname_line(s.get("uname", "")).split()
         usb = self.usb_devices(s.get("usb", ""))
         pci = parse_pciconf(s.get("pci", ""))
         result = {name: self._interface_facts_of(name, s, usb, pci) for name in interfaces}

@@ -21,9 +21,19 @@ from ..facts_parse import InterruptTable, IrqLine
 UNAME_OS = {"linux": "linux", "freebsd": "freebsd", "netbsd": "netbsd", "qnx": "qnx"}
 
 
+def uname_line(text: str) -> str:
+    """The line of ``uname -s``/``uname -a`` output that names a known system: a banner or an
+    echoed command before it (a login shell's MOTD, a console's echo) is not the system."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    # The last line naming one (a MOTD may name a system too, but comes first), with what a
+    # narrow terminal wrapped onto the lines after it.
+    starts = [i for i, line in enumerate(lines) if line.split()[0].lower() in UNAME_OS]
+    return " ".join(lines[starts[-1] :]) if starts else (lines[-1] if lines else "")
+
+
 def os_of_uname(text: str) -> str:
     """The platform key of ``uname -s`` (or the first word of ``uname -a``); "" when unknown."""
-    words = text.strip().split()
+    words = uname_line(text).split()
     return UNAME_OS.get(words[0].lower(), "") if words else ""
 
 
@@ -35,10 +45,13 @@ _SYSCTL_LINE = re.compile(r"^\s*(?P<name>[A-Za-z_][\w%-]*(?:\.[\w%-]+)+)\s*(?::|
 
 def sysctl_value(text: str) -> str:
     """One sysctl's value whichever way it was printed: FreeBSD's ``name: value``, NetBSD's
-    ``name = value`` or ``sysctl -n``'s bare value (its first line)."""
-    line = text.strip().split("\n", 1)[0] if text.strip() else ""
-    found = _SYSCTL_LINE.match(line)
-    return found.group("value").strip() if found else line.strip()
+    ``name = value`` or ``sysctl -n``'s bare value. Lines before it (a banner, an echoed
+    command) are not the value: the last ``name: value`` line wins, else the last line."""
+    lines = [line for line in text.replace("\r\n", "\n").splitlines() if line.strip()]
+    named = [found for found in map(_SYSCTL_LINE.match, lines) if found is not None]
+    if named:
+        return named[-1].group("value").strip()
+    return lines[-1].strip() if lines else ""
 
 
 def sysctl_lines(text: str) -> dict[str, str]:
