@@ -68,7 +68,7 @@ def decision_lines(
     """The goodputs a verdict on ``context`` will compare with: the threshold rule's floor and
     the lower edge of the baseline band (where there is enough history)."""
     lines = []
-    rule = thresholds.rule_for(context)
+    rule = thresholds.rule_for(context, limit_mbps)
     if rule is not None and (rule.min_mbps is not None or limit_mbps):
         lines.append(rule.floor(limit_mbps))
     band = judge_baseline(0.0, history, baseline)

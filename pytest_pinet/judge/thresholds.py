@@ -2,12 +2,20 @@
 
 A rule matches a measurement's context (board, adapter, direction, duplex, scenario, ...)
 and states a floor, absolute (``min_mbps: 940``) or relative to the line-rate model
-(``min_fraction_of_limit: 0.99``).  The most specific matching rule wins, so a lab can state
-a general GbE rule and override it for one slow adapter without touching code.
+(``min_fraction_of_limit: 0.99``).
+
+Rules come in layers: the shipped rules, and above them a lab's own file (``extends:
+shipped``). A lab rule that matches wins over every shipped rule, however many keys those
+name, so ``{model: "Pi 3B+"}`` in a lab's file is enough; inside one layer the most specific
+matching rule wins (most match keys), then the first in the file. A link no rule names is
+judged against :data:`UNMATCHED_FRACTION` of its own line-rate limit, and says so: no speed
+or MTU is left without a floor. :meth:`Thresholds.explain` tells which rule judged a context
+and why each other matching rule lost (``pinet thresholds explain``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -20,6 +28,12 @@ from ..errors import ConfigError
 
 # The rules that ship in the package; a lab file says whether it adds to them.
 SHIPPED = Path(__file__).resolve().parent.parent / "data" / "thresholds.yaml"
+# The layers, lowest first: a matching rule of a higher layer wins over any of a lower one.
+SHIPPED_LAYER, LAB_LAYER = 0, 1
+# A link no rule names (100 Mbit/s, 2.5 GbE, jumbo frames, ...) must still carry this share of
+# what its line-rate model allows: a collapse floor, from the physics, never "no rule".
+UNMATCHED_FRACTION = 0.9
+UNMATCHED_RULE_ID = "line-rate-fraction"
 
 Scalar = str | int | float
 
@@ -70,6 +84,12 @@ class Rule:
     why: str
     min_jain: float | None = None
     known_slow: str | None = None
+    layer: int = LAB_LAYER  # SHIPPED_LAYER for the package's own rules
+
+    @property
+    def layer_name(self) -> str:
+        """The layer in words, for explanations."""
+        return "shipped" if self.layer == SHIPPED_LAYER else "the lab's file"
 
     def matches(self, context: Mapping[str, Any]) -> bool:
         """True when every key of the rule is in the context with an allowed value."""
@@ -115,13 +135,45 @@ class Thresholds:
     # rules first, then the shipped ones it did not override by id), "replace" (its own only).
     mode: str = "replace"
 
-    def rule_for(self, context: Mapping[str, Any]) -> Rule | None:
-        """The most specific matching rule; among equals the first in the file."""
-        best: Rule | None = None
-        for rule in self.rules:
-            if rule.matches(context) and (best is None or len(rule.match) > len(best.match)):
-                best = rule
-        return best
+    def matching(self, context: Mapping[str, Any]) -> list[Rule]:
+        """Every rule matching ``context``, the winner first: the highest layer, then the most
+        match keys, then the first in the file."""
+        found = [(index, rule) for index, rule in enumerate(self.rules) if rule.matches(context)]
+        found.sort(key=lambda pair: (-pair[1].layer, -len(pair[1].match), pair[0]))
+        return [rule for _, rule in found]
+
+    def rule_for(self, context: Mapping[str, Any], limit_mbps: float | None = None) -> Rule | None:
+        """The rule that judges ``context`` (see :meth:`matching`); with no matching rule and a
+        line-rate limit, the line-rate fraction every link is held to."""
+        found = self.matching(context)
+        if found:
+            return found[0]
+        return unmatched_rule(limit_mbps) if limit_mbps else None
+
+    def explain(self, context: Mapping[str, Any], limit_mbps: float | None) -> list[str]:
+        """Which rule judges ``context``, its floor and the limit, and why each other matching
+        rule lost: what ``pinet thresholds explain`` prints."""
+        found = self.matching(context)
+        chosen = self.rule_for(context, limit_mbps)
+        if chosen is None:
+            return [f"no rule in {self.source} matches and no line-rate limit is known: nothing judges it"]
+        limit = f"{limit_mbps:.1f} Mbit/s" if limit_mbps else "unknown"
+        floor = chosen.floor(limit_mbps) if (chosen.min_mbps is not None or limit_mbps) else None
+        floor_text = f"{floor:.1f} Mbit/s" if floor is not None else "needs the line-rate limit"
+        lines = [
+            f"rule {chosen.rule_id} ({chosen.layer_name}, {len(chosen.match)} match keys) judges it",
+            f"  floor {floor_text}, line-rate limit {limit}",
+            f"  why: {chosen.why}",
+        ]
+        for loser in found[1:]:
+            if loser.layer != chosen.layer:
+                reason = f"{loser.layer_name} rule: a matching rule of {chosen.layer_name} wins over it"
+            elif len(loser.match) < len(chosen.match):
+                reason = f"less specific ({len(loser.match)} match keys against {len(chosen.match)})"
+            else:
+                reason = "as specific, later in the file"
+            lines.append(f"  matched and lost: {loser.rule_id} ({reason})")
+        return lines
 
     def judge(
         self,
@@ -131,8 +183,8 @@ class Thresholds:
         jain: float | None = None,
     ) -> RuleCheck | None:
         """Judge ``measured_mbps`` (and the streams' fairness ``jain`` where the rule sets a
-        floor for it); ``None`` when no rule covers this context."""
-        rule = self.rule_for(context)
+        floor for it); ``None`` when no rule covers this context and no limit is known."""
+        rule = self.rule_for(context, limit_mbps)
         if rule is None:
             return None
         floor = rule.floor(limit_mbps)
@@ -150,6 +202,19 @@ class Thresholds:
         )
 
 
+def unmatched_rule(limit_mbps: float) -> Rule:
+    """The floor of a link no rule names: a share of its own line-rate limit."""
+    return Rule(
+        UNMATCHED_RULE_ID,
+        {},
+        None,
+        UNMATCHED_FRACTION,
+        f"no rule names this link: it must carry {UNMATCHED_FRACTION:.0%} of its line-rate limit "
+        f"({limit_mbps:.1f} Mbit/s); add a rule for its own floor (docs/inventory.md)",
+        layer=SHIPPED_LAYER,
+    )
+
+
 def load_thresholds(path: str | Path) -> Thresholds:
     """Read and validate a thresholds file; every error names the file and the rule.
 
@@ -164,6 +229,10 @@ def load_thresholds(path: str | Path) -> Thresholds:
     own = {rule.rule_id for rule in thresholds.rules}
     kept = tuple(rule for rule in shipped.rules if rule.rule_id not in own)
     return Thresholds(thresholds.source, thresholds.rules + kept, "extends")
+
+
+def _in_layer(rules: list[Rule], layer: int) -> tuple[Rule, ...]:
+    return tuple(dataclasses.replace(rule, layer=layer) for rule in rules)
 
 
 def describe_mode(path: Path) -> str:
@@ -224,7 +293,7 @@ def thresholds_from_data(data: Any, source: str) -> Thresholds:
                 raw.known_slow,
             )
         )
-    return Thresholds(source, tuple(rules), mode)
+    return Thresholds(source, _in_layer(rules, SHIPPED_LAYER if mode == "shipped" else LAB_LAYER), mode)
 
 
 def _mode(extends: str | None, replace: bool, source: str) -> str:

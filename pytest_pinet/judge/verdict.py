@@ -68,6 +68,7 @@ class Verdict:
     note: str = ""
     remeasure: bool = False
     undecided: tuple[str, ...] = ()
+    rule_id: str = ""  # the threshold rule that judged it ('' : none did)
 
     @property
     def kind(self) -> VerdictKind:
@@ -157,6 +158,7 @@ def judge_measurement(
         note,
         remeasure=bool(failures) and VerdictKind.NO_RULE not in kinds,
         undecided=tuple(undecided),
+        rule_id=check.rule_id if check else "",
     )
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from ..model.board_models import usb_speed_expected
 from ..model.facts import HostFacts, InterfaceFacts
 from ..model.lab import LinkEntry
 from .health_table import HealthTable
@@ -166,10 +167,12 @@ def adapter_findings(
     iface: InterfaceFacts | None,
     table: HealthTable,
     undriven_usb3: tuple[str, ...] = (),
+    model: str = "",
 ) -> list[Finding]:
     """The board's adapter of ``link``: its driver, USB IDs and USB bus speed against the table
     (``undriven_usb3``: USB 3 controllers of the board with no driver, the evidence of why an
-    adapter cannot reach USB 3 speed)."""
+    adapter cannot reach USB 3 speed). The speed expected is the adapter's, capped by the USB
+    ports of the board's ``model`` (a USB 3 adapter on a Pi 3B+ is expected at 480)."""
     subject, host = link_subject(link.name), link.board
     where = f"{link.board_interface} adapter"
     spec = table.adapters.get(link.adapter)
@@ -215,14 +218,16 @@ def adapter_findings(
             )
         )
     if spec.usb_mbps is not None:
+        usb = usb_speed_expected(spec.usb_mbps, model)
+        capped = f" (a {model}'s USB ports)" if usb < spec.usb_mbps else ""
         found.append(
             _check(
                 subject,
                 host,
                 f"{link.board_interface} USB bus",
-                f">= {spec.usb_mbps:g} Mbit/s",
-                _usb_found(iface.usb_speed_mbps, undriven_usb3 if spec.usb_mbps > 480 else ()),
-                iface.usb_speed_mbps is not None and iface.usb_speed_mbps >= spec.usb_mbps,
+                f">= {usb:g} Mbit/s{capped}",
+                _usb_found(iface.usb_speed_mbps, undriven_usb3 if usb > 480 else ()),
+                iface.usb_speed_mbps is not None and iface.usb_speed_mbps >= usb,
                 "usb-speed",
             )
         )
@@ -237,7 +242,12 @@ def _usb_found(speed: float | None, undriven: tuple[str, ...]) -> str | None:
 
 
 def link_findings(
-    link: LinkEntry, board: HostFacts | None, peer: HostFacts | None, table: HealthTable, os_name: str
+    link: LinkEntry,
+    board: HostFacts | None,
+    peer: HostFacts | None,
+    table: HealthTable,
+    os_name: str,
+    model: str = "",
 ) -> list[Finding]:
     """Every check of ``link``: both ends' carrier, speed, duplex and MTU, the board's adapter."""
     subject = link_subject(link.name)
@@ -252,7 +262,7 @@ def link_findings(
         found += interface_findings(subject, host, link, facts.interfaces.get(interface))
     if board is not None:
         found += adapter_findings(
-            link, os_name, board.interfaces.get(link.board_interface), table, board.undriven_usb3
+            link, os_name, board.interfaces.get(link.board_interface), table, board.undriven_usb3, model
         )
     return found
 
@@ -324,15 +334,22 @@ def place_report(
     table: HealthTable,
     os_of: dict[str, str],
     images: dict[str, str] | None = None,
+    models: dict[str, str] | None = None,
 ) -> HealthReport:
     """Findings of ``boards`` and every one of ``links`` (the facts of each host, None for a
-    host that did not answer; ``os_of`` the platform name of each board)."""
+    host that did not answer; ``os_of`` the platform name of each board, ``models`` the
+    inventory's model of each)."""
     found: list[Finding] = []
     for board in boards:
         found += board_findings(board, facts.get(board), table, (images or {}).get(board))
     for link in links:
         found += link_findings(
-            link, facts.get(link.board), facts.get(link.peer), table, os_of.get(link.board, "")
+            link,
+            facts.get(link.board),
+            facts.get(link.peer),
+            table,
+            os_of.get(link.board, ""),
+            (models or {}).get(link.board, ""),
         )
     return HealthReport(tuple(found))
 

@@ -61,7 +61,10 @@ def check_place(
     """One check of ``board`` and its links, no cure tried (``pinet lab check --live`` too)."""
     links, facts, missing = gather_place(inventory, hosts, board)
     os_name = hosts[board].platform.name if facts.get(board) is not None else ""
-    report = place_report(links, [board], facts, table, {board: os_name}, {board: image} if image else None)
+    images = {board: image} if image else None
+    report = place_report(
+        links, [board], facts, table, {board: os_name}, images, {board: inventory.model_of(board)}
+    )
     # A host that did not answer: say what it answered instead.
     return HealthReport(
         tuple(

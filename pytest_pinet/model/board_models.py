@@ -10,6 +10,8 @@ naming the known models, not a rule that silently never matches.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 # The model names, as Raspberry Pi Ltd writes them, and the kernel flavour (the end of
 # `uname -r` under Raspberry Pi OS) each boots.  "other" is any board that is not a Pi
 # (a QEMU board, a PC-class board under test); it has no flavour.
@@ -39,3 +41,38 @@ def model_fix(value: object) -> str:
 def _squash(name: str) -> str:
     """A model name without case, spaces or the word "raspberry": what a typo keeps."""
     return name.lower().replace("raspberry", "").replace(" ", "").replace("model", "")
+
+
+@dataclass(frozen=True)
+class BoardPhysics:
+    """What a model's ports can carry, whatever the cable: the shipped floors per model come from
+    this (``data/thresholds.yaml``), and so does the USB speed an adapter must reach on it."""
+
+    builtin_mbps: int  # the built-in Ethernet port's line speed (0: none)
+    builtin_attach: str  # how the port reaches the SoC: "soc" (native MAC) or "usb2" (a USB hub)
+    usb_port_mbps: int  # the fastest USB port: 480 (USB 2 only) or 5000 (USB 3)
+
+
+# From Raspberry Pi Ltd's product briefs: the 3B's LAN9514 (100 Mbit/s) and the 3B+'s LAN7515
+# (GbE, about 300 Mbit/s of TCP at best) hang off the USB 2 hub; 4B, 400, CM4, 5, 500 and CM5
+# have a native GbE MAC; USB 3 ports on 4B, 400, 5, 500 and CM5, USB 2 only on the 3s and CM4.
+PHYSICS: dict[str, BoardPhysics] = {
+    "Pi 3B": BoardPhysics(100, "usb2", 480),
+    "Pi 3B+": BoardPhysics(1000, "usb2", 480),
+    "Pi Zero 2 W": BoardPhysics(0, "usb2", 480),
+    "CM3": BoardPhysics(0, "usb2", 480),
+    "Pi 4B": BoardPhysics(1000, "soc", 5000),
+    "Pi 400": BoardPhysics(1000, "soc", 5000),
+    "CM4": BoardPhysics(1000, "soc", 480),
+    "Pi 5": BoardPhysics(1000, "soc", 5000),
+    "Pi 500": BoardPhysics(1000, "soc", 5000),
+    "CM5": BoardPhysics(1000, "soc", 5000),
+}
+
+
+def usb_speed_expected(adapter_mbps: float, model: str) -> float:
+    """The USB bus speed an adapter must enumerate at on a board of ``model``: its own (5000 for
+    a USB 3 adapter), but no faster than the board's USB ports (a USB 3 adapter on a Pi 3B+
+    enumerates at 480 and is judged by that). An unknown or non-Pi model: the adapter's own."""
+    physics = PHYSICS.get(model)
+    return min(adapter_mbps, physics.usb_port_mbps) if physics is not None else adapter_mbps

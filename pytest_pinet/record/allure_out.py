@@ -151,6 +151,16 @@ def label_test(test_id: str, board: str, system: str | None) -> None:
         _label_once(test_id, "system", system)
 
 
+def label_rule(test_id: str, rule_id: str) -> None:
+    """The threshold rule that judged the test's figures, as a parameter of its result (so the
+    report says which floor applied) and a tag to filter by."""
+    import allure
+
+    if rule_id and "threshold_rule" not in _LABELLED.get(_running(test_id), set()):
+        _label_once(test_id, "threshold_rule", rule_id)
+        allure.dynamic.tag(f"rule:{rule_id}")
+
+
 def title_test(title: str) -> None:
     """The running test's title in the report (no-op without allure-pytest)."""
     try:

@@ -8,6 +8,7 @@ facts), so a killed run loses nothing already measured and history stays queryab
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 import time
@@ -220,6 +221,18 @@ class ResultsStore:
         with self._tx() as cur:
             cur.execute(self._sql(query), (run_id,))
             return [stored_row(r) for r in cur.fetchall()]
+
+    def latest_of_test(self, test_id: str) -> dict[str, Any] | None:
+        """The stored data (context, figures) of the newest measurement of ``test_id``: the
+        exact id, else the newest whose id contains it; None when the store has none."""
+        with self._tx() as cur:
+            for clause, value in (("test_id = ?", test_id), ("test_id LIKE ?", f"%{test_id}%")):
+                query = f"SELECT data FROM measurements WHERE {clause} ORDER BY started DESC LIMIT 1"  # noqa: S608
+                cur.execute(self._sql(query), (value,))
+                found = cur.fetchone()
+                if found is not None:
+                    return dict(json.loads(found[0]))
+        return None
 
     def runs(self) -> list[dict[str, Any]]:
         """Every run, oldest first: id, start, lab, measurement count and why it is excluded."""

@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
 from pytest_pinet.errors import ConfigError
-from pytest_pinet.judge.thresholds import load_thresholds, thresholds_from_data
+from pytest_pinet.judge.thresholds import SHIPPED, load_thresholds, thresholds_from_data
 
 REPO = Path(__file__).resolve().parents[2]
 GBE = {
@@ -87,3 +88,71 @@ def test_bad_thresholds_files_name_the_file_and_the_problem(tmp_path, text, frag
 def test_missing_file_is_a_config_error(tmp_path):
     with pytest.raises(ConfigError, match="cannot read thresholds file"):
         load_thresholds(tmp_path / "nope.yaml")
+
+
+# --- Rules in layers, board models, links no rule names (issue 47) ---
+
+PI3BPLUS = {"model": "Pi 3B+", "scenario": "ethernet", "duplex": "half", "link_speed_mbps": 1000, "mtu": 1500}
+
+
+def _lab_file(tmp_path, rules):
+    path = tmp_path / "thresholds.yaml"
+    path.write_text(yaml.safe_dump({"version": 1, "extends": "shipped", "rules": rules}))
+    return load_thresholds(path)
+
+
+def test_a_pi_3bplus_is_judged_by_its_own_usb2_floor():
+    shipped = load_thresholds(SHIPPED)
+    assert shipped.judge(PI3BPLUS, 300.0, 941.5).passed  # type: ignore[union-attr]
+    below = shipped.judge(PI3BPLUS, 200.0, 941.5)
+    assert below is not None and not below.passed and below.rule_id == "pi3bplus-builtin-half-duplex"
+    assert "rule pi3bplus-builtin-half-duplex" in below.explain()
+    pi4 = {**PI3BPLUS, "model": "Pi 4B"}
+    assert shipped.rule_for(pi4).rule_id == "gbe-tcp-half-duplex"  # type: ignore[union-attr]
+
+
+def test_a_lab_rule_that_matches_wins_over_every_shipped_rule(tmp_path):
+    mine = _lab_file(
+        tmp_path, [{"id": "our-3bplus", "match": {"model": "Pi 3B+"}, "min_mbps": 250, "why": "ours"}]
+    )
+    assert mine.rule_for(PI3BPLUS).rule_id == "our-3bplus"
+    lines = mine.explain(PI3BPLUS, 941.5)
+    assert lines[0].startswith("rule our-3bplus (the lab's file, 1 match keys) judges it")
+    assert "floor 250.0 Mbit/s, line-rate limit 941.5 Mbit/s" in lines[1]
+    lost = [line for line in lines if "matched and lost" in line]
+    assert any("pi3bplus-builtin-half-duplex (shipped rule" in line for line in lost)
+    assert any("gbe-tcp-half-duplex (shipped rule" in line for line in lost)
+    # Inside the lab's own layer, specificity still decides.
+    both = _lab_file(
+        tmp_path,
+        [
+            {"id": "broad", "match": {"model": "Pi 3B+"}, "min_mbps": 250, "why": "a"},
+            {"id": "narrow", "match": {"model": "Pi 3B+", "duplex": "half"}, "min_mbps": 270, "why": "b"},
+        ],
+    )
+    assert both.rule_for(PI3BPLUS).rule_id == "narrow"
+
+
+@pytest.mark.parametrize(("speed", "mtu"), [(100, 1500), (2500, 1500), (1000, 9000), (10, 1500)])
+def test_a_link_no_rule_names_gets_a_floor_from_its_own_line_rate(speed, mtu):
+    from pytest_pinet.judge.linerate import tcp_goodput_limit
+
+    context = {"scenario": "ethernet", "duplex": "half", "link_speed_mbps": speed, "mtu": mtu}
+    shipped = load_thresholds(SHIPPED)
+    limit = tcp_goodput_limit(speed, mtu)
+    assert shipped.rule_for(context) is None  # no shipped rule names it...
+    check = shipped.judge(context, 0.95 * limit, limit)  # ...yet it is judged, and says by what
+    assert check is not None and check.passed and check.rule_id == "line-rate-fraction"
+    assert check.expected_mbps == pytest.approx(0.9 * limit)
+    failed = shipped.judge(context, 0.8 * limit, limit)
+    assert failed is not None and not failed.passed and "line-rate limit" in failed.why
+
+
+def test_a_usb3_adapter_on_a_usb2_board_is_expected_at_480():
+    from pytest_pinet.model.board_models import PHYSICS, usb_speed_expected
+
+    assert usb_speed_expected(5000, "Pi 3B+") == 480 and usb_speed_expected(5000, "CM4") == 480
+    assert usb_speed_expected(5000, "Pi 4B") == 5000 and usb_speed_expected(480, "Pi 5") == 480
+    assert usb_speed_expected(5000, "other") == 5000
+    for model in ("Pi 3B", "Pi 3B+", "Pi 4B", "Pi 400", "CM4", "Pi 5", "CM5"):
+        assert model in PHYSICS

@@ -53,8 +53,19 @@ def test_below_threshold_and_regression_together_may_be_remeasured():
     assert "retransmits 4" in verdict.failures[0]
 
 
-def test_a_missing_rule_cannot_be_cured_by_measuring_again():
-    verdict = judge_measurement(measured(941.0, scenario="udp-sendto"), RULES, [])
+def test_a_link_no_rule_names_is_held_to_its_line_rate_and_says_so():
+    """No speed or MTU is left without a floor: 90 % of the link's own line-rate limit."""
+    passed = judge_measurement(measured(900.0, scenario="udp-sendto"), RULES, [])
+    assert passed.kind is VerdictKind.PASS
+    below = judge_measurement(measured(800.0, scenario="udp-sendto"), RULES, [])
+    assert below.kind is VerdictKind.BELOW_THRESHOLD and "rule line-rate-fraction" in below.failures[0]
+    assert "847.4" in below.failures[0]  # 0.9 x 941.5
+
+
+def test_a_missing_rule_without_a_limit_cannot_be_cured_by_measuring_again():
+    verdict = judge_measurement(
+        dataclasses.replace(measured(941.0, scenario="udp-sendto"), limit_mbps=None), RULES, []
+    )
     assert verdict.kind is VerdictKind.NO_RULE and verdict.failed and not verdict.remeasure
     assert "no rule in t.yaml" in verdict.failures[0]
 
