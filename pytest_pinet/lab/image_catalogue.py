@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, LabFault
+from ..model.board_models import BOARD_MODELS
 
 if TYPE_CHECKING:  # the schema is imported when a file is read, not with this module
     from .image_catalogue_schema import ImageSchema, NetbootSchema
@@ -82,14 +83,22 @@ class CatalogueImage:
         if not self.kernel_by_model:
             return self
         kernels = dict(self.kernel_by_model)
-        if model not in kernels:
+        flavour = BOARD_MODELS.get(model, "")
+        kernel = kernels.get(model) or (kernels.get(flavour) if flavour else None)
+        if kernel is None:
+            fix = (
+                f'give the image a kernel for it: kernel: {{"{model}": "...", ...}}'
+                + (f' (or for every {flavour} board: "{flavour}": "...")' if flavour else "")
+                if model
+                else f"give {board} a model in pinet.hosts ({', '.join(sorted(kernels))} have kernels here)"
+            )
             raise ConfigError(
                 where,
                 f"pinet.images[{self.name}].kernel names a kernel for {sorted(kernels)}, and board {board} "
-                f"is {model or 'of no model'}",
-                f"give {board} a model: in pinet.hosts, or the image a kernel for it",
+                f"is {'a ' + model if model else 'of no model'}",
+                fix,
             )
-        return replace(self, kernel=kernels[model], kernel_by_model=())
+        return replace(self, kernel=kernel, kernel_by_model=())
 
     @property
     def identity(self) -> str:

@@ -36,7 +36,7 @@ Kernel = Annotated[str, NonEmptyText(KERNEL, KERNEL_FIX, strip=True)]
 # Raspberry Pi OS is one image for the 64-bit Pis whose bootloader starts another kernel per
 # model (-rpi-v8 on a Pi 4, -rpi-2712 on a Pi 5): such an image names its kernel per model.
 KernelByModel = Mapping[
-    Annotated[str, BoardModel("{value!r} is not a known board model")],
+    Annotated[str, BoardModel("{value!r} is not a known board model or kernel flavour", flavours=True)],
     Annotated[str, NonEmptyText("must be the release uname -r shows, or a pattern", strip=True)],
 ]
 

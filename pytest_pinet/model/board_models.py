@@ -30,6 +30,13 @@ BOARD_MODELS: dict[str, str] = {
 }
 
 
+def kernel_keys() -> set[str]:
+    """What an image's per-model kernel map may be keyed by: a model, or a kernel flavour
+    (``rpi-v8``, ``rpi-2712``) that stands for every model booting it, so a model added to
+    :data:`BOARD_MODELS` needs no image entry edited."""
+    return set(BOARD_MODELS) | {flavour for flavour in BOARD_MODELS.values() if flavour}
+
+
 def model_fix(value: object) -> str:
     """What to write instead of ``value``, which is no known model: the near miss, if any, and
     the known names (the schema's ``BoardModel`` check words the error around it)."""

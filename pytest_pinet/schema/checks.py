@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
-from ..model.board_models import BOARD_MODELS, model_fix
+from ..model.board_models import BOARD_MODELS, kernel_keys, model_fix
 
 
 class Invalid(Exception):
@@ -249,12 +249,17 @@ class BoardModel(Check):
     """A board model of ``model/board_models``: a typo is an error naming the known models (and
     the near miss), never a rule or an image kernel that silently applies to no board."""
 
-    def __init__(self, message: str = "is {value!r}, not a known board model") -> None:
+    def __init__(
+        self, message: str = "is {value!r}, not a known board model", flavours: bool = False
+    ) -> None:
         self.message = message
+        self.flavours = flavours  # a kernel flavour (rpi-v8) stands for the models booting it
 
     def __call__(self, value: Any) -> str:
-        if not isinstance(value, str) or value not in BOARD_MODELS:
-            raise Invalid(self.message.format(value=value), model_fix(value))
+        known = kernel_keys() if self.flavours else BOARD_MODELS
+        if not isinstance(value, str) or value not in known:
+            hint = model_fix(value) + (" or a kernel flavour (rpi-v8, rpi-2712)" if self.flavours else "")
+            raise Invalid(self.message.format(value=value), hint)
         return value
 
 
