@@ -9,10 +9,32 @@ import json
 
 from ..errors import PinetError
 from . import jitter, shaping, system
-from .topology import LabSpec, LinkSpec
+from .topology import COMPANION_NAMES, LabSpec, LinkSpec, parts
 from .virtual_lab import is_qemu_board, is_up
 
 DEFAULT_QUEUE_PACKETS = 1000  # a veth's txqueuelen, as an Ethernet NIC's
+
+
+def labs_of(spec: LabSpec) -> list[LabSpec]:
+    """The labs whose cables a command changes: the lab itself, or both parts of a two-board
+    lab (the namespace board's and the QEMU board's, each with its own namespaces and state;
+    the QEMU part only when it was built: a machine without QEMU has the namespace part alone)."""
+    if not spec.is_pair:
+        return [spec]
+    if not is_up(spec):
+        raise PinetError(f"virtual lab {spec.name} is not up: run `pinet lab up` first")
+    netns, qemu = parts(spec)
+    return [netns, qemu] if is_up(qemu) else [netns]
+
+
+def _restoring(changes: list[tuple[str, str, list[str]]]) -> None:
+    """Put back each cable end changed before a failure (``(netns, device, tc args)`` of its
+    state before): a command that fails part-way leaves no cable half changed."""
+    for netns, device, args in reversed(changes):
+        try:
+            system.run([system.find_tool("tc"), "qdisc", "change", "dev", device, "root", *args], netns=netns)
+        except PinetError:
+            pass  # the failure that brought us here is the one to report
 
 
 def deepen_queues(spec: LabSpec, packets: int) -> list[str]:
@@ -26,6 +48,8 @@ def deepen_queues(spec: LabSpec, packets: int) -> list[str]:
     system.require_root("pinet lab degrade --queue-packets")
     if not 1 <= packets <= 100_000:
         raise PinetError(f"queue packets must be 1..100000, got {packets}")
+    if spec.is_pair:
+        return [line for part in labs_of(spec) for line in deepen_queues(part, packets)]
     if not is_up(spec):
         raise PinetError(f"virtual lab {spec.name} is not up: run `pinet lab up` first")
     changed = []
@@ -56,11 +80,15 @@ def degrade(spec: LabSpec, percent: float, jitter_pct: float = 0.0, hold_s: floa
         raise PinetError(f"degrade percent must be 0..99, got {percent}")
     if not 0 <= jitter_pct <= 20:
         raise PinetError(f"jitter percent must be 0..20, got {jitter_pct}")
+    if spec.is_pair:
+        return [line for part in labs_of(spec) for line in degrade(part, percent, jitter_pct, hold_s)]
     if not is_up(spec):
         raise PinetError(f"virtual lab {spec.name} is not up: run `pinet lab up` first")
     jitter.stop(spec.state_dir)
+    before = _degraded_percent(spec)
     cables: list[jitter.CableEnd] = []
-    changed = []
+    changed: list[str] = []
+    done: list[tuple[str, str, list[str]]] = []
     for link in spec.links:
         ends = [(link.board, link.board_interface), (link.peer, link.peer_interface)]
         if is_qemu_board(spec, link.board):
@@ -70,10 +98,18 @@ def degrade(spec: LabSpec, percent: float, jitter_pct: float = 0.0, hold_s: floa
             shaper = shaping.Shaping(
                 speed, link.mtu, calibration=shaping.DEFAULT_CALIBRATION * (1 - percent / 100.0)
             )
-            system.run(
-                [system.find_tool("tc"), "qdisc", "change", "dev", device, "root", *shaper.tc_args()],
-                netns=spec.netns(host),
+            try:
+                system.run(
+                    [system.find_tool("tc"), "qdisc", "change", "dev", device, "root", *shaper.tc_args()],
+                    netns=spec.netns(host),
+                )
+            except PinetError:
+                _restoring(done)
+                raise
+            was = shaping.Shaping(
+                speed, link.mtu, calibration=shaping.DEFAULT_CALIBRATION * (1 - before / 100.0)
             )
+            done.append((spec.netns(host), device, was.tc_args()))
             changed.append(f"{host}:{device} {shaper.rate_kbit} kbit/s")
             cables.append(jitter.CableEnd(spec.netns(host), device, speed, link.mtu))
     if jitter_pct > 0:
@@ -94,6 +130,12 @@ def degrade_link_speed(spec: LabSpec, speed_mbps: int, link_name: str | None = N
     finds it before the link's tests measure (docs/lab-health.md).
     """
     system.require_root("pinet lab degrade")
+    if spec.is_pair:
+        netns_part, *qemu_part = labs_of(spec)
+        theirs = {v: k for k, v in COMPANION_NAMES.items()}  # the pair's name -> the QEMU lab's
+        if qemu_part and link_name in theirs:
+            return degrade_link_speed(qemu_part[0], speed_mbps, theirs[link_name])
+        return degrade_link_speed(netns_part, speed_mbps, link_name)
     if not is_up(spec):
         raise PinetError(f"virtual lab {spec.name} is not up: run `pinet lab up` first")
     names = [link.name for link in spec.links]
@@ -125,6 +167,14 @@ def degrade_link_speed(spec: LabSpec, speed_mbps: int, link_name: str | None = N
 
 
 LINK_SPEEDS = "link-speeds.json"  # the cables `degrade --link-speed` made negotiate otherwise
+
+
+def _degraded_percent(spec: LabSpec) -> float:
+    """How much slower the lab's cables are now (``degrade --percent``; 0: calibrated)."""
+    try:
+        return float(json.loads((spec.state_dir / "degrade.json").read_text(encoding="utf-8"))["percent"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return 0.0
 
 
 def _cable_speeds(spec: LabSpec) -> dict[str, int]:
