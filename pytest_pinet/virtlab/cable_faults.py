@@ -49,7 +49,7 @@ def deepen_queues(spec: LabSpec, packets: int) -> list[str]:
     if not 1 <= packets <= 100_000:
         raise PinetError(f"queue packets must be 1..100000, got {packets}")
     if spec.is_pair:
-        return [line for part in labs_of(spec) for line in deepen_queues(part, packets)]
+        return [f"{part.name}: {line}" for part in labs_of(spec) for line in deepen_queues(part, packets)]
     if not is_up(spec):
         raise PinetError(f"virtual lab {spec.name} is not up: run `pinet lab up` first")
     changed = []
@@ -81,7 +81,11 @@ def degrade(spec: LabSpec, percent: float, jitter_pct: float = 0.0, hold_s: floa
     if not 0 <= jitter_pct <= 20:
         raise PinetError(f"jitter percent must be 0..20, got {jitter_pct}")
     if spec.is_pair:
-        return [line for part in labs_of(spec) for line in degrade(part, percent, jitter_pct, hold_s)]
+        return [
+            f"{part.name}: {line}"
+            for part in labs_of(spec)
+            for line in degrade(part, percent, jitter_pct, hold_s)
+        ]
     if not is_up(spec):
         raise PinetError(f"virtual lab {spec.name} is not up: run `pinet lab up` first")
     jitter.stop(spec.state_dir)
@@ -133,9 +137,12 @@ def degrade_link_speed(spec: LabSpec, speed_mbps: int, link_name: str | None = N
     if spec.is_pair:
         netns_part, *qemu_part = labs_of(spec)
         theirs = {v: k for k, v in COMPANION_NAMES.items()}  # the pair's name -> the QEMU lab's
-        if qemu_part and link_name in theirs:
-            return degrade_link_speed(qemu_part[0], speed_mbps, theirs[link_name])
-        return degrade_link_speed(netns_part, speed_mbps, link_name)
+        part, name = (
+            (qemu_part[0], theirs[link_name])
+            if qemu_part and link_name in theirs
+            else (netns_part, link_name)
+        )
+        return [f"{part.name}: {line}" for line in degrade_link_speed(part, speed_mbps, name)]
     if not is_up(spec):
         raise PinetError(f"virtual lab {spec.name} is not up: run `pinet lab up` first")
     names = [link.name for link in spec.links]

@@ -66,5 +66,5 @@ def cmd_lab_degrade(args: argparse.Namespace) -> int:
     jitter = 0.0 if args.reset else args.jitter
     for line in cable_faults.degrade(spec_of(args), percent, jitter, args.hold):
         steady = f" (degraded {percent:g} %)" if percent else " (calibrated)"
-        print(line if line.startswith("jitter") else line + steady)
+        print(line if "jitter" in line else line + steady)
     return 0

@@ -1,0 +1,103 @@
+"""``pinet lab degrade`` on the lab ``pinet lab up`` builds by default: the two-board lab, whose
+QEMU board's hosts live in a companion lab's namespaces. Every option (and ``--reset``) is run
+as a user runs it and each cable of both boards is read back with ``tc`` at the rate it asked
+for. It once failed at once: "Cannot open network namespace pinet-qpi"."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pytest_pinet.virtlab import shaping, virtual_lab
+from pytest_pinet.virtlab.topology import LabSpec, parts, two_board_lab
+
+pytestmark = [pytest.mark.qemu, pytest.mark.slow]
+LAB = "pinet4"
+
+
+@pytest.fixture(scope="module")
+def pair(root_required, tmp_path_factory) -> Iterator[LabSpec]:
+    for tool in ("mmdebstrap", "qemu-system-x86_64"):
+        if subprocess.run(["which", tool], capture_output=True, check=False).returncode != 0:
+            pytest.skip(f"{tool} is not installed (scripts/setup.sh installs it)")
+    spec = two_board_lab(LAB, state_root=tmp_path_factory.mktemp("pair") / "state")
+    virtual_lab.down(spec)
+    virtual_lab.up(spec)
+    try:
+        yield spec
+    finally:
+        virtual_lab.down(spec)
+
+
+def _degrade(spec: LabSpec, *args: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest_pinet.cli", "lab", "degrade", "--lab", LAB, *args],
+        env={**os.environ, "PINET_STATE_DIR": str(spec.state_root)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+def _cables(spec: LabSpec) -> dict[tuple[str, str], tuple[int, int, int]]:
+    """Every shaped cable end of both labs: (lab, host:device) -> (rate kbit, link speed, MTU)."""
+    found = {}
+    for part in parts(spec):
+        for link in part.links:
+            ends = [(link.board, link.board_interface), (link.peer, link.peer_interface)]
+            if part.is_qemu:
+                ends = ends[1:]  # the QEMU board shapes its own port inside the machine
+            for host, device in ends:
+                shown = subprocess.run(
+                    ["ip", "netns", "exec", part.netns(host), "tc", "qdisc", "show", "dev", device, "root"],
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                    timeout=30,
+                )
+                rate = re.search(r"rate (\d+)Kbit", shown.stdout)
+                assert rate, shown.stdout
+                found[(part.name, f"{host}:{device}")] = (int(rate.group(1)), link.speed_mbps, link.mtu)
+    return found
+
+
+def _expected(speed: int, mtu: int, percent: float = 0.0) -> int:
+    return shaping.Shaping(
+        speed, mtu, calibration=shaping.DEFAULT_CALIBRATION * (1 - percent / 100)
+    ).rate_kbit
+
+
+def test_every_degrade_option_reaches_both_boards_and_reset_undoes_it(pair):
+    calibrated = _cables(pair)
+    assert {lab for lab, _ in calibrated} == {LAB, f"{LAB}q"}, calibrated  # both boards' cables
+    out = _degrade(pair, "--percent", "3")
+    assert f"{LAB}q: " in out and f"{LAB}: " in out
+    for (lab, end), (rate, speed, mtu) in _cables(pair).items():
+        assert rate == _expected(speed, mtu, 3), (lab, end, rate)
+    _degrade(pair, "--jitter", "1", "--percent", "0")
+    for part in parts(pair):
+        assert (part.state_dir / "jitter.pid").exists(), part.name
+    _degrade(pair, "--link-speed", "100", "--link", "qeth")  # the QEMU board's LAN cable
+    slowed = {key: rate for key, (rate, _, _) in _cables(pair).items() if rate < 200_000}
+    assert slowed and all(lab == f"{LAB}q" for lab, _ in slowed), slowed
+    _degrade(pair, "--queue-packets", "4000")
+    qlen = subprocess.run(
+        ["ip", "netns", "exec", parts(pair)[1].netns("inet"), "ip", "link", "show", "eth0"],
+        capture_output=True, text=True, check=True, timeout=30,
+    ).stdout  # fmt: skip
+    assert "qlen 4000" in qlen, qlen
+    _degrade(pair, "--reset")
+    _degrade(pair, "--link-speed", "0", "--link", "qeth")
+    _degrade(pair, "--queue-packets", "0")
+    assert _cables(pair) == calibrated
+    for part in parts(pair):
+        assert not (part.state_dir / "jitter.pid").exists(), part.name
+    assert Path(pair.state_dir).exists()
