@@ -15,7 +15,11 @@
 # one history.
 set -eu
 
-PINET_SPEC="${PINET_SPEC:-pytest-pinet[postgres,charts]}"  # or a pinned version, or a wheel
+# What a night needs: the lab extra (labgrid, allure-pytest), the shared store's driver and the
+# charts. pytest-pinet is on no package index: build its wheel from the repository
+# (python3 -m pip wheel --no-deps -w dist /path/to/pytest-pinet) and name it with the extras:
+#   PINET_SPEC="/srv/wheels/pytest_pinet-0.1.0-py3-none-any.whl[lab,postgres,charts]"
+PINET_SPEC="${PINET_SPEC:-pytest-pinet[lab,postgres,charts]}"
 ALLURE_VERSION=3.18.0  # as scripts/setup.sh installs it
 RESULTS="${PINET_RESULTS_DIR:-results}"
 PINET="${PINET:-.venv/bin/pinet}"
@@ -40,7 +44,10 @@ setup() {
   (cd .allure && npm install --silent --no-audit --no-fund "allure@$ALLURE_VERSION") ||
     die "npm could not install allure@$ALLURE_VERSION"
   [ -f .allure/node_modules/allure/cli.js ] || die "no Allure 3 CLI in .allure after npm install"
-  echo "pinet-ci: $("$PINET" --version), Node.js $(node --version), allure $ALLURE_VERSION"
+  # A pinet that does not start (an extra missing, a broken install) stops the night here.
+  version=$("$PINET" --version) || die "$PINET --version failed: the install of $PINET_SPEC is broken"
+  [ -n "$version" ] || die "$PINET --version printed nothing: the install of $PINET_SPEC is broken"
+  echo "pinet-ci: $version, Node.js $(node --version), allure $ALLURE_VERSION"
 }
 
 nightly() {

@@ -329,6 +329,11 @@ def format_table(data: dict[str, Any]) -> str:
         if isinstance(detail, list):
             lines += [f"{direction}: {item}" for item in detail]
             continue
+        if not isinstance(detail, dict) or "adaptive_measured_s" not in detail:
+            # Any other detail (start-up figures, ...): its keys and values as they are.
+            shown = ", ".join(f"{k} {v}" for k, v in detail.items()) if isinstance(detail, dict) else detail
+            lines.append(f"{direction}: {shown}")
+            continue
         seconds, ended = detail["adaptive_measured_s"], detail["adaptive_ended_by"]
         lines.append(
             f"{direction}: fixed {', '.join(f'{v:.1f}' for v in detail['fixed_mbps'])} Mbit/s; adaptive "

@@ -20,6 +20,14 @@ from .lab.options import db_url
 from .report import report_line
 
 REPORT_NOT_BUILT = 6  # pinet run --require-report: the tests' own exit codes are 0..5
+# What the night's exit status says (pytest's, and the plugin's 7-9: plugin/outcomes.py).
+EXIT_MEANS = {
+    0: "no failures",
+    1: "a failure of the board or a test, see above",
+    7: "lab faults only, no regression",
+    8: "nothing was measured",
+    9: "no failure, but undecided verdicts",
+}
 
 
 def register(sub: Any) -> None:
@@ -111,7 +119,7 @@ def _main_job_summary(results: Path, db: str, code: int, report: str) -> None:
             )
         if latency:  # lower is better: above its ceiling or risen beyond its band
             print("latency under load: " + ", ".join(f"{n} {v}" for v, n in sorted(latency.items())))
-    print(f"pytest exit status: {code} ({'no failures' if code == 0 else 'failures, see above'})")
+    print(f"pytest exit status: {code} ({EXIT_MEANS.get(code, 'failures, see above')})")
     print(report)
 
 

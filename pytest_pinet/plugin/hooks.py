@@ -26,7 +26,7 @@ from .options import add_options
 from .outcomes import (
     COVERAGE_PLUGIN,
     Coverage,
-    never_green_on_nothing,
+    decide_night,
     planned_tests,
     pytest_report_teststatus,
     pytest_runtest_makereport,
@@ -133,7 +133,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     run = session.config.stash.get(PINET_RUN, None)
     if run is None:
         return
-    never_green_on_nothing(session)
+    decide_night(session)
     if not run.is_worker:
         alluredir = getattr(session.config.option, "allure_report_dir", None)
         if alluredir:

@@ -1,6 +1,12 @@
 """What a test's report means to pinet: whether it planned to measure, what combination it
 measured, whether its verdict was undecided or the lab failed it; and, on the controller, the
-outcome of every planned test, from which a run that measured nothing is never green."""
+outcome of every planned test, from which the night's exit status is decided.
+
+A red night says why by its exit status (docs/nightly.md): 1 a failure of the board (a
+regression, a figure below its floor) or of any other test, :data:`LAB_FAULT_ONLY` when every
+failure was the lab's, :data:`NOTHING_MEASURED` when nothing was measured, and
+:data:`UNDECIDED_ONLY` when nothing failed but some verdicts could not be decided: never green.
+"""
 
 from __future__ import annotations
 
@@ -47,6 +53,11 @@ MEASURING_FIXTURES = frozenset(
         "pinet_record_measurement",
     }
 )
+# The night's exit statuses beyond pytest's own (0-5; pinet run --require-report has 6).
+LAB_FAULT_ONLY = 7
+NOTHING_MEASURED = 8
+UNDECIDED_ONLY = 9
+NIGHT_STATUS = pytest.StashKey[str]()
 COVERAGE_PLUGIN = "pinet-coverage"
 PLANNED = "pinet_planned"
 COMBINATION = "pinet_combination"  # the test with its parameters but not its board (see combination_of)
@@ -60,9 +71,18 @@ class Coverage:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.planned: dict[str, PlannedTest] = {}
+        self.failed: set[str] = set()  # every test that failed, pinet's or not
+        self.lab_faults: set[str] = set()  # ... of which the lab failed
+        self.undecided: set[str] = set()
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         properties = dict(report.user_properties)
+        if report.failed:
+            self.failed.add(report.nodeid)
+            if "pinet_lab_fault" in properties:
+                self.lab_faults.add(report.nodeid)
+        if UNDECIDED in properties:
+            self.undecided.add(report.nodeid)
         if PLANNED not in properties:
             return
         if not engaged(self.config):
@@ -85,18 +105,30 @@ def planned_tests(config: pytest.Config) -> dict[str, PlannedTest]:
     return coverage.planned if isinstance(coverage, Coverage) else {}
 
 
-def never_green_on_nothing(session: pytest.Session) -> None:
-    """A run of planned tests that measured nothing fails (unless ``--pinet-allow-skips``)."""
+def decide_night(session: pytest.Session) -> None:
+    """The night's exit status, from what failed and what was measured: a lab fault is never a
+    regression, a night that measured nothing is never green (unless ``--pinet-allow-skips``),
+    and one whose verdicts could not all be decided says so. The reason is kept for the
+    summary (:data:`NIGHT_STATUS`)."""
     from ..record.planned import measured_nothing
 
+    coverage = session.config.pluginmanager.get_plugin(COVERAGE_PLUGIN)
+    if not isinstance(coverage, Coverage):
+        return  # a worker: the controller decides
     run = session.config.stash[PINET_RUN]
-    if (
-        session.config.pluginmanager.get_plugin(COVERAGE_PLUGIN) is not None
-        and measured_nothing(planned_tests(session.config), run.results.load())
-        and not run.settings.allow_skips
-        and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED)
-    ):
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    green = session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED)
+    failed = session.exitstatus == pytest.ExitCode.TESTS_FAILED
+    if green and not run.settings.allow_skips and measured_nothing(coverage.planned, run.results.load()):
+        session.exitstatus, why = NOTHING_MEASURED, "nothing was measured"
+    elif failed and coverage.failed and coverage.failed <= coverage.lab_faults:
+        session.exitstatus = LAB_FAULT_ONLY
+        why = f"every failure ({len(coverage.failed)}) was a lab fault, none a regression"
+    elif green and coverage.undecided:
+        session.exitstatus = UNDECIDED_ONLY
+        why = f"nothing failed, but {len(coverage.undecided)} verdict(s) could not be decided"
+    else:
+        return
+    session.config.stash[NIGHT_STATUS] = f"exit {int(session.exitstatus)}: {why}"
 
 
 @pytest.hookimpl(hookwrapper=True)

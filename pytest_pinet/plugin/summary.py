@@ -13,7 +13,7 @@ from .. import __version__
 from ..errors import doc
 from ..redaction import mask
 from .fixtures.state import PINET_RUN, UNDECIDED_PREFIX
-from .outcomes import planned_tests
+from .outcomes import NIGHT_STATUS, planned_tests
 
 if TYPE_CHECKING:
     from ..record.planned import PlannedTest
@@ -102,6 +102,9 @@ def write_summary(
                 "(see the reasons above; --pinet-allow-skips accepts such a run)",
                 red=True,
             )
+    night = config.stash.get(NIGHT_STATUS, None)
+    if night is not None:
+        terminalreporter.write_line(f"pinet: night status {night} (docs/nightly.md, exit statuses)", red=True)
     if run.lab_error:
         terminalreporter.write_line(f"pinet: virtual lab teardown failed: {run.lab_error}", red=True)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..model.latency import ProbeFigures, percentile
 
@@ -46,6 +46,17 @@ class ProbeSeries:
     def received(self) -> int:
         """Probes that came back."""
         return sum(1 for r in self.rtt_ms if r is not None)
+
+    def cut(self, start: int, stop: int, sent_from_s: float = 0.0) -> ProbeSeries:
+        """Probes ``start`` to ``stop`` (a slice), every per-probe field alike; their send
+        times counted from ``sent_from_s``."""
+        return replace(
+            self,
+            rtt_ms=self.rtt_ms[start:stop],
+            send_ms=self.send_ms[start:stop],
+            receive_ms=self.receive_ms[start:stop],
+            sent_s=tuple(round(t - sent_from_s, 6) for t in self.sent_s[start:stop]),
+        )
 
 
 def parse_ping(text: str, source: str) -> ProbeSeries:
@@ -138,15 +149,7 @@ def sent_before(series: ProbeSeries, seconds: float) -> ProbeSeries:
     """Only the probes sent within ``seconds`` of the first (irtt: the load ended then)."""
     if not series.sent_s:
         return series
-    keep = sum(1 for t in series.sent_s if t <= seconds)
-    return ProbeSeries(
-        series.tool,
-        series.rtt_ms[:keep],
-        series.send_ms[:keep],
-        series.receive_ms[:keep],
-        series.sent_s[:keep],
-        series.one_way_withheld,
-    )
+    return series.cut(0, sum(1 for t in series.sent_s if t <= seconds))
 
 
 def sent_from(series: ProbeSeries, seconds: float) -> ProbeSeries:
@@ -156,14 +159,7 @@ def sent_from(series: ProbeSeries, seconds: float) -> ProbeSeries:
         return series
     skip = sum(1 for t in series.sent_s if t < seconds)
     first = series.sent_s[skip] if skip < len(series.sent_s) else 0.0
-    return ProbeSeries(
-        series.tool,
-        series.rtt_ms[skip:],
-        series.send_ms[skip:],
-        series.receive_ms[skip:],
-        tuple(round(t - first, 6) for t in series.sent_s[skip:]),
-        series.one_way_withheld,
-    )
+    return series.cut(skip, len(series.rtt_ms), first)
 
 
 def _median(values: Sequence[float | None]) -> float | None:

@@ -244,14 +244,7 @@ def trimmed(series: ProbeSeries) -> ProbeSeries:
     end = len(series.rtt_ms)
     while end and series.rtt_ms[end - 1] is None:
         end -= 1
-    return ProbeSeries(
-        series.tool,
-        series.rtt_ms[:end],
-        series.send_ms[:end],
-        series.receive_ms[:end],
-        series.sent_s[:end],
-        series.one_way_withheld,
-    )
+    return series.cut(0, end)
 
 
 def idle_interval_s(plan: ProbePlan) -> float:

@@ -23,6 +23,8 @@ import yaml
 
 from pytest_pinet.record.store import ResultsStore
 
+from ..lab_example import keyed_example
+
 REPO = Path(__file__).resolve().parents[2]
 CI = REPO / "examples" / "ci"
 SUITE = (REPO / "tests" / "unit" / "test_allure.py").read_text(encoding="utf-8")
@@ -35,10 +37,7 @@ def _lab_repository(root: Path, with_allure: bool) -> Path:
     (root / "ci").mkdir(parents=True)
     (root / "lab").mkdir()
     shutil.copy(CI / "pinet-ci.sh", root / "ci" / "pinet-ci.sh")
-    examples = REPO / "examples"
-    shutil.copy(examples / "rpi-lab.yaml", root / "lab" / "rpi-lab.yaml")
-    for name in ("known_hosts.example", "id_ed25519.example"):
-        shutil.copy(examples / name, root / "lab" / name)
+    keyed_example(root / "lab")  # the example with the lab's own key and host keys
     (root / ".venv" / "bin").mkdir(parents=True)
     (root / ".venv" / "bin" / "pinet").symlink_to(REPO / ".venv" / "bin" / "pinet")
     if with_allure:

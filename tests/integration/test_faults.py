@@ -29,6 +29,7 @@ from typing import Any
 import pytest
 import yaml
 
+from pytest_pinet.polling import wait_until
 from pytest_pinet.virtlab import virtual_lab
 from pytest_pinet.virtlab.topology import LabSpec
 
@@ -111,16 +112,18 @@ class Injector:
         return sum(len(p.read_text().splitlines()) for p in self.results.glob("*/measurements.jsonl"))
 
     def run(self, deadline: float) -> None:
-        while time.monotonic() < deadline and self.measurements() < 1:
-            time.sleep(0.05)
-        while time.monotonic() < deadline:
+        wait_until(lambda: self.measurements() >= 1, timeout=deadline - time.monotonic(), pace=0.05)
+
+        def triggered() -> bool:
             try:
                 if self.trigger(self.spec):
                     self.done.append(self.action(self.spec))
-                    return
+                    return True
             except (OSError, LookupError) as exc:  # a process ended while being looked at
                 self.errors.append(repr(exc))
-            time.sleep(0.002)
+            return False
+
+        wait_until(triggered, timeout=deadline - time.monotonic(), pace=0.002)
 
 
 def client_running(spec: LabSpec) -> bool:

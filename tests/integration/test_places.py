@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from pytest_pinet.lab.coordinator import Client, client_program
+from pytest_pinet.polling import wait_until
 from pytest_pinet.virtlab import virtual_lab
 from pytest_pinet.virtlab.topology import LabSpec
 
@@ -87,12 +88,12 @@ def _skip_under_xdist() -> None:
 
 
 def _wait_for(condition, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
+    wait_until(
+        condition,
+        timeout=timeout,
+        pace=0.2,
+        on_timeout=lambda: AssertionError(f"timed out waiting for {what}"),
+    )
 
 
 @pytest.fixture
@@ -165,7 +166,7 @@ class Coordinator:
                 stderr=(self.workdir / "exporter.log").open("ab"),
             )
             self.exporter.wait()
-            time.sleep(0.5)
+            time.sleep(0.5)  # pacing: a restarting exporter's backoff, as a service manager's
 
     def resources(self) -> int:
         out = Client(self.address, patience=0).run(["resources"], check=False)

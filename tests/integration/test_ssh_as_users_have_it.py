@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ import yaml
 
 from pytest_pinet.errors import LabFault
 from pytest_pinet.lab.inventory import load_inventory
+from pytest_pinet.polling import wait_until
 from pytest_pinet.virtlab import sshd, system, virtual_lab
 from pytest_pinet.virtlab.topology import LabSpec
 
@@ -101,10 +101,7 @@ def test_a_lab_host_is_reached_with_a_key_in_the_ssh_agent(
     socket = tmp_path / "agent.sock"
     agent = subprocess.Popen(["ssh-agent", "-D", "-a", str(socket)], stdout=subprocess.DEVNULL)
     try:
-        for _ in range(200):  # the agent makes its socket once it listens
-            if socket.exists():
-                break
-            time.sleep(0.05)
+        assert wait_until(socket.exists, timeout=10, pace=0.05), "ssh-agent made no socket"
         added = subprocess.run(
             ["ssh-add", str(spec.state_dir / "id_ed25519")],
             env={**os.environ, "SSH_AUTH_SOCK": str(socket)},

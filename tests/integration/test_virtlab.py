@@ -5,13 +5,13 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-import time
 
 import pytest
 
 from pytest_pinet.errors import LabFault
 from pytest_pinet.host.remote import RemoteHost, SshEndpoint
 from pytest_pinet.lab.inventory import load_inventory
+from pytest_pinet.polling import wait_until
 from pytest_pinet.virtlab import lab_status, shaping, virtual_lab
 from pytest_pinet.virtlab.topology import LabSpec
 
@@ -144,12 +144,15 @@ def test_down_cleans_after_a_killed_up(fresh_lab):
     spec.state_dir.mkdir(parents=True)
     # `ip netns exec` enters the namespace before it execs sleep; on a busy machine that takes
     # a moment, and a down() that looks earlier finds no process to stop.
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        pids = subprocess.run(["ip", "netns", "pids", spec.netns("pi")], capture_output=True, text=True)
-        if pids.stdout.split():
-            break
-        time.sleep(0.05)
+    wait_until(
+        lambda: bool(
+            subprocess.run(
+                ["ip", "netns", "pids", spec.netns("pi")], capture_output=True, text=True
+            ).stdout.split()
+        ),
+        timeout=10,
+        pace=0.05,
+    )
     try:
         report = virtual_lab.down(spec)
     finally:

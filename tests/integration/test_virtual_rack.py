@@ -28,6 +28,7 @@ from pytest_pinet.errors import LabFault
 from pytest_pinet.lab.coordinator import Client, client_program
 from pytest_pinet.lab.recovery import RECOVERABLE
 from pytest_pinet.lab.strategy import board_strategy
+from pytest_pinet.polling import wait_until
 from pytest_pinet.virtlab import qemu_board, rack, virtual_lab
 from pytest_pinet.virtlab.topology import qemu_lab
 
@@ -45,12 +46,10 @@ def _free_port() -> int:
 
 
 def _wait_for(condition: Any, timeout: float, what: str, evidence: Any = None) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}" + (f"\n{evidence()}" if evidence else ""))
+    def timed_out() -> AssertionError:
+        return AssertionError(f"timed out waiting for {what}" + (f"\n{evidence()}" if evidence else ""))
+
+    wait_until(condition, timeout=timeout, pace=0.2, on_timeout=timed_out)
 
 
 def _rack_evidence(spec: Any) -> Any:
@@ -234,7 +233,7 @@ def test_switch_failing_during_recovery_is_broken_not_a_regression(rack_lab, tmp
     try:
         _wait_for(lambda: len(_measurements(results)) == 1, 600, "the first measurement")
         _wait_for(lambda: _client_running(spec), 120, "the second measurement's iperf3")
-        time.sleep(2)
+        time.sleep(2)  # pacing: the fault lands 2 s into the measurement, not at its first packet
         rack.set_fault(spec, "http500")
         os.kill(qemu_board.running_pid(spec), signal.SIGSTOP)  # the board hangs
         out, _ = run.communicate(timeout=900)
@@ -357,7 +356,7 @@ def test_console_drop_and_exporter_restart_end_recovered_by_a_power_cycle(place)
     strategy.target.activate(strategy.console)
     _wait_for(lambda: qemu_board.running_pid(spec) != 0, 60, "QEMU to start", _rack_evidence(spec))
     before = qemu_board.running_pid(spec)
-    time.sleep(3)
+    time.sleep(3)  # pacing: 3 s into a boot of about 17, so ser2net restarts mid-boot
     rack.restart_ser2net(spec)  # the console server drops every connection mid-boot
     with pytest.raises(LabFault) as fault:
         strategy._console_login()

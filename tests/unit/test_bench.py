@@ -24,6 +24,28 @@ def test_figures_table_and_json():
     assert decoded["figures"][1]["low"] == 1.4 and decoded["figures"][1]["high"] == 1.6
 
 
+def test_the_table_of_a_run_without_adaptive_repeats_has_every_detail():
+    """``pinet bench --adaptive-repeats 0`` (docs/bench.md) once measured for 14 minutes and
+    ended in a KeyError: its details hold no adaptive figures, only the others."""
+    data = {
+        "figures": [vars(_figure("start-up", "ms", [80.0, 90.0], "<= 100 ms", True))],
+        "details": {
+            "pytest start-up ms (median)": {"bare": 310.0, "wheel": 390.0},
+            "overhead failed tests": [],
+            "board->peer": {
+                "fixed_mbps": [941.2],
+                "adaptive_mbps": [941.3],
+                "adaptive_ended_by": ["settled"],
+                "adaptive_measured_s": [4.0],
+            },
+        },
+        "not_measured": [],
+    }
+    table = format_table(data)
+    assert "pytest start-up ms (median): bare 310.0, wheel 390.0" in table
+    assert "board->peer: fixed 941.2 Mbit/s; adaptive 941.3 Mbit/s (4 s settled)" in table
+
+
 def test_sensitivity_counts_false_alarms_and_detections_per_band_floor():
     from pytest_pinet.bench.sensitivity import Trial, format_sensitivity, judge_trials
 

@@ -13,6 +13,8 @@ from pytest_pinet.cli.main import main
 from pytest_pinet.lab.features import declared_features, derived_features, suite_readiness
 from pytest_pinet.lab.inventory import inventory_from_data, load_inventory, read_env_data
 
+from ..lab_example import keyed_example
+
 pytest_plugins = ["pytester"]
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -42,8 +44,8 @@ def test_a_lab_without_usb_adapters_or_disks_implies_neither(tmp_path):
     assert report["routing"].status == "CANNOT RUN"
 
 
-def test_lab_check_on_the_example_says_it_runs_every_suite(capsys):
-    assert main(["lab", "check", str(EXAMPLE)]) == 0
+def test_lab_check_on_the_example_says_it_runs_every_suite(capsys, tmp_path):
+    assert main(["lab", "check", str(keyed_example(tmp_path))]) == 0
     out = capsys.readouterr().out
     suites = dict(line.strip().split(" ", 1) for line in out.split("  suites:\n", 1)[1].splitlines())
     assert set(suites) == {"ethernet", "usb_adapter", "routing", "udp", "storage", "qemu_board"}

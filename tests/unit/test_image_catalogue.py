@@ -15,6 +15,8 @@ from pytest_pinet.errors import ConfigError, LabFault
 from pytest_pinet.lab import image_catalogue
 from pytest_pinet.lab.image_catalogue import catalogue_from_data, deliveries_of, local_file
 
+from ..lab_example import keyed_example
+
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "rpi-lab.yaml"
 SOURCE = Path("/lab/env.yaml")
 
@@ -72,8 +74,8 @@ def test_a_board_takes_what_its_target_drivers_deliver():
         catalogue.get("c", str(SOURCE))
 
 
-def test_lab_check_lists_the_example_catalogue_and_what_each_board_takes(capsys):
-    assert main(["lab", "check", str(EXAMPLE)]) == 0
+def test_lab_check_lists_the_example_catalogue_and_what_each_board_takes(capsys, tmp_path):
+    assert main(["lab", "check", str(keyed_example(tmp_path))]) == 0
     out = capsys.readouterr().out
     assert "image rpios-bookworm-6.6" in out and "sd-card" in out
     assert "board pi4" in out and "takes rpios-bookworm-6.6" in out

@@ -2,19 +2,44 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
 from pytest_pinet.errors import ConfigError
-from pytest_pinet.lab.check import check_env_file
+from pytest_pinet.lab.check import check_env_file, root_warnings
+from pytest_pinet.lab.inventory import load_inventory
+
+from ..lab_example import keyed_example
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
-def test_example_hardware_lab_validates_without_hardware():
-    inventory = check_env_file(EXAMPLES / "rpi-lab.yaml")
+def test_the_copied_example_is_refused_naming_its_placeholder_key_and_known_hosts(tmp_path):
+    """A lab that copied the example and forgot its own keys learns it now, not at the first
+    connection of the night."""
+    with pytest.raises(ConfigError) as info:
+        check_env_file(EXAMPLES / "rpi-lab.yaml")
+    said = str(info.value)
+    assert "id_ed25519.example: not a private key" in said
+    assert "known_hosts.example:2: 192.168.10.41 ssh-ed25519: its key spells 'Example'" in said
+    good = keyed_example(tmp_path)
+    (tmp_path / "known_hosts.example").write_text("192.168.10.41 ssh-ed25519 AAAA!!notbase64\n")
+    with pytest.raises(ConfigError, match=r"known_hosts.example:1: .*its key is not base64"):
+        check_env_file(good)
+
+
+def test_a_host_that_needs_root_and_has_no_become_is_warned_about(tmp_path):
+    env = keyed_example(tmp_path)
+    assert root_warnings(load_inventory(env)) == []  # the example's peers say become: sudo
+    text = env.read_text().replace("pc-lan: {role: peer, become: sudo}", "pc-lan: {role: peer}")
+    env.write_text(text)
+    (warning,) = root_warnings(load_inventory(env))
+    assert warning.startswith("pc-lan logs in as lab without become: sudo: routing cannot run")
+
+
+def test_example_hardware_lab_validates_without_hardware(tmp_path):
+    inventory = check_env_file(keyed_example(tmp_path))
     assert sorted(h.name for h in inventory.boards) == ["pi4", "pi5"]
     assert sorted(h.name for h in inventory.peers) == ["pc-inet", "pc-lan"]
     assert {link.adapter for link in inventory.links} == {"builtin", "rtl8153", "ax88179"}
@@ -30,12 +55,9 @@ def test_example_hardware_lab_validates_without_hardware():
     ],
 )
 def test_mistakes_name_file_and_target(tmp_path, old, new, fragment):
-    for example in EXAMPLES.glob("*.example"):
-        shutil.copy(example, tmp_path)
     text = (EXAMPLES / "rpi-lab.yaml").read_text()
     assert old in text
-    bad = tmp_path / "lab.yaml"
-    bad.write_text(text.replace(old, new, 1))
+    bad = keyed_example(tmp_path, text.replace(old, new, 1))
     with pytest.raises(ConfigError) as info:
         check_env_file(bad)
     assert str(bad) in str(info.value)

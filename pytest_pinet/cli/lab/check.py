@@ -31,7 +31,7 @@ def register(lab_sub: Any) -> None:
 def cmd_lab_check(args: argparse.Namespace) -> int:
     """Validate a lab env file (pinet section and labgrid targets) with no hardware."""
     from ...host.ssh_route import how_reached
-    from ...lab.check import check_env_file
+    from ...lab.check import check_env_file, root_warnings
 
     if args.env_file is None:
         if not args.live:
@@ -72,6 +72,8 @@ def cmd_lab_check(args: argparse.Namespace) -> int:
         if catalogue.images:
             print(f"  board {board.name:10} takes {', '.join(takes) or 'none of the images'} ({how})")
     print_suite_readiness(inventory)
+    for warning in root_warnings(inventory):
+        print(f"  WARNING: {warning}")
     return 0
 
 
