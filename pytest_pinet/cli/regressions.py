@@ -20,7 +20,7 @@ def cmd_regressions(args: argparse.Namespace) -> int:
     """Contexts in a persisting regression, and the acceptances of the last week."""
     store = open_store(args.db)
     try:
-        pending = persisting_regressions(store)
+        pending = persisting_regressions(store, lab=args.lab)
         recent = store.acceptances(since=time.time() - WEEK_S)
     finally:
         store.close()
@@ -61,4 +61,5 @@ def register(sub: Any) -> None:
     )
     regressions.add_argument("--db", default=None, help=STORE_HELP)
     regressions.add_argument("--json", action="store_true", help="the regressions as JSON")
+    regressions.add_argument("--lab", default=None, help="only this lab's contexts (a store shared by labs)")
     regressions.set_defaults(func=cmd_regressions)

@@ -22,7 +22,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
             back = store.include_run(args.run)
             print(f"run {args.run} " + ("counts again" if back else "was not excluded"))
         else:
-            runs = store.runs()
+            runs = [run for run in store.runs() if args.lab in (None, run["lab"])]
             if args.json:
                 print(json.dumps(runs, indent=2))
             for run in [] if args.json else runs:
@@ -43,4 +43,5 @@ def register(sub: Any) -> None:
     runs.add_argument("--why", help="why the run is excluded (required for exclude)")
     runs.add_argument("--db", default=None, help=STORE_HELP)
     runs.add_argument("--json", action="store_true", help="the runs as JSON")
+    runs.add_argument("--lab", default=None, help="list only this lab's runs (a store shared by labs)")
     runs.set_defaults(func=cmd_runs)

@@ -26,7 +26,7 @@ def cmd_trends(args: argparse.Namespace) -> int:
     report: list[dict[str, Any]] = []
     try:
         acceptances = store.acceptances()
-        for key in store.context_keys():
+        for key in store.context_keys(args.lab):
             series = run_series(store.history(key), args.metric)
             if not series:
                 continue
@@ -96,4 +96,5 @@ def register(sub: Any) -> None:
         default="goodput",
         help="goodput (per-second Mbit/s) or latency (every probe's RTT under load, ms; a rise is worse)",
     )
+    trends.add_argument("--lab", default=None, help="only this lab's contexts (a store shared by labs)")
     trends.set_defaults(func=cmd_trends)

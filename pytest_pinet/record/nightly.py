@@ -155,12 +155,15 @@ class Persisting:
 
 
 def persisting_regressions(
-    store: ResultsStore, policy: BaselinePolicy | None = None, metrics: Sequence[Metric] = (GOODPUT, LATENCY)
+    store: ResultsStore,
+    policy: BaselinePolicy | None = None,
+    metrics: Sequence[Metric] = (GOODPUT, LATENCY),
+    lab: str | None = None,
 ) -> list[Persisting]:
-    """Every context and metric of the store whose latest night is in an unaccepted
-    regression, the worst first."""
+    """Every context and metric of the store (of ``lab`` only, when named) whose latest night
+    is in an unaccepted regression, the worst first."""
     found = []
-    for key in store.context_keys():
+    for key in store.context_keys(lab):
         for metric in metrics:
             standing = standing_before(store, key, None, policy, metric)
             if standing.regressed:

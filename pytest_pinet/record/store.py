@@ -322,10 +322,15 @@ class ResultsStore:
             cur.execute(self._sql(query + " ORDER BY at, id"), args)
             return [Acceptance(int(r[0]), r[1], r[2], r[3], r[4], float(r[5])) for r in cur.fetchall()]
 
-    def context_keys(self) -> list[str]:
-        """Every context with at least one measurement."""
+    def context_keys(self, lab: str | None = None) -> list[str]:
+        """Every context with at least one measurement (of ``lab`` only, when named: several
+        labs share one PostgreSQL store)."""
         with self._tx() as cur:
-            cur.execute("SELECT DISTINCT context_key FROM measurements ORDER BY context_key")
+            if lab is None:
+                cur.execute("SELECT DISTINCT context_key FROM measurements ORDER BY context_key")
+            else:
+                query = "SELECT DISTINCT context_key FROM measurements WHERE lab = ? ORDER BY context_key"
+                cur.execute(self._sql(query), (lab,))
             return [r[0] for r in cur.fetchall()]
 
     def count(self, run_id: str | None = None) -> int:

@@ -102,3 +102,18 @@ def test_bisect_since_change_takes_the_accepted_and_the_regressed_level(store_ur
     assert main(["accept", "n3", "--why", "known", "--db", store_url]) == 0
     with pytest.raises(PinetError, match="in no regression"):
         since_change_references("board->peer", store_url)
+
+
+def test_a_store_shared_by_labs_answers_for_one_lab_with_lab(store_url, capsys):
+    """Several labs' runners write one store; --lab scopes regressions, trends and runs."""
+    own_lab = _measurement(1.0).context.lab
+    assert main(["regressions", "--db", store_url, "--lab", own_lab]) == 1
+    assert "regression since run n3" in capsys.readouterr().out
+    assert main(["regressions", "--db", store_url, "--lab", "another-lab"]) == 0
+    assert "no context in regression" in capsys.readouterr().out
+    assert main(["runs", "--db", store_url, "--lab", "another-lab"]) == 0
+    assert capsys.readouterr().out.strip() == ""
+    assert main(["runs", "--db", store_url, "--lab", "pinet"]) == 0
+    assert capsys.readouterr().out.count(" measurements") == 4
+    assert main(["trends", "--db", store_url, "--lab", "another-lab"]) == 0
+    assert "no change points" in capsys.readouterr().out
