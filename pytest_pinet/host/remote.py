@@ -95,8 +95,12 @@ class RemoteHost:
         connect_timeout: float = 10.0,
         platform: Platform | None = None,
         become: str | None = None,
+        udpgen: str | None = None,
     ) -> None:
         self.endpoint = endpoint
+        # The lab's own build of the UDP generator on this host (inventory ``udpgen:``), for a
+        # board with no compiler (QNX: cross-compiled); None: pinet builds it on the host.
+        self.udpgen = udpgen
         self.connect_timeout = connect_timeout
         self._platform = platform
         self._platform_given = platform  # the inventory's ``os:``; else learned, see forget_os

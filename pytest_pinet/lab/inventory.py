@@ -65,11 +65,14 @@ class HostEntry:
     # How closely an adaptive run over this board must know its mean before it stops, where
     # the board's seconds scatter more than the run-wide rule allows for; None: that rule.
     adaptive_precision_pct: float | None = None
+    # The lab's own build of the UDP generator on this host (QNX: cross-compiled); None:
+    # pinet builds it there.
+    udpgen: str | None = None
 
     def connect(self, connect_timeout: float = 10.0) -> RemoteHost:
         """A RemoteHost for this host, speaking its operating system's commands."""
         platform = platform_named(self.os) if self.os is not None else None
-        return RemoteHost(self.endpoint, connect_timeout, platform, self.become)
+        return RemoteHost(self.endpoint, connect_timeout, platform, self.become, self.udpgen)
 
 
 @dataclass(frozen=True)
@@ -277,6 +280,7 @@ def _host(
         entry.become,
         entry.model or "",
         entry.adaptive_precision_pct,
+        entry.udpgen,
     )
 
 

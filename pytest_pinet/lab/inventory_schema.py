@@ -137,6 +137,11 @@ class HostSchema:
     # adaptive run over it stops once its mean is known to this percent, or the run-wide
     # --pinet-adaptive-precision when that is wider.
     adaptive_precision_pct: Annotated[float, Positive(50, "must be at most {at_most:g} %")] | None = None
+    # The lab's own build of the UDP generator on this host (an absolute path), for a board
+    # with no compiler (QNX: cross-compiled with qcc); pinet checks its --version first.
+    udpgen: (
+        Annotated[str, Pattern(r"/[A-Za-z0-9_./-]{1,200}", "{value!r} is not an absolute path")] | None
+    ) = None
 
 
 @attrs.frozen

@@ -47,15 +47,43 @@ def built_paths(home: str = "") -> tuple[str, str]:
     return f"{home}{CACHE}/pinet-udpgen-{tag}", f"{home}{CACHE}/pinet-udpgen-{tag}.c"
 
 
-def build_argv(binary: str, source: str) -> list[str]:
-    """The compiler's command line, the same on a board and in an image's tree."""
-    return ["cc", "-O2", "-Wall", "-pthread", "-o", binary, source]
+def build_argv(binary: str, source: str, compiler: str = "cc") -> list[str]:
+    """The compiler's command line, the same on a board, in an image's tree and for a lab's
+    cross build (``compiler``: qcc for QNX); the source's hash goes in, for ``--version``."""
+    return [
+        compiler,
+        "-O2",
+        "-Wall",
+        "-pthread",
+        f'-DPINET_UDPGEN_SOURCE="{source_hash()}"',
+        "-o",
+        binary,
+        source,
+    ]
+
+
+def version_of(text: str) -> str:
+    """The source hash a generator's ``--version`` printed ("" when it printed none)."""
+    words = text.split()
+    return words[1] if len(words) == 2 and words[0] == "pinet-udpgen" else ""
 
 
 def ensure_udpgen(host: RemoteHost) -> str:
     """Path of the generator built on ``host``, building it first when missing."""
     if host in _BUILT:
         return _BUILT[host]
+    if host.udpgen:  # the lab's own build for this board (a QNX board: cross-compiled)
+        said = host.run([host.udpgen, "--version"], timeout=15)
+        if version_of(said.stdout) != source_hash():
+            found = version_of(said.stdout) or (said.stderr or said.stdout).strip()[:120] or "nothing"
+            raise LabFault(
+                "tool-missing",
+                f"{host.name}: the generator {host.udpgen} (udpgen: in pinet.hosts) is of source "
+                f"{found}, this pinet's is {source_hash()}: rebuild it from pytest_pinet/udpgen/"
+                f"pinet-udpgen.c with {' '.join(build_argv('pinet-udpgen', 'pinet-udpgen.c', 'qcc'))}",
+            )
+        _BUILT[host] = host.udpgen
+        return host.udpgen
     # In the login user's home (where SSH commands and SFTP start), never a shared /tmp: a
     # binary another user could have planted there would run as the lab's user.
     binary, source = built_paths()

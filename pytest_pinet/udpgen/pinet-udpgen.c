@@ -154,6 +154,12 @@ struct opts {
     bool pin;
 };
 
+/* The hash of this source the binary was built from (build_argv passes it): pinet checks it
+ * with --version before it runs a binary a lab built for its board (a QNX one, cross-compiled). */
+#ifndef PINET_UDPGEN_SOURCE
+#define PINET_UDPGEN_SOURCE "unknown"
+#endif
+
 static void usage(FILE *f)
 {
     fprintf(f,
@@ -177,6 +183,7 @@ static void usage(FILE *f)
         "  --no-recverr       accepted, no effect on this OS (send() reports ENOBUFS itself)\n"
 #endif
         "  --pin              pin sender thread i to online CPU i mod N (default: no pinning)\n"
+        "  --version          print the source hash this binary was built from\n"
         "  --help             show this help\n"
         "Output is JSON Lines on stdout; exit 0 ok, 1 runtime error, 2 bad usage.\n");
 }
@@ -308,7 +315,7 @@ static void parse_ifname(const char *s, char *out)
 }
 
 enum { O_MODE = 256, O_DEST, O_PORT, O_IF, O_DMAC, O_SRC, O_THREADS, O_PAYLOAD,
-       O_DURATION, O_INTERVAL, O_BATCH, O_NORECVERR, O_PIN, O_HELP };
+       O_DURATION, O_INTERVAL, O_BATCH, O_NORECVERR, O_PIN, O_HELP, O_VERSION };
 
 static const struct option longopts[] = {
     { "mode", required_argument, NULL, O_MODE },
@@ -325,6 +332,7 @@ static const struct option longopts[] = {
     { "no-recverr", no_argument, NULL, O_NORECVERR },
     { "pin", no_argument, NULL, O_PIN },
     { "help", no_argument, NULL, O_HELP },
+    { "version", no_argument, NULL, O_VERSION },
     { NULL, 0, NULL, 0 }
 };
 
@@ -377,6 +385,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
         case O_NORECVERR: o->no_recverr = true; break;
         case O_PIN: o->pin = true; break;
         case 'h': case O_HELP: usage(stdout); exit(0);
+        case O_VERSION: printf(PROG " %s\n", PINET_UDPGEN_SOURCE); exit(0);
         case ':':
             die_usage("option '--%s' requires an argument", optname(optopt));
         default:

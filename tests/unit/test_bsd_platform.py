@@ -17,7 +17,7 @@ from pytest_pinet.errors import Unsupported
 from pytest_pinet.host.cpu_tunables import Governor, IrqAffinity, QueueMask
 from pytest_pinet.host.facts import facts_from_output
 from pytest_pinet.host.net_tunables import Mtu, Offloads
-from pytest_pinet.host.platform import FREEBSD, LINUX, NETBSD, platform_of_uname
+from pytest_pinet.host.platform import FREEBSD, LINUX, NETBSD, QNX, platform_of_uname
 from pytest_pinet.host.platform.bsd_devices import (
     offloads_of,
     parse_ifconfig,
@@ -310,12 +310,11 @@ def test_uname_names_the_system(name, expected):
     assert os_of_uname(real(name)) == expected
 
 
-def test_a_qnx_or_unknown_board_is_unsupported_with_the_reason():
+def test_every_driven_system_is_found_and_an_unknown_one_is_unsupported_with_the_reason():
     assert platform_of_uname("pi", "FreeBSD\n") is FREEBSD
     assert platform_of_uname("pi", "NetBSD\n") is NETBSD
     assert platform_of_uname("pi", "Linux\n") is LINUX
-    with pytest.raises(Unsupported, match=r"pi: platform unsupported: QNX has no pinet platform"):
-        platform_of_uname("pi", real("qnx800-uname-a-rpi4.txt"))
+    assert platform_of_uname("pi", real("qnx800-uname-a-rpi4.txt")) is QNX
     with pytest.raises(Unsupported, match=r"`uname -s` said 'Darwin'"):
         platform_of_uname("mac", "Darwin\n")
     with pytest.raises(Unsupported, match=r"said 'nothing'"):

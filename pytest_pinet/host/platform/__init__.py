@@ -1,9 +1,9 @@
 """The operating systems pinet can drive, one module each, behind :class:`Platform`.
 
 A host's platform comes from ``uname -s`` on its first connection (or from its ``os:`` key in
-the inventory, which spares the question): Linux, FreeBSD and NetBSD are driven; QNX is
-recognised and reported as unsupported with the reason, like any other system pinet does not
-know, never as a traceback.
+the inventory, which spares the question): Linux, FreeBSD, NetBSD and QNX are driven (QNX as
+far as its command line allows: what it cannot do is refused with a QNX reason); any other
+system is reported unsupported with the reason, never as a traceback.
 """
 
 from __future__ import annotations
@@ -14,13 +14,11 @@ from .bsd_parse import os_of_uname
 from .freebsd import FREEBSD, FreeBsdPlatform
 from .linux import LINUX, LinuxPlatform
 from .netbsd import NETBSD, NetBsdPlatform
+from .qnx import QNX, QnxPlatform
 
-PLATFORMS: dict[str, Platform] = {LINUX.name: LINUX, FREEBSD.name: FREEBSD, NETBSD.name: NETBSD}
-# Systems pinet recognises but cannot drive, and why.
-RECOGNISED = {
-    "qnx": "QNX has no pinet platform yet: its facts (pidin, sysctl), observers and the "
-    "generator's io-sock build are not written; the seed's QNX figures are kept as thresholds",
-}
+PLATFORMS: dict[str, Platform] = {p.name: p for p in (LINUX, FREEBSD, NETBSD, QNX)}
+# Systems pinet recognises but cannot drive, and why (none at the moment).
+RECOGNISED: dict[str, str] = {}
 
 
 def platform_named(name: str, where: str = "inventory") -> Platform:
@@ -48,11 +46,13 @@ __all__ = [
     "LINUX",
     "NETBSD",
     "PLATFORMS",
+    "QNX",
     "SNAPSHOT_MARK",
     "FreeBsdPlatform",
     "LinuxPlatform",
     "NetBsdPlatform",
     "Platform",
+    "QnxPlatform",
     "platform_named",
     "platform_of_uname",
 ]
