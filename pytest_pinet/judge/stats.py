@@ -117,6 +117,11 @@ def robust_sd(values: Sequence[float]) -> float:
     return MAD_TO_SD * mad(values)
 
 
+def difference_standard_error(a: Sequence[float], b: Sequence[float]) -> float:
+    """Standard error of the difference of two samples' means (Welch's: unequal spreads)."""
+    return math.sqrt(statistics.variance(a) / len(a) + statistics.variance(b) / len(b))
+
+
 def median_standard_error(scale: float, count: int) -> float:
     """Standard error of a median of ``count`` values with spread ``scale``: sqrt(pi/2) times
     that of a mean, for normal noise."""

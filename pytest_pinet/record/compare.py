@@ -16,16 +16,18 @@ way a change went, whichever the metric's direction).
 
 from __future__ import annotations
 
-import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..judge.latency import lower_is_better
+from ..judge.stats import difference_standard_error, robust_sd
 from ..model.context_key import ContextKey
 from .store import StoredMeasurement
 
+# Beyond noise: more than this many (robust) standard deviations apart.
+NOISE_SDS = 3
 LABEL_FIELDS = (
     "board", "link", "adapter", "scenario", "direction", "duplex", "profile", "qdisc",
     "filesystem", "block_bytes", "rate_target_mbps", "streams",
@@ -77,15 +79,12 @@ def noise_of(
     per-second samples, else unknown."""
     if len(others) >= 3:
         centre = statistics.median(others)
-        mad = statistics.median(abs(v - centre) for v in others)
-        spread = 3 * 1.4826 * mad / centre * 100 if centre else 0.0
+        spread = NOISE_SDS * robust_sd(others) / centre * 100 if centre else 0.0
         return max(MIN_BAND_PCT, spread), f"history ({len(others)} runs)"
     if len(a_samples) >= 3 and len(b_samples) >= 3:
-        error = math.sqrt(
-            statistics.variance(a_samples) / len(a_samples) + statistics.variance(b_samples) / len(b_samples)
-        )
+        error = difference_standard_error(a_samples, b_samples)
         centre = statistics.mean(a_samples)
-        return max(MIN_BAND_PCT, 3 * error / centre * 100 if centre else 0.0), "per-second samples"
+        return max(MIN_BAND_PCT, NOISE_SDS * error / centre * 100 if centre else 0.0), "per-second samples"
     return None, f"unknown ({len(others)} other runs, no per-second samples)"
 
 
