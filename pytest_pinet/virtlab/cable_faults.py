@@ -170,6 +170,11 @@ def degrade_link_speed(spec: LabSpec, speed_mbps: int, link_name: str | None = N
     if speed != link.speed_mbps:
         speeds[link.name] = speed
     (spec.state_dir / LINK_SPEEDS).write_text(json.dumps(speeds), encoding="utf-8")
+    if (spec.state_dir / jitter.PID_FILE).exists():
+        # The noise process shapes every cable each second at the speed it started with: it
+        # starts again at the speeds now, or it would undo this cable's in a second.
+        state = json.loads((spec.state_dir / "degrade.json").read_text(encoding="utf-8"))
+        changed += degrade(spec, float(state["percent"]), float(state["jitter_pct"]), float(state["hold_s"]))
     return changed
 
 

@@ -245,10 +245,27 @@ def companion_name(name: str) -> str:
     return name + COMPANION_SUFFIX
 
 
+# The namespace board's two more cables in the lab pinet builds for its users (the main job's):
+# a Fast Ethernet one and a jumbo-frame one, which no shipped rule names, so each is judged
+# against its own line-rate limit (docs/virtual-lab.md). Labs the tests build for themselves
+# keep the two GbE cables of :class:`LabSpec` (their runs are about other things).
+MORE_CABLES = (
+    LinkSpec("fe", "pi", "eth2", "pc", "eth1", speed_mbps=100),
+    LinkSpec("jumbo", "pi", "eth3", "inet", "eth1", mtu=9000),
+)
+
+
+def namespace_lab(name: str = DEFAULT_LAB, *, state_root: Path | None = None) -> LabSpec:
+    """The namespace board's lab as ``pinet lab up`` builds it: its GbE cables and
+    :data:`MORE_CABLES`."""
+    base = LabSpec(name=name) if state_root is None else LabSpec(name=name, state_root=state_root)
+    return replace(base, links=base.links + MORE_CABLES)
+
+
 def parts(pair: LabSpec) -> tuple[LabSpec, LabSpec]:
     """The two labs a two-board lab is built from: the namespace lab under the pair's own name,
     and the QEMU lab under :func:`companion_name` (own namespaces, bridge and addresses)."""
-    netns = LabSpec(name=pair.name, state_root=pair.state_root)
+    netns = namespace_lab(pair.name, state_root=pair.state_root)
     qemu = qemu_lab(companion_name(pair.name), image=pair.image, accel=pair.accel, state_root=pair.state_root)
     return netns, qemu
 
@@ -263,7 +280,7 @@ def two_board_lab(
     """The default lab: board ``pi`` (a namespace, GbE-shaped cables) with peers ``pc`` and
     ``inet``, and board ``qpi`` (a QEMU machine with its own kernel) with peers ``qpc`` and
     ``qinet``.  The plan names every host, link, route and disk of both, as its env file does."""
-    netns = LabSpec(name=name) if state_root is None else LabSpec(name=name, state_root=state_root)
+    netns = namespace_lab(name, state_root=state_root)
     qemu = qemu_lab(companion_name(name), image=image, accel=accel, state_root=netns.state_root)
     rename = COMPANION_NAMES.__getitem__
     return LabSpec(
@@ -302,4 +319,4 @@ def lab_spec(
         return qemu_lab(name, image=image or "debian12-k6.1", accel=accel, state_root=state_root)
     if board != "netns":
         raise ValueError(f"board must be one of {', '.join(BOARD_KINDS)}, got {board!r}")
-    return LabSpec(name=name) if state_root is None else LabSpec(name=name, state_root=state_root)
+    return namespace_lab(name, state_root=state_root)

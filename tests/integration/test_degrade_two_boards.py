@@ -9,6 +9,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -63,9 +64,10 @@ def _cables(spec: LabSpec) -> dict[tuple[str, str], tuple[int, int, int]]:
                     check=True,
                     timeout=30,
                 )
-                rate = re.search(r"rate (\d+)Kbit", shown.stdout)
+                rate = re.search(r"rate (\d+(?:\.\d+)?)([KMG]?)bit", shown.stdout)
                 assert rate, shown.stdout
-                found[(part.name, f"{host}:{device}")] = (int(rate.group(1)), link.speed_mbps, link.mtu)
+                kbit = float(rate.group(1)) * {"": 0.001, "K": 1, "M": 1000, "G": 1_000_000}[rate.group(2)]
+                found[(part.name, f"{host}:{device}")] = (round(kbit), link.speed_mbps, link.mtu)
     return found
 
 
@@ -85,9 +87,18 @@ def test_every_degrade_option_reaches_both_boards_and_reset_undoes_it(pair):
     _degrade(pair, "--jitter", "1", "--percent", "0")
     for part in parts(pair):
         assert (part.state_dir / "jitter.pid").exists(), part.name
+    _degrade(pair, "--reset")  # the noise stops on both boards: every cable calibrated again
+    assert _cables(pair) == calibrated
     _degrade(pair, "--link-speed", "100", "--link", "qeth")  # the QEMU board's LAN cable
-    slowed = {key: rate for key, (rate, _, _) in _cables(pair).items() if rate < 200_000}
+    slowed = {key for key, (rate, _, _) in _cables(pair).items() if rate != calibrated[key][0]}
     assert slowed and all(lab == f"{LAB}q" for lab, _ in slowed), slowed
+    assert all(_cables(pair)[key][0] < 200_000 for key in slowed)
+    # A bad cable stays bad under the noise process, which shapes every cable each second.
+    _degrade(pair, "--jitter", "1", "--percent", "0")
+    _degrade(pair, "--link-speed", "100", "--link", "qeth")
+    time.sleep(2.5)  # pacing that is the point: two of the noise process's one-second turns
+    assert all(_cables(pair)[key][0] < 200_000 for key in slowed), _cables(pair)
+    _degrade(pair, "--reset")
     _degrade(pair, "--queue-packets", "4000")
     qlen = subprocess.run(
         ["ip", "netns", "exec", parts(pair)[1].netns("inet"), "ip", "link", "show", "eth0"],

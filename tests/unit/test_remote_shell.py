@@ -151,7 +151,7 @@ def test_glob_patterns_and_interface_names_are_refused_not_escaped():
 
 def test_the_linux_platform_is_complete_and_chosen_by_name():
     assert isinstance(platform_named("linux"), Platform)
-    assert set(PLATFORMS) == {"linux", "freebsd", "netbsd"}
+    assert set(PLATFORMS) == {"linux", "freebsd", "netbsd", "qnx"}
     with pytest.raises(ConfigError, match=r"unknown os 'plan9'.*linux"):
         platform_named("plan9", "lab.yaml")
     snapshot = subprocess.run(

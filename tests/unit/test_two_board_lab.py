@@ -34,7 +34,9 @@ def test_the_default_lab_plans_two_boards_with_unique_names(pair):
     boards = [h.name for h in pair.hosts if h.role == "board"]
     assert boards == ["pi", "qpi"]
     assert [h.name for h in pair.hosts if h.role == "peer"] == ["pc", "inet", "qpc", "qinet"]
-    assert [link.name for link in pair.links] == ["eth", "usb", "qeth", "qusb"]
+    assert [link.name for link in pair.links] == ["eth", "usb", "fe", "jumbo", "qeth", "qusb"]
+    speeds = {link.name: (link.speed_mbps, link.mtu) for link in pair.links}
+    assert speeds["fe"] == (100, 1500) and speeds["jumbo"] == (1000, 9000)  # measured by the main job
     assert [(r.name, r.board, r.lan, r.wan) for r in pair.routes] == [
         ("pi-router", "pi", "eth", "usb"),
         ("qpi-router", "qpi", "qusb", "qeth"),
@@ -60,6 +62,8 @@ def test_the_joint_env_file_is_one_inventory_of_both_boards(pair):
     assert {link.name: (link.board, link.peer) for link in inventory.links} == {
         "eth": ("pi", "pc"),
         "usb": ("pi", "inet"),
+        "fe": ("pi", "pc"),
+        "jumbo": ("pi", "inet"),
         "qeth": ("qpi", "qinet"),
         "qusb": ("qpi", "qpc"),
     }
