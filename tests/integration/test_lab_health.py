@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_pinet.plugin.outcomes import LAB_FAULT_ONLY
 from pytest_pinet.virtlab import cable_faults, shaping, virtual_lab
 from pytest_pinet.virtlab.topology import LabSpec
 
@@ -119,7 +120,9 @@ def test_bad_cable_ends_its_link_as_a_lab_fault_and_the_rest_measures(
         [sys.executable, "-m", "pytest", *run], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
     )
     out = done.stdout
-    assert done.returncode == 1, out[-3000:]  # a lab fault never makes a run green
+    # a lab fault never makes a run green, and says it was the lab's: exit 7, not a regression's 1
+    assert done.returncode == LAB_FAULT_ONLY, out[-3000:]
+    assert f"pinet: night status exit {LAB_FAULT_ONLY}: every failure (1) was a lab fault" in out, out[-3000:]
     (run_dir,) = list(results.glob("2*"))
     measured = [json.loads(line) for line in (run_dir / "measurements.jsonl").read_text().splitlines()]
     assert [m["context"]["link"] for m in measured] == ["eth"], out[-3000:]
