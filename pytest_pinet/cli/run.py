@@ -26,7 +26,6 @@ EXIT_MEANS = {
     1: "a failure of the board or a test, see above",
     7: "lab faults only, no regression",
     8: "nothing was measured",
-    9: "no failure, but undecided verdicts",
 }
 
 

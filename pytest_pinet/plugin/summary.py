@@ -104,7 +104,10 @@ def write_summary(
             )
     night = config.stash.get(NIGHT_STATUS, None)
     if night is not None:
-        terminalreporter.write_line(f"pinet: night status {night} (docs/nightly.md, exit statuses)", red=True)
+        red = not night.startswith("exit 0")
+        terminalreporter.write_line(
+            f"pinet: night status {night} (docs/nightly.md, exit statuses)", red=red, yellow=not red
+        )
     if run.lab_error:
         terminalreporter.write_line(f"pinet: virtual lab teardown failed: {run.lab_error}", red=True)
 
