@@ -158,7 +158,10 @@ class Thresholds:
         if chosen is None:
             return [f"no rule in {self.source} matches and no line-rate limit is known: nothing judges it"]
         limit = f"{limit_mbps:.1f} Mbit/s" if limit_mbps else "unknown"
-        floor = chosen.floor(limit_mbps) if (chosen.min_mbps is not None or limit_mbps) else None
+        try:
+            floor: float | None = chosen.floor(limit_mbps)
+        except ConfigError:  # a share of the limit, and no limit known
+            floor = None
         floor_text = f"{floor:.1f} Mbit/s" if floor is not None else "needs the line-rate limit"
         lines = [
             f"rule {chosen.rule_id} ({chosen.layer_name}, {len(chosen.match)} match keys) judges it",

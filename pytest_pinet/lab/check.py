@@ -30,7 +30,7 @@ HOST_KEY_TYPES = (
 )
 ED25519_KEY_BYTES = 32
 # What an example's placeholder key is typed of (the base64 text of a real key is random).
-PLACEHOLDER_WORDS = re.compile(r"(?i)example|replace|placeholder|changeme|dummy|yourkey")
+PLACEHOLDER_WORDS = re.compile(r"(?i)example|replace|placeholder|changeme|yourkey")
 
 
 def _key_blob_problem(key_type: str, text: str) -> str:
@@ -93,8 +93,10 @@ def identity_problem(path: Path) -> str:
             f"{path}: not a private key (it begins with {first!r}): "
             "put the lab's key there (ssh-keygen -t ed25519)"
         )
+    # A legacy PEM key may carry headers (Proc-Type, DEK-Info) before its base64.
+    body = [line for line in lines[1:-1] if ":" not in line]
     try:
-        base64.b64decode("".join(lines[1:-1]), validate=True)
+        base64.b64decode("".join(body), validate=True)
     except (binascii.Error, ValueError):
         return f"{path}: its key is not base64: a damaged or placeholder key"
     return ""

@@ -72,22 +72,27 @@ class Coverage:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.planned: dict[str, PlannedTest] = {}
-        self.failed: set[str] = set()  # every test that failed, pinet's or not
-        self.lab_faults: set[str] = set()  # ... of which the lab failed
+        self.lab_faults: set[str] = set()  # tests a lab fault failed (in any phase)
+        # Failures that were not the lab's, by test and phase: a regression in the call and a
+        # lab fault in the teardown is a regression; a module that did not collect is one too.
+        self.other_failures: set[str] = set()
         self.undecided: set[str] = set()
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         properties = dict(report.user_properties)
         if report.failed:
-            self.failed.add(report.nodeid)
             if "pinet_lab_fault" in properties:
                 self.lab_faults.add(report.nodeid)
+            else:
+                self.other_failures.add(f"{report.nodeid} ({report.when})")
         if UNDECIDED in properties:
             self.undecided.add(report.nodeid)
-        if PLANNED not in properties:
+        if PLANNED not in properties and "pinet_lab_fault" not in properties:
             return
         if not engaged(self.config):
             engage(self.config)  # an xdist controller learns of pinet from its workers
+        if PLANNED not in properties:
+            return
         from ..record.planned import PlannedTest
 
         test = self.planned.setdefault(report.nodeid, PlannedTest(report.nodeid))
@@ -98,6 +103,10 @@ class Coverage:
             test.update("skipped", str(reason).removeprefix("Skipped: "))
         elif report.failed:
             test.update("failed", str(properties.get("pinet_lab_fault", "")))
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:  # a module that did not even import is no lab fault
+            self.other_failures.add(f"{report.nodeid} (collection)")
 
 
 def planned_tests(config: pytest.Config) -> dict[str, PlannedTest]:
@@ -121,9 +130,9 @@ def decide_night(session: pytest.Session) -> None:
     failed = session.exitstatus == pytest.ExitCode.TESTS_FAILED
     if green and not run.settings.allow_skips and measured_nothing(coverage.planned, run.results.load()):
         session.exitstatus, why = NOTHING_MEASURED, "nothing was measured"
-    elif failed and coverage.failed and coverage.failed <= coverage.lab_faults:
+    elif failed and coverage.lab_faults and not coverage.other_failures:
         session.exitstatus = LAB_FAULT_ONLY
-        why = f"every failure ({len(coverage.failed)}) was a lab fault, none a regression"
+        why = f"every failure ({len(coverage.lab_faults)}) was a lab fault, none a regression"
     elif green and coverage.undecided:
         undecided = len(coverage.undecided)
         session.config.stash[NIGHT_STATUS] = (

@@ -226,7 +226,8 @@ class ResultsStore:
         """The stored data (context, figures) of the newest measurement of ``test_id``: the
         exact id, else the newest whose id contains it; None when the store has none."""
         with self._tx() as cur:
-            for clause, value in (("test_id = ?", test_id), ("test_id LIKE ?", f"%{test_id}%")):
+            escaped = test_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            for clause, value in (("test_id = ?", test_id), ("test_id LIKE ? ESCAPE '\\'", f"%{escaped}%")):
                 query = f"SELECT data FROM measurements WHERE {clause} ORDER BY started DESC LIMIT 1"  # noqa: S608
                 cur.execute(self._sql(query), (value,))
                 found = cur.fetchone()

@@ -76,7 +76,7 @@ class ProbePlan:
 def choose_probe(prober: RemoteHost, target: RemoteHost, address: str) -> ProbePlan | str:
     """irtt when both ends have it, else ping on the prober; else why neither can run."""
     mine, my_clock = probe_tools(prober)
-    theirs, their_clock = probe_tools(target)
+    theirs, their_clock = probe_tools(target) if IRTT in mine else (set(), "")
     if IRTT in mine and IRTT in theirs:
         same_clock = bool(my_clock) and my_clock == their_clock
         return ProbePlan(IRTT, prober, target, address, IRTT_INTERVAL_S, same_clock)
@@ -264,4 +264,4 @@ def run_probe(plan: ProbePlan, seconds: float, port: int = 0, interval_s: float 
 def sleep_until(deadline: float) -> None:
     """Sleep until ``time.monotonic()`` reaches ``deadline``: pacing that is the point (the
     probe under load starts when the load's warm-up ends, not when a condition holds)."""
-    time.sleep(max(0.0, deadline - time.monotonic()))
+    time.sleep(max(0.0, deadline - time.monotonic()))  # pacing that is the point (see above)

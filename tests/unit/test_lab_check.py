@@ -62,3 +62,32 @@ def test_mistakes_name_file_and_target(tmp_path, old, new, fragment):
         check_env_file(bad)
     assert str(bad) in str(info.value)
     assert fragment in str(info.value)
+
+
+def test_a_real_key_of_any_kind_passes(tmp_path):
+    """Real keys are never refused: an encrypted legacy PEM key (with its headers) and
+    OpenSSH known_hosts lines of several kinds, hashed hosts and markers included."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    from pytest_pinet.lab.check import identity_problem, known_hosts_problems
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    pem = tmp_path / "id_ecdsa"
+    pem.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.TraditionalOpenSSL,
+            serialization.BestAvailableEncryption(b"secret"),
+        )
+    )
+    assert "Proc-Type: 4,ENCRYPTED" in pem.read_text()
+    assert identity_problem(pem) == ""
+    known = tmp_path / "known_hosts"
+    ed = "AAAAC3NzaC1lZDI1NTE5AAAAIGJ0Pjz8pTqYsYQ0p3kVfJ0l7m1I8Zr4xUQ1cT9dVb3o"
+    known.write_text(
+        f"|1|F1E1KeoE/eEWhi10WpGv4OdiO6Y=|3988QV0VE8wmZL7suNrYQLITLCg= ssh-ed25519 {ed}\n"
+        f"@cert-authority *.lab ssh-ed25519 {ed}\n"
+        f"[10.0.0.5]:2222,10.0.0.6 ssh-ed25519 {ed} pi5 comment\n"
+    )
+    assert known_hosts_problems(known) == []

@@ -156,3 +156,23 @@ def test_a_usb3_adapter_on_a_usb2_board_is_expected_at_480():
     assert usb_speed_expected(5000, "other") == 5000
     for model in ("Pi 3B", "Pi 3B+", "Pi 4B", "Pi 400", "CM4", "Pi 5", "CM5"):
         assert model in PHYSICS
+
+
+def test_explain_says_when_a_floor_needs_the_limit_it_was_not_given(tmp_path):
+    both = _lab_file(
+        tmp_path,
+        [
+            {
+                "id": "ours",
+                "match": {"model": "Pi 5"},
+                "min_mbps": 900,
+                "min_fraction_of_limit": 0.95,
+                "why": "a",
+            }
+        ],
+    )
+    lines = both.explain({"model": "Pi 5"}, None)
+    assert (
+        lines[0].startswith("rule ours")
+        and "floor needs the line-rate limit, line-rate limit unknown" in lines[1]
+    )
