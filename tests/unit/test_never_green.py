@@ -103,7 +103,7 @@ def test_a_lab_that_cannot_be_had_is_an_error_not_a_skip(pytester):
     pytester.makepyfile("def test_uses(pinet_inventory):\n    assert pinet_inventory\n")
     result = run(pytester, "--pinet-lab", "lab.yaml")
     assert result.ret == LAB_FAULT_ONLY, result.stdout.str()  # the lab failed, not the board
-    result.stdout.fnmatch_lines(["*lab not available*coordinator*", "*1 error*"])
+    result.stdout.fnmatch_lines(["*lab fault (coordinator): lab not available*", "*1 error*"])
     skipped = run(pytester, "--pinet-lab", "lab.yaml", "--pinet-allow-skips")
     assert skipped.ret == 0, skipped.stdout.str()
     skipped.stdout.fnmatch_lines(["*1 skipped*"])
