@@ -134,11 +134,7 @@ def decide_night(session: pytest.Session) -> None:
         session.exitstatus = LAB_FAULT_ONLY
         why = f"every failure ({len(coverage.lab_faults)}) was a lab fault, none a regression"
     elif green and coverage.undecided:
-        undecided = len(coverage.undecided)
-        session.config.stash[NIGHT_STATUS] = (
-            f"exit 0, with {undecided} undecided verdict(s): not failed, not proven (listed above)"
-        )
-        return
+        why = f"with {len(coverage.undecided)} undecided verdict(s): not failed, not proven (listed above)"
     else:
         return
     session.config.stash[NIGHT_STATUS] = f"exit {int(session.exitstatus)}: {why}"

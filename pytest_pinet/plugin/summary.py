@@ -104,7 +104,7 @@ def write_summary(
             )
     night = config.stash.get(NIGHT_STATUS, None)
     if night is not None:
-        red = not night.startswith("exit 0")
+        red = not night.startswith("exit 0:")
         terminalreporter.write_line(
             f"pinet: night status {night} (docs/nightly.md, exit statuses)", red=red, yellow=not red
         )
