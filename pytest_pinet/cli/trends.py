@@ -27,7 +27,7 @@ def cmd_trends(args: argparse.Namespace) -> int:
     try:
         acceptances = store.acceptances()
         for key in store.context_keys(args.lab):
-            series = run_series(store.history(key), args.metric)
+            series = run_series(store.history(key, probes=args.metric == "latency"), args.metric)
             if not series:
                 continue
             changes = detect_change_points(series, policy)

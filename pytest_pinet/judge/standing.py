@@ -208,6 +208,8 @@ def _last_step(
         return None
     nights = sorted([*base, night], key=lambda n: n.started)  # as the change-point test orders them
     ids = [n.run_id for n in nights]
+    if not _a_step_could_hold([n.value for n in nights], policy, night.margin):
+        return None  # no split clears even the gate's floor: the test's answer would be dropped
     found = detect_change_points([n.series() for n in nights], change_policy or verdict_change_policy(policy))
     if not found:
         return None
@@ -230,6 +232,23 @@ def _last_step(
     # (yesterday, a normal night, counted as the regression's first).
     held = statistics.median(after[:-1]) - level
     return step if abs(shift) > gate and abs(held) > gate and shift * held > 0 else None
+
+
+def _a_step_could_hold(values: Sequence[float], policy: BaselinePolicy, margin: float) -> bool:
+    """Whether any split of ``values`` (nights in order) could pass :func:`_last_step`'s gate:
+    enough nights on each side, and a shift, with and without the last night, beyond the
+    gate's floor (the band floor and the night's margin; the noise term only raises it).
+
+    When none could, the change-point test's answer would be dropped whatever it is, so it is
+    not asked: on a steady context that is every night, and it is most of a walk's cost."""
+    for split in range(max(1, policy.min_history), len(values) - MIN_NIGHTS_AFTER_STEP + 1):
+        level = statistics.median(values[:split])
+        floor = max(policy.min_band_percent / 100.0 * abs(level), margin)
+        shift = statistics.median(values[split:]) - level
+        held = statistics.median(values[split:-1]) - level
+        if abs(shift) > floor and abs(held) > floor and shift * held > 0:
+            return True
+    return False
 
 
 def verdict_change_policy(policy: BaselinePolicy) -> ChangePolicy:

@@ -11,6 +11,7 @@ confidence and any run length get the same exact figure. Standard library only.
 
 from __future__ import annotations
 
+import functools
 import math
 import statistics
 from collections.abc import Sequence
@@ -61,8 +62,10 @@ def t_cdf(t: float, degrees: float) -> float:
     return 1.0 - tail if t > 0 else tail
 
 
+@functools.lru_cache(maxsize=1024)
 def t_quantile(probability: float, degrees: float) -> float:
-    """The t with P(T <= t) = ``probability``: bisection on :func:`t_cdf` to 1e-12."""
+    """The t with P(T <= t) = ``probability``: bisection on :func:`t_cdf` to 1e-12 (kept per
+    argument pair: every night of a year-long walk asks for the same few)."""
     if not 0.0 < probability < 1.0:
         raise ValueError(f"a quantile needs a probability strictly between 0 and 1, got {probability}")
     if probability < 0.5:

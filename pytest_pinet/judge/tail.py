@@ -20,6 +20,7 @@ measures both sides (``bench.latency_noise``).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 
@@ -48,9 +49,16 @@ def quantile_lower_bound(
     below it, which happens with probability ``P(Binomial(n, share) <= k - 1)``.
     """
     ordered = sorted(values)
-    n = len(ordered)
-    if n == 0:
+    if not ordered:
         return None
+    best = _lower_rank(len(ordered), share, confidence)
+    return ordered[best - 1] if best else ordered[0]
+
+
+@functools.lru_cache(maxsize=4096)
+def _lower_rank(n: int, share: float, confidence: float) -> int:
+    """The rank k (1-based; 0: none) of :func:`quantile_lower_bound` among ``n`` values: it
+    depends on the count alone, so each count is summed once."""
     alpha = 1.0 - confidence
     below = 0.0  # P(Binomial(n, share) <= k - 1), summed as k grows
     best = 0
@@ -59,7 +67,7 @@ def quantile_lower_bound(
         if below > alpha:
             break
         best = k
-    return ordered[best - 1] if best else ordered[0]
+    return best
 
 
 def tail_margin(figure: float, values: Sequence[float], share: float = BASELINE_SHARE) -> float:

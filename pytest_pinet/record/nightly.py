@@ -43,6 +43,10 @@ class Metric:
     unit: str
     sign: float
     short_unit: str = ""  # in a one-line figure ("941.4 -> 894.3 Mbit/s"): the unit, if empty
+    # The rows that may be a night of this metric, as a store condition (a superset of what
+    # :meth:`value` takes: a row stored without its figure columns is read to find out).
+    usable: str = "1 = 1"
+    usable_args: tuple[str, ...] = ()
 
     def value(self, row: StoredMeasurement) -> float | None:
         """The row's figure (None: the row has none, or it is no sample of this metric)."""
@@ -68,8 +72,25 @@ class Metric:
         return self.sign * value
 
 
-GOODPUT = Metric("goodput", "Mbit/s", 1.0)
-LATENCY = Metric("latency", "ms (RTT under load p90, lower is better)", -1.0, "ms RTT p90 under load")
+_NOT_SAMPLES = tuple(sorted(NOT_A_BASELINE_SAMPLE))
+GOODPUT = Metric(
+    "goodput",
+    "Mbit/s",
+    1.0,
+    usable=f"verdict NOT IN ({', '.join('?' for _ in _NOT_SAMPLES)})",
+    usable_args=_NOT_SAMPLES,
+)
+LATENCY = Metric(
+    "latency",
+    "ms (RTT under load p90, lower is better)",
+    -1.0,
+    "ms RTT p90 under load",
+    usable=(
+        "(load_rtt_ms IS NULL OR load_rtt_ms <> '[]') AND verdict NOT IN (?, ?) "
+        "AND latency_verdict NOT IN (?, ?) AND (verdict <> '' OR latency_verdict <> '')"
+    ),
+    usable_args=NOT_THE_BOARDS * 2,
+)
 METRICS = {metric.name: metric for metric in (GOODPUT, LATENCY)}
 
 
@@ -101,11 +122,22 @@ def standing_before(
 ) -> Standing:
     """Context ``key``'s standing of ``metric`` from its stored nights before run ``run_id``
     (None: all of them) and the store's acceptances."""
-    rows = store.history(key)
-    if run_id is not None:
-        tonight = [r.started for r in rows if r.run_id == run_id]
-        rows = [r for r in rows if r.run_id != run_id and (not tonight or r.started < min(tonight))]
-    return standing_of(key, nights_of(rows, metric), store.acceptances(), policy)
+    return standing_of(key, recent_nights(store, key, run_id, metric), store.acceptances(), policy)
+
+
+def recent_nights(store: ResultsStore, key: str, run_id: str | None, metric: Metric = GOODPUT) -> list[Night]:
+    """Context ``key``'s last :data:`MAX_NIGHTS` nights of ``metric`` before run ``run_id``
+    (None: all), read as the runs that hold them; the whole history only when some of those
+    runs turn out to hold no night (rows an older pinet stored without figure columns)."""
+    rows, runs = store.recent_history(key, MAX_NIGHTS, metric.usable, metric.usable_args, run_id)
+    nights = nights_of(rows, metric)
+    if len(nights) < runs and runs == MAX_NIGHTS:
+        rows = store.history(key)
+        if run_id is not None:
+            tonight = [r.started for r in rows if r.run_id == run_id]
+            rows = [r for r in rows if r.run_id != run_id and (not tonight or r.started < min(tonight))]
+        nights = nights_of(rows, metric)
+    return nights
 
 
 @dataclass(frozen=True)

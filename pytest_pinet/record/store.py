@@ -12,7 +12,7 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -21,12 +21,20 @@ from ..errors import ConfigError
 from ..judge.standing import EVERY_CONTEXT, Acceptance
 from ..model import Measurement
 from ..polling import Pace, poll_for
-from .store_rows import STORED_COLUMNS, stored_row
+from .store_rows import GOODPUT_COLUMNS, STORED_COLUMNS, stored_row
 from .store_rows import StoredMeasurement as StoredMeasurement  # re-exported: rows read back
-from .store_schema import BASE_SCHEMA, MIGRATIONS, measurement_row
+from .store_schema import (
+    BASE_SCHEMA,
+    FIGURE_COLUMNS,
+    IMPORTED_COLUMNS,
+    MIGRATIONS,
+    figure_columns,
+    measurement_row,
+)
 
-# How long a new store waits for another process creating the same SQLite schema.
-SCHEMA_LOCK_WAIT_S = 60.0
+# How long a new store waits for another process creating the same SQLite schema (or filling a
+# migration's columns of a large store: a year of one lab's nights takes about a minute).
+SCHEMA_LOCK_WAIT_S = 300.0
 
 
 class ResultsStore:
@@ -92,16 +100,35 @@ class ResultsStore:
             version = int(found[0]) if found is not None else 1
             for migration in (m for m in MIGRATIONS if m.version > version):
                 have = self._columns(cur)
+                # PostgreSQL: a second process opening the store waits on the first one's
+                # ALTER and then finds the column there; SQLite's write lock keeps them apart.
+                exists = " IF NOT EXISTS" if self._param == "%s" else ""
                 for column, definition in migration.add_columns.items():
                     if column not in have:
                         # Names and definitions are constants of store_schema.
-                        cur.execute(f"ALTER TABLE measurements ADD COLUMN {column} {definition}")
+                        cur.execute(f"ALTER TABLE measurements ADD COLUMN{exists} {column} {definition}")
                 for statement in migration.statements:
                     cur.execute(statement)
+                if migration.derived:
+                    self._fill_derived(cur, migration.derived)
                 cur.execute(
                     self._sql("UPDATE pinet_schema SET version = ? WHERE version < ?"),
                     (migration.version, migration.version),
                 )
+
+    def _fill_derived(self, cur: Any, columns: tuple[str, ...]) -> None:
+        """Fill ``columns`` (store_schema.figure_columns) of the rows stored before they existed,
+        from each row's JSON data: once, when the store is opened by a pinet that has them."""
+        cur.execute(f"SELECT id, data FROM measurements WHERE {columns[0]} IS NULL")  # noqa: S608 - constant
+        rows = cur.fetchall()
+        settings = ", ".join(f"{column} = ?" for column in columns)
+        update = self._sql(f"UPDATE measurements SET {settings} WHERE id = ?")  # noqa: S608 - constants
+        values = []
+        for row_id, data in rows:
+            derived = figure_columns(json.loads(data))
+            values.append((*(derived[column] for column in columns), row_id))
+        if values:
+            cur.executemany(update, values)
 
     def _columns(self, cur: Any) -> set[str]:
         """The columns the measurements table has now (SQLite or PostgreSQL)."""
@@ -139,16 +166,18 @@ class ResultsStore:
             )
             return {str(v or "unjudged"): int(n) for v, n in cur.fetchall()}
 
-    def add_run(self, run_id: str, lab: str, suite_version: str, note: str = "") -> None:
+    def add_run(
+        self, run_id: str, lab: str, suite_version: str, note: str = "", started: float | None = None
+    ) -> None:
         """Register a run (idempotent: xdist workers may all call it, at the same moment; the
-        database settles who was first, a check-then-insert would race)."""
+        database settles who was first, a check-then-insert would race); ``started``: now."""
         with self._tx() as cur:
             cur.execute(
                 self._sql(
                     "INSERT INTO runs (run_id, started, lab, suite_version, note) VALUES (?, ?, ?, ?, ?) "
                     "ON CONFLICT (run_id) DO NOTHING"
                 ),
-                (run_id, time.time(), lab, suite_version, note),
+                (run_id, time.time() if started is None else started, lab, suite_version, note),
             )
 
     def add(self, run_id: str, measurement: Measurement, suite_version: str) -> int:
@@ -163,6 +192,29 @@ class ResultsStore:
                 return int(cur.fetchone()[0])
             cur.execute(statement, tuple(row.values()))
             return int(cur.lastrowid)
+
+    def add_rows(self, rows: Sequence[Mapping[str, Any]]) -> None:
+        """Write whole rows (:data:`IMPORTED_COLUMNS`, verdicts included) in one transaction: a
+        night exported from another store, or the history benchmark's synthetic nights."""
+        if not rows:
+            return
+        names = (*IMPORTED_COLUMNS, *FIGURE_COLUMNS)
+        columns, marks = ", ".join(names), ", ".join("?" for _ in names)
+        values = [
+            tuple(row[c] for c in IMPORTED_COLUMNS) + tuple(figure_columns(json.loads(row["data"])).values())
+            for row in rows
+        ]
+        with self._tx() as cur:
+            # The column names are constants of store_schema; values are bound.
+            cur.executemany(self._sql(f"INSERT INTO measurements ({columns}) VALUES ({marks})"), values)  # noqa: S608
+
+    def rows_of_run(self, run_id: str) -> list[dict[str, Any]]:
+        """Every measurement of ``run_id`` as whole rows (:data:`IMPORTED_COLUMNS`), in the order taken."""
+        columns = ", ".join(IMPORTED_COLUMNS)
+        with self._tx() as cur:
+            query = f"SELECT {columns} FROM measurements WHERE run_id = ? ORDER BY started"  # noqa: S608
+            cur.execute(self._sql(query), (run_id,))
+            return [dict(zip(IMPORTED_COLUMNS, row, strict=True)) for row in cur.fetchall()]
 
     def set_verdict(self, row_id: int, verdict: str, reason: str) -> None:
         """Record the verdict a measurement got (pass, below-threshold, regression, ...)."""
@@ -194,14 +246,22 @@ class ResultsStore:
             return {str(v): int(n) for v, n in cur.fetchall()}
 
     def history(
-        self, key: str, *, before_run: str | None = None, limit: int = 1000, excluded: bool = False
+        self,
+        key: str,
+        *,
+        before_run: str | None = None,
+        limit: int = 1000,
+        excluded: bool = False,
+        probes: bool = True,
     ) -> list[StoredMeasurement]:
         """Measurements of one context, oldest first (optionally only runs other than one).
 
         Runs excluded with :meth:`exclude_run` are left out (they are no baseline and no
-        trend) unless ``excluded`` asks for them.
+        trend) unless ``excluded`` asks for them. ``probes=False``: without every probe's RTT
+        under load (a goodput question need not read a year of them).
         """
-        query = f"SELECT {STORED_COLUMNS} FROM measurements WHERE context_key = ?"  # noqa: S608 - constant columns
+        columns = STORED_COLUMNS if probes else GOODPUT_COLUMNS
+        query = f"SELECT {columns} FROM measurements WHERE context_key = ?"  # noqa: S608 - constant columns
         args: list[Any] = [key]
         if before_run is not None:
             query += " AND run_id <> ?"
@@ -214,6 +274,50 @@ class ResultsStore:
             cur.execute(self._sql(query), tuple(args))
             rows = cur.fetchall()
         return [stored_row(r) for r in reversed(rows)]
+
+    def recent_history(
+        self,
+        key: str,
+        runs: int,
+        usable: str = "1 = 1",
+        usable_args: Sequence[Any] = (),
+        before_run: str | None = None,
+    ) -> tuple[list[StoredMeasurement], int]:
+        """The rows of context ``key``'s newest ``runs`` runs that hold a row matching
+        ``usable`` (a condition on a row, a constant of the caller, its values bound), oldest
+        first, and how many runs they are; excluded runs are left out.
+
+        A year of nightlies is read as the last nights a verdict walks, not as a year: the
+        runs are chosen by the index, and their figures read from their own columns.
+        ``before_run``: what was stored before that run (its rows and any row of the context
+        from its first one on left out), as tonight's verdict sees history.
+        """
+        where = "context_key = ? AND run_id NOT IN (SELECT run_id FROM run_exclusions)"
+        args: list[Any] = [key]
+        with self._tx() as cur:
+            if before_run is not None:
+                cur.execute(
+                    self._sql("SELECT MIN(started) FROM measurements WHERE context_key = ? AND run_id = ?"),
+                    (key, before_run),
+                )
+                first = cur.fetchone()[0]
+                where += " AND run_id <> ?"
+                args.append(before_run)
+                if first is not None:
+                    where += " AND started < ?"
+                    args.append(float(first))
+            # The conditions are constants of the callers; every value is bound.
+            chosen = (
+                f"SELECT run_id FROM measurements WHERE {where} AND ({usable}) "  # noqa: S608
+                "GROUP BY run_id ORDER BY MAX(started) DESC LIMIT ?"
+            )
+            query = (
+                f"SELECT {STORED_COLUMNS} FROM measurements WHERE {where} "  # noqa: S608
+                f"AND run_id IN ({chosen}) ORDER BY started"
+            )
+            cur.execute(self._sql(query), (*args, *args, *usable_args, runs))
+            rows = [stored_row(r) for r in cur.fetchall()]
+        return rows, len({row.run_id for row in rows})
 
     def of_run(self, run_id: str) -> list[StoredMeasurement]:
         """Every measurement of one run, in the order taken."""

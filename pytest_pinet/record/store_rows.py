@@ -31,17 +31,28 @@ class StoredMeasurement:
     latency_verdict: str = ""  # judge.latency's status ('' : not judged, or stored before v2)
 
 
+# The row's figures come from their own columns (store_schema.figure_columns); the JSON data is
+# read only for a row whose columns are empty (one an older pinet wrote into a newer store).
 STORED_COLUMNS = (
-    "id, run_id, test_id, context_key, started, goodput_mbps, kernel, os, adapter, board, verdict, data, "
-    "latency_verdict"
+    "id, run_id, test_id, context_key, started, goodput_mbps, kernel, os, adapter, board, verdict, "
+    "CASE WHEN interval_mbps IS NULL OR load_rtt_ms IS NULL THEN data ELSE NULL END, "
+    "latency_verdict, interval_mbps, load_rtt_ms, load_p99_ms"
 )
+# The same without the probes' RTTs (read as none), for what only goodput asks.
+GOODPUT_COLUMNS = STORED_COLUMNS.replace("load_rtt_ms, load_p99_ms", "'[]', load_p99_ms")
 
 
 def stored_row(r: Any) -> StoredMeasurement:
-    data = json.loads(r[11])
+    if r[11] is not None:
+        data = json.loads(r[11])
+        intervals = tuple(data.get("interval_mbps", ()))
+        rtts, p99 = latency_rtts_of(data), latency_p99_of(data)
+    else:
+        intervals, rtts = tuple(json.loads(r[13])), tuple(json.loads(r[14]))
+        p99 = float(r[15]) if r[15] is not None else None
     return StoredMeasurement(
         int(r[0]), r[1], r[2], r[3], float(r[4]), float(r[5]), r[6], r[7], r[8], r[9], r[10],
-        tuple(data.get("interval_mbps", ())), latency_p99_of(data), latency_rtts_of(data), r[12] or "",
+        intervals, p99, rtts, r[12] or "",
     )  # fmt: skip
 
 

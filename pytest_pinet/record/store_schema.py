@@ -18,6 +18,7 @@ from typing import Any
 from ..judge.fairness import jain_fairness
 from ..model import Measurement
 from ..model.context_key import context_key
+from .store_rows import latency_p99_of, latency_rtts_of
 
 # Version 1: what every store starts from; the migrations below bring it to the latest.
 BASE_SCHEMA = [
@@ -93,7 +94,13 @@ class Migration:
     why: str
     add_columns: dict[str, str] = field(default_factory=dict)
     statements: tuple[str, ...] = ()
+    # Columns whose values are derived from each row's JSON data (:func:`figure_columns`):
+    # filled in for the rows stored before the step, where they are still NULL.
+    derived: tuple[str, ...] = ()
 
+
+# The figures history reads, in columns of their own (:func:`figure_columns`, version 3).
+FIGURE_COLUMNS = ("interval_mbps", "load_rtt_ms", "load_p99_ms")
 
 MIGRATIONS = (
     Migration(
@@ -104,8 +111,32 @@ MIGRATIONS = (
             "latency_reason": "TEXT NOT NULL DEFAULT ''",
         },
     ),
+    Migration(
+        3,
+        "history reads a row's figures without its JSON: per-second goodput, RTTs under load, p99",
+        add_columns={
+            "interval_mbps": "TEXT",
+            "load_rtt_ms": "TEXT",
+            "load_p99_ms": "DOUBLE PRECISION",
+        },
+        statements=(
+            "CREATE INDEX IF NOT EXISTS measurements_context_run "
+            "ON measurements (context_key, run_id, started)",
+        ),
+        derived=FIGURE_COLUMNS,
+    ),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
+
+# A measurement's columns as a night is exported and imported whole (``ResultsStore.add_rows``,
+# the history benchmark's store): what :func:`measurement_row` writes and the verdicts set later.
+IMPORTED_COLUMNS = (
+    "run_id", "test_id", "context_key", "started", "finished", "lab", "board", "peer", "link",
+    "adapter", "driver", "firmware", "kernel", "os", "scenario", "direction", "duplex", "profile",
+    "qdisc", "protocol", "streams", "duration_s", "omit_s", "mtu", "link_speed_mbps",
+    "iperf3_version", "suite_version", "goodput_mbps", "sent_mbps", "retransmits", "limit_mbps",
+    "fairness", "data", "verdict", "verdict_reason", "latency_verdict", "latency_reason",
+)  # fmt: skip
 
 
 def measurement_row(run_id: str, measurement: Measurement, suite_version: str) -> dict[str, Any]:
@@ -113,6 +144,7 @@ def measurement_row(run_id: str, measurement: Measurement, suite_version: str) -
     this mapping alone, so a value can never land in its neighbour's column."""
     c = measurement.context
     board = measurement.facts.get("board")
+    summary = measurement.summary()
     return {
         "run_id": run_id,
         "test_id": measurement.test_id,
@@ -146,5 +178,17 @@ def measurement_row(run_id: str, measurement: Measurement, suite_version: str) -
         "retransmits": measurement.retransmits,
         "limit_mbps": measurement.limit_mbps,
         "fairness": jain_fairness(measurement.per_stream_mbps),
-        "data": json.dumps(measurement.summary(), sort_keys=True),
+        **figure_columns(summary),
+        "data": json.dumps(summary, sort_keys=True),
+    }
+
+
+def figure_columns(data: dict[str, Any]) -> dict[str, Any]:
+    """The figures history reads, as their own columns, from a measurement's JSON data: the
+    per-second goodputs and the RTTs under load (JSON lists) and the p99 under load (NULL:
+    not measured), so that a year of history is read without parsing every row's JSON."""
+    return {
+        "interval_mbps": json.dumps(list(data.get("interval_mbps") or ())),
+        "load_rtt_ms": json.dumps(list(latency_rtts_of(data))),
+        "load_p99_ms": latency_p99_of(data),
     }

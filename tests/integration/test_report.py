@@ -13,6 +13,7 @@ from pytest_pinet.cli.report import last_night
 from pytest_pinet.errors import PinetError
 from pytest_pinet.record.report import allure_cli, build_report
 
+from ..fake_store import RowsStore
 from ..report_browser import chromium, result_id_of, serve, shoot
 from ..unit.test_allure import TESTS, THRESHOLDS
 
@@ -117,22 +118,6 @@ def test_the_report_read_in_chromium_leads_with_what_got_worse(pytester, monkeyp
         assert (shots / f"{name}.png").stat().st_size > 20_000
 
 
-class _Store:
-    """The two questions night_digest_of asks of a store, answered from rows."""
-
-    def __init__(self, rows):
-        self.rows = rows
-
-    def of_run(self, run_id):
-        return [r for r in self.rows if r.run_id == run_id]
-
-    def history(self, key, before_run=None):
-        return [r for r in self.rows if r.context_key == key and r.run_id != before_run]
-
-    def acceptances(self, since=None):
-        return []
-
-
 def test_the_morning_lists_what_failed_first_then_the_largest_drops():
     from pytest_pinet.record.night_digest import night_digest_of
     from pytest_pinet.record.store import StoredMeasurement
@@ -147,7 +132,7 @@ def test_the_morning_lists_what_failed_first_then_the_largest_drops():
 
     rows = [row(f"n{n}", key, v, "pass", n) for n in (1, 2) for key, v in ((gbe, 941.3), (disk, 5598.7))]
     rows += [row("n3", gbe, 913.2, "regression+below-threshold", 3.0), row("n3", disk, 3558.2, "pass", 3.1)]
-    store: Any = _Store(rows)
+    store: Any = RowsStore(rows)
     morning = night_digest_of(store, "n3", [{"kind": "lab-fault"}])
     assert (morning.regressions, morning.below_threshold, morning.lab_faults, morning.measured) == (
         1,

@@ -101,7 +101,7 @@ def test_the_store_keeps_the_latency_verdict_and_an_older_store_gets_its_column(
     with sqlite3.connect(path) as opened:
         columns = {row[1] for row in opened.execute("PRAGMA table_info(measurements)")}
         assert {"latency_verdict", "latency_reason"} <= columns
-        assert opened.execute("SELECT version FROM pinet_schema").fetchone() == (2,)
+        assert opened.execute("SELECT version FROM pinet_schema").fetchone() == (SCHEMA_VERSION,)
         # A store a newer pinet wrote keeps its version when this one opens it.
         opened.execute("UPDATE pinet_schema SET version = ?", (SCHEMA_VERSION + 1,))
     store.close()

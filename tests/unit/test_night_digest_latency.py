@@ -3,28 +3,12 @@ load that rose against its accepted level, new tonight or persisting, in ms."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from pytest_pinet.record.night_digest import night_digest_of
 from pytest_pinet.record.store import StoredMeasurement
 
+from ..fake_store import RowsStore as _Store
+
 ROUTED = "board=qpi|link=lan|scenario=routing|direction=download|qdisc=pfifo_fast"
-
-
-class _Store:
-    """The questions night_digest_of asks of a store, answered from rows."""
-
-    def __init__(self, rows: list[StoredMeasurement]) -> None:
-        self.rows = rows
-
-    def of_run(self, run_id: str) -> list[StoredMeasurement]:
-        return [r for r in self.rows if r.run_id == run_id]
-
-    def history(self, key: str, before_run: str | None = None) -> list[StoredMeasurement]:
-        return [r for r in self.rows if r.context_key == key and r.run_id != before_run]
-
-    def acceptances(self, since: float | None = None) -> list[Any]:
-        return []
 
 
 def _row(run: str, at: float, p99: float, latency_verdict: str) -> StoredMeasurement:

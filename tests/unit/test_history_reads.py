@@ -1,0 +1,241 @@
+"""History read fast and read the same (issue 49): the change-point test over sorted sides,
+the walk that skips a test whose answer its gate would drop, a context's last nights read as
+the runs that hold them, and the figure columns a store gets (also one made before them)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import random
+import sqlite3
+import statistics
+
+import pytest
+
+from pytest_pinet.judge import standing as standing_module
+from pytest_pinet.judge.changepoints import ChangePolicy, RunSeries, detect_change_points
+from pytest_pinet.judge.standing import Night
+from pytest_pinet.judge.stats import MAD_TO_SD, median_standard_error
+from pytest_pinet.record import nightly
+from pytest_pinet.record.nightly import GOODPUT, LATENCY, nights_of, recent_nights
+from pytest_pinet.record.store import ResultsStore
+from pytest_pinet.record.store_schema import BASE_SCHEMA, IMPORTED_COLUMNS, SCHEMA_VERSION
+
+from .test_latency_verdicts import KEY, _with_latency
+from .test_store import _measurement
+
+pytestmark = pytest.mark.unit
+DAY = 86400.0
+
+
+# The change-point test as it was written first: every side sorted afresh by statistics.median.
+def _reference_z(a: list[float], b: list[float]) -> tuple[float, float]:
+    ma, mb = statistics.median(a), statistics.median(b)
+    scale = MAD_TO_SD * statistics.median([abs(x - ma) for x in a] + [abs(x - mb) for x in b])
+    se = math.hypot(median_standard_error(scale, len(a)), median_standard_error(scale, len(b)))
+    if se == 0:
+        return (math.inf if ma != mb else 0.0), (0.0 if ma != mb else 1.0)
+    z = (mb - ma) / se
+    return z, math.erfc(abs(z) / math.sqrt(2))
+
+
+def _reference_sides(left_runs, right_runs):
+    left = [x for r in left_runs for x in r.samples]
+    right = [x for r in right_runs for x in r.samples]
+    return (
+        left,
+        right,
+        100.0 * (statistics.median(right) - statistics.median(left)) / abs(statistics.median(left)),
+    )
+
+
+def _reference_segment(runs: list[RunSeries], policy: ChangePolicy, found: list[int], offset: int) -> None:
+    best = None
+    for split in range(policy.min_segment_runs, len(runs) - policy.min_segment_runs + 1):
+        left, right, change = _reference_sides(runs[:split], runs[split:])
+        if len(left) < policy.min_samples or len(right) < policy.min_samples:
+            continue
+        t, p = _reference_z(left, right)
+        if (
+            p < policy.alpha
+            and abs(change) >= policy.min_change_percent
+            and (best is None or abs(t) > best[0])
+        ):
+            best = (abs(t), split)
+    if best is None:
+        return
+    found.append(offset + best[1])
+    _reference_segment(runs[: best[1]], policy, found, offset)
+    _reference_segment(runs[best[1] :], policy, found, offset + best[1])
+
+
+def _reference_detect(runs: list[RunSeries], policy: ChangePolicy) -> list[tuple[str, float, float, float]]:
+    """Split, re-test each split between its neighbours until all hold; (run, before, after, p)."""
+    found: list[int] = []
+    _reference_segment(runs, policy, found, 0)
+    splits = sorted(found)
+    while True:
+        kept = []
+        for n, s in enumerate(splits):
+            lo, hi = (splits[n - 1] if n else 0), (splits[n + 1] if n + 1 < len(splits) else len(runs))
+            left, right, change = _reference_sides(runs[lo:s], runs[s:hi])
+            holds = len(left) >= policy.min_samples and len(right) >= policy.min_samples
+            if (
+                holds
+                and _reference_z(left, right)[1] < policy.alpha
+                and abs(change) >= policy.min_change_percent
+            ):
+                kept.append(s)
+        if kept == splits:
+            break
+        splits = kept
+    out = []
+    for n, s in enumerate(splits):
+        lo, hi = (splits[n - 1] if n else 0), (splits[n + 1] if n + 1 < len(splits) else len(runs))
+        left, right, _ = _reference_sides(runs[lo:s], runs[s:hi])
+        out.append(
+            (runs[s].run_id, statistics.median(left), statistics.median(right), _reference_z(left, right)[1])
+        )
+    return out
+
+
+def _series(rng: random.Random) -> list[RunSeries]:
+    runs, level = [], 100.0
+    for n in range(rng.randint(1, 14)):
+        if rng.random() < 0.15:
+            level *= rng.choice([0.95, 0.97, 0.99, 1.03])
+        spread, digits = rng.choice([0.001, 0.01, 0.03]), rng.choice([1, 3, 9])
+        samples = tuple(
+            round(level * (1 + rng.gauss(0, spread)), digits) for _ in range(rng.choice([1, 3, 30]))
+        )
+        runs.append(RunSeries(f"r{n}", float(n), samples, {"kernel": str(n // 4)}))
+    return runs
+
+
+def test_change_points_over_sorted_sides_are_the_ones_the_plain_test_finds():
+    rng = random.Random(7)
+    found = 0
+    for _ in range(400):
+        runs = _series(rng)
+        for policy in (ChangePolicy(), ChangePolicy(min_change_percent=0.5)):
+            fast = detect_change_points(runs, policy)
+            assert [
+                (c.run_id, c.before_median, c.after_median, c.p_value) for c in fast
+            ] == _reference_detect(runs, policy)
+            found += len(fast)
+    assert found > 50  # the draw holds steps, not only flat series
+
+
+def _walk(nights: list[Night]) -> list[tuple[str, tuple[str, ...], tuple[str, ...]]]:
+    standing, seen = standing_module.Standing("k"), []
+    for night in nights:
+        verdict = standing_module.judge_night(standing, night)
+        standing = verdict.after
+        seen.append(
+            (
+                verdict.status,
+                tuple(n.run_id for n in standing.accepted),
+                tuple(n.run_id for n in standing.regressed),
+            )
+        )
+    return seen
+
+
+def test_the_walk_skips_only_change_point_tests_whose_answer_its_gate_would_drop(monkeypatch):
+    rng = random.Random(11)
+    histories = []
+    for _ in range(120):
+        level, nights = 941.0, []
+        spread = rng.choice([0.001, 0.003, 0.01, 0.03])
+        for n in range(rng.randint(3, 25)):
+            if rng.random() < 0.12:
+                level *= rng.choice([0.97, 0.99, 0.995, 1.02])
+            value = level * (1 + rng.gauss(0, spread))
+            samples = tuple(value * (1 + rng.gauss(0, spread)) for _ in range(rng.choice([3, 10])))
+            nights.append(Night(f"n{n}", n * DAY, value, samples))
+        histories.append(nights)
+    fast = [_walk(h) for h in histories]
+    monkeypatch.setattr(standing_module, "_a_step_could_hold", lambda *args: True)
+    assert [_walk(h) for h in histories] == fast
+    assert any(status == "new-regression" for walk in fast for status, _, _ in walk)
+
+
+def _row(store: ResultsStore, run: str, day: float, goodput: float, verdict: str, test: str = "t::x") -> None:
+    store.add_run(run, "pinet", "0.1.0")
+    measured = _with_latency(_measurement(goodput, started=1_700_000_000 + day * DAY), goodput / 80)
+    row = store.add(run, dataclasses.replace(measured, test_id=test), "0.1.0")
+    if verdict:
+        store.set_verdict(row, verdict, "")
+        store.set_latency_verdict(row, "pass" if verdict != "lab-fault" else verdict, "")
+
+
+def test_a_contexts_last_nights_are_read_as_the_runs_that_hold_them(tmp_path, monkeypatch):
+    monkeypatch.setattr(nightly, "MAX_NIGHTS", 4)
+    store = ResultsStore(str(tmp_path / "s.sqlite"))
+    rng = random.Random(3)
+    for n in range(14):
+        verdict = rng.choice(["pass", "pass", "pass", "lab-fault", "", "regression"])
+        _row(store, f"r{n:02d}", n, 940 + rng.random(), verdict)
+        if rng.random() < 0.3:  # measured again after a failing attempt
+            _row(store, f"r{n:02d}", n + 0.01, 930 + rng.random(), "pass")
+    store.exclude_run("r05", "a known-bad night")
+    full = store.history(KEY)
+    for metric in (GOODPUT, LATENCY):
+        assert recent_nights(store, KEY, None, metric) == nights_of(full, metric)[-4:]
+        tonight = [r.started for r in full if r.run_id == "r12"]
+        before = [r for r in full if r.run_id != "r12" and r.started < min(tonight)]
+        assert recent_nights(store, KEY, "r12", metric) == nights_of(before, metric)[-4:]
+    assert len(recent_nights(store, KEY, None)) == 4
+    store.close()
+
+
+def test_an_older_store_gets_its_figure_columns_and_a_row_without_them_is_read_from_its_data(tmp_path):
+    path = tmp_path / "v2.sqlite"
+    reference = ResultsStore(str(tmp_path / "ref.sqlite"))
+    _row(reference, "r1", 1, 941.0, "pass")
+    (expected,) = reference.history(KEY)
+    (whole,) = reference.rows_of_run("r1")
+    reference.close()
+    with sqlite3.connect(path) as old:  # a version 2 store holding that row, without the columns
+        for statement in BASE_SCHEMA:
+            old.execute(statement.format(serial="INTEGER PRIMARY KEY AUTOINCREMENT"))
+        old.execute("ALTER TABLE measurements ADD COLUMN latency_verdict TEXT NOT NULL DEFAULT ''")
+        old.execute("ALTER TABLE measurements ADD COLUMN latency_reason TEXT NOT NULL DEFAULT ''")
+        old.execute("INSERT INTO pinet_schema VALUES (2)")
+        old.execute("INSERT INTO runs VALUES ('r1', 1.0, 'pinet', '0.1.0', '')")
+        columns = ", ".join(IMPORTED_COLUMNS)
+        old.execute(
+            f"INSERT INTO measurements ({columns}) VALUES ({', '.join('?' for _ in IMPORTED_COLUMNS)})",
+            tuple(whole[c] for c in IMPORTED_COLUMNS),
+        )
+    store = ResultsStore(str(path))
+    (filled,) = store.history(KEY)
+    assert dataclasses.replace(filled, id=expected.id) == expected
+    assert filled.intervals and filled.latency_rtt_ms and filled.latency_p99_ms is not None
+    with sqlite3.connect(path) as opened:
+        assert opened.execute("SELECT version FROM pinet_schema").fetchone() == (SCHEMA_VERSION,)
+        assert opened.execute("SELECT COUNT(*) FROM measurements WHERE load_rtt_ms IS NULL").fetchone() == (
+            0,
+        )
+        # An older pinet writing into this store leaves the columns empty: the data is read.
+        opened.execute("UPDATE measurements SET interval_mbps = NULL, load_rtt_ms = NULL, load_p99_ms = NULL")
+    (again,) = store.history(KEY)
+    assert again == filled
+    store.close()
+
+
+def test_whole_rows_go_in_and_come_out_with_their_verdicts_and_figures(tmp_path):
+    source = ResultsStore(str(tmp_path / "a.sqlite"))
+    _row(source, "r1", 1, 941.0, "regression")
+    rows = source.rows_of_run("r1")
+    source.close()
+    assert rows[0]["verdict"] == "regression" and json.loads(rows[0]["data"])["goodput_mbps"] == 941.0
+    target = ResultsStore(str(tmp_path / "b.sqlite"))
+    target.add_run("r1", "pinet", "0.1.0", started=5.0)
+    target.add_rows(rows)
+    assert target.rows_of_run("r1") == rows
+    (read,) = target.history(KEY)
+    assert read.verdict == "regression" and read.intervals == (941.0, 941.0) and read.latency_rtt_ms
+    assert target.runs()[0]["started"] == 5.0
+    target.close()
