@@ -1,35 +1,41 @@
-"""A results store held in memory, for the morning digest's tests: its rows are the history."""
+"""A real results store holding given rows, for the morning digest's tests: the rows are written
+as a night's export is (``ResultsStore.add_rows``), so every question the digest asks is
+answered by the store itself, kept standings included."""
 
 from __future__ import annotations
 
-from typing import Any
+import json
+from pathlib import Path
 
-from pytest_pinet.record.store import StoredMeasurement
+from pytest_pinet.model.context_key import ContextKey
+from pytest_pinet.record.store import ResultsStore, StoredMeasurement
+from pytest_pinet.record.store_schema import IMPORTED_COLUMNS
 
 
-class RowsStore:
-    """The questions the morning digest asks of a store, answered from rows in memory."""
-
-    def __init__(self, rows: list[StoredMeasurement]) -> None:
-        self.rows = rows
-
-    def of_run(self, run_id: str) -> list[StoredMeasurement]:
-        return [r for r in self.rows if r.run_id == run_id]
-
-    def history(self, key: str, before_run: str | None = None) -> list[StoredMeasurement]:
-        return [r for r in self.rows if r.context_key == key and r.run_id != before_run]
-
-    def recent_history(
-        self, key: str, runs: int, usable: str = "", usable_args: Any = (), before_run: str | None = None
-    ) -> tuple[list[StoredMeasurement], int]:
-        """Every row of ``key`` before ``before_run`` (these histories are shorter than a walk)."""
-        tonight = [r.started for r in self.rows if r.context_key == key and r.run_id == before_run]
-        rows = [
-            r
-            for r in self.history(key, before_run)
-            if r.run_id != before_run and (not tonight or r.started < min(tonight))
-        ]
-        return rows, len({r.run_id for r in rows})
-
-    def acceptances(self, since: float | None = None) -> list[Any]:
-        return []
+def store_of_rows(rows: list[StoredMeasurement], path: Path) -> ResultsStore:
+    """A SQLite store at ``path`` holding ``rows`` (their runs registered as they start)."""
+    store = ResultsStore(str(path))
+    for row in sorted(rows, key=lambda r: r.started):
+        store.add_run(
+            row.run_id, ContextKey.parse(row.context_key).get("lab") or "pinet", "0.1.0", started=row.started
+        )
+    whole = []
+    for row in rows:
+        latency = {"load_rtt_ms": list(row.latency_rtt_ms), "load": {"p99_ms": row.latency_p99_ms}}
+        data = {
+            "interval_mbps": list(row.intervals),
+            "goodput_mbps": row.goodput_mbps,
+            "detail": {"latency": latency},
+        }
+        values: dict[str, object] = dict.fromkeys(IMPORTED_COLUMNS, "")
+        values.update(
+            run_id=row.run_id, test_id=row.test_id, context_key=row.context_key, started=row.started,
+            finished=row.started + 1, lab=ContextKey.parse(row.context_key).get("lab"), board=row.board,
+            adapter=row.adapter, kernel=row.kernel, os=row.os, streams=1, duration_s=1, omit_s=0, mtu=1500,
+            link_speed_mbps=1000, goodput_mbps=row.goodput_mbps, sent_mbps=None, retransmits=None,
+            limit_mbps=0.0, fairness=None, data=json.dumps(data), verdict=row.verdict,
+            latency_verdict=row.latency_verdict,
+        )  # fmt: skip
+        whole.append(values)
+    store.add_rows(whole)
+    return store

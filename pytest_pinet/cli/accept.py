@@ -20,7 +20,8 @@ from typing import Any
 from ..errors import PinetError
 from ..judge.standing import EVERY_CONTEXT
 from ..record.night_digest import context_text, scope_text
-from ..record.nightly import METRICS, Persisting, persisting_regressions
+from ..record.nightly import METRICS, Persisting
+from ..record.standing_memo import persisting_regressions
 from ..record.store import ResultsStore
 from ..redaction import mask
 from .bisect_images import Probe, references_of

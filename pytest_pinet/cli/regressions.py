@@ -10,7 +10,7 @@ import time
 from typing import Any
 
 from ..record.night_digest import context_text, scope_text
-from ..record.nightly import persisting_regressions
+from ..record.standing_memo import persisting_regressions
 from .store_access import STORE_HELP, open_store
 
 WEEK_S = 7 * 86400.0

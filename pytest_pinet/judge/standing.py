@@ -33,6 +33,12 @@ from .baseline import BaselinePolicy, BaselineVerdict, judge_baseline, spread_ba
 from .changepoints import ChangePoint, ChangePolicy, RunSeries, detect_change_points
 
 EVERY_CONTEXT = "*"  # an acceptance of a run in every context it regressed in
+# The accepted nights a standing keeps: the last this many. The baseline and the step test
+# read the last window of them; the accepted level a regression is shown against is their
+# median, the level of the last two months of accepted nights, not of the context's life.
+# A regression's nights are kept however many: it stays red, against the level it left,
+# until a person accepts it or the level comes back.
+HORIZON_NIGHTS = 60
 # A step is counted over two nights or more: one night alone is the band's to judge, and
 # steps of one night of noise were most of the false alarms under the noise model.
 MIN_NIGHTS_AFTER_STEP = 2
@@ -130,7 +136,24 @@ def judge_night(
     policy: BaselinePolicy | None = None,
     change_policy: ChangePolicy | None = None,
 ) -> NightVerdict:
-    """Judge ``night`` against the accepted nights of ``standing``; return it with the new standing."""
+    """Judge ``night`` against the accepted nights of ``standing``; return it with the new standing.
+
+    The walk is a fold: the standing after a night depends on the one before and the night
+    alone, so a store keeps a context's standing and walks on from it night by night
+    (record/standing_memo.py) to the very standing a walk from its first night gives.
+    """
+    verdict = _judge_night(standing, night, acceptances, policy, change_policy)
+    after = verdict.after
+    return replace(verdict, after=replace(after, accepted=after.accepted[-HORIZON_NIGHTS:]))
+
+
+def _judge_night(
+    standing: Standing,
+    night: Night,
+    acceptances: Sequence[Acceptance],
+    policy: BaselinePolicy | None,
+    change_policy: ChangePolicy | None,
+) -> NightVerdict:
     policy = policy or BaselinePolicy()
     acceptances = (*acceptances, *(a for a in standing.accepts if a not in acceptances))
     base = list(standing.accepted)

@@ -21,7 +21,8 @@ from typing import Any
 
 from ..judge.standing import EVERY_CONTEXT
 from ..model.context_key import ContextKey
-from .nightly import GOODPUT, LATENCY, Metric, nights_of, standing_before
+from .nightly import GOODPUT, LATENCY, Metric, nights_of
+from .standing_memo import standing_before
 from .store import ResultsStore, StoredMeasurement
 
 LABEL_KEYS = (

@@ -23,14 +23,12 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..judge.baseline import BaselinePolicy
-from ..judge.standing import Night, Standing, standing_of
+from ..judge.standing import Night, Standing
 from ..judge.tail import tail_margin
 from ..judge.verdict import NOT_A_BASELINE_SAMPLE, VerdictKind
 from ..model.latency import BASELINE_SHARE, percentile
-from .store import ResultsStore, StoredMeasurement
+from .store import StoredMeasurement
 
-MAX_NIGHTS = 60  # how far back the walk starts: enough for any window, cheap to replay
 NOT_THE_BOARDS = (VerdictKind.LAB_FAULT.value, VerdictKind.INVALID_THERMAL.value)
 
 
@@ -43,10 +41,6 @@ class Metric:
     unit: str
     sign: float
     short_unit: str = ""  # in a one-line figure ("941.4 -> 894.3 Mbit/s"): the unit, if empty
-    # The rows that may be a night of this metric, as a store condition (a superset of what
-    # :meth:`value` takes: a row stored without its figure columns is read to find out).
-    usable: str = "1 = 1"
-    usable_args: tuple[str, ...] = ()
 
     def value(self, row: StoredMeasurement) -> float | None:
         """The row's figure (None: the row has none, or it is no sample of this metric)."""
@@ -72,25 +66,8 @@ class Metric:
         return self.sign * value
 
 
-_NOT_SAMPLES = tuple(sorted(NOT_A_BASELINE_SAMPLE))
-GOODPUT = Metric(
-    "goodput",
-    "Mbit/s",
-    1.0,
-    usable=f"verdict NOT IN ({', '.join('?' for _ in _NOT_SAMPLES)})",
-    usable_args=_NOT_SAMPLES,
-)
-LATENCY = Metric(
-    "latency",
-    "ms (RTT under load p90, lower is better)",
-    -1.0,
-    "ms RTT p90 under load",
-    usable=(
-        "(load_rtt_ms IS NULL OR load_rtt_ms <> '[]') AND verdict NOT IN (?, ?) "
-        "AND latency_verdict NOT IN (?, ?) AND (verdict <> '' OR latency_verdict <> '')"
-    ),
-    usable_args=NOT_THE_BOARDS * 2,
-)
+GOODPUT = Metric("goodput", "Mbit/s", 1.0)
+LATENCY = Metric("latency", "ms (RTT under load p90, lower is better)", -1.0, "ms RTT p90 under load")
 METRICS = {metric.name: metric for metric in (GOODPUT, LATENCY)}
 
 
@@ -110,34 +87,7 @@ def nights_of(rows: Sequence[StoredMeasurement], metric: Metric = GOODPUT) -> li
         value = metric.sign * float(statistics.median(metric.value(row) or 0.0 for row in final))
         margin = tail_margin(-value, [-x for x in samples]) if metric.sign < 0 else 0.0  # of the p90
         nights.append(Night(run_id, min(row.started for row in final), value, samples, meta, margin))
-    return sorted(nights, key=lambda n: n.started)[-MAX_NIGHTS:]
-
-
-def standing_before(
-    store: ResultsStore,
-    key: str,
-    run_id: str | None,
-    policy: BaselinePolicy | None = None,
-    metric: Metric = GOODPUT,
-) -> Standing:
-    """Context ``key``'s standing of ``metric`` from its stored nights before run ``run_id``
-    (None: all of them) and the store's acceptances."""
-    return standing_of(key, recent_nights(store, key, run_id, metric), store.acceptances(), policy)
-
-
-def recent_nights(store: ResultsStore, key: str, run_id: str | None, metric: Metric = GOODPUT) -> list[Night]:
-    """Context ``key``'s last :data:`MAX_NIGHTS` nights of ``metric`` before run ``run_id``
-    (None: all), read as the runs that hold them; the whole history only when some of those
-    runs turn out to hold no night (rows an older pinet stored without figure columns)."""
-    rows, runs = store.recent_history(key, MAX_NIGHTS, metric.usable, metric.usable_args, run_id)
-    nights = nights_of(rows, metric)
-    if len(nights) < runs and runs == MAX_NIGHTS:
-        rows = store.history(key)
-        if run_id is not None:
-            tonight = [r.started for r in rows if r.run_id == run_id]
-            rows = [r for r in rows if r.run_id != run_id and (not tonight or r.started < min(tonight))]
-        nights = nights_of(rows, metric)
-    return nights
+    return sorted(nights, key=lambda n: n.started)
 
 
 @dataclass(frozen=True)
@@ -184,20 +134,3 @@ class Persisting:
             f"{day}): {self.before:.1f} -> {self.now:.1f} {self.metric.short_unit or self.metric.unit} "
             f"({self.change_pct:+.1f} %)"
         )
-
-
-def persisting_regressions(
-    store: ResultsStore,
-    policy: BaselinePolicy | None = None,
-    metrics: Sequence[Metric] = (GOODPUT, LATENCY),
-    lab: str | None = None,
-) -> list[Persisting]:
-    """Every context and metric of the store (of ``lab`` only, when named) whose latest night
-    is in an unaccepted regression, the worst first."""
-    found = []
-    for key in store.context_keys(lab):
-        for metric in metrics:
-            standing = standing_before(store, key, None, policy, metric)
-            if standing.regressed:
-                found.append(Persisting(key, standing, metric))
-    return sorted(found, key=lambda p: p.worse_pct)

@@ -21,6 +21,7 @@ from ..errors import ConfigError
 from ..judge.standing import EVERY_CONTEXT, Acceptance
 from ..model import Measurement
 from ..polling import Pace, poll_for
+from .store_revisions import Revisions, pairs_of_rows
 from .store_rows import GOODPUT_COLUMNS, STORED_COLUMNS, stored_row
 from .store_rows import StoredMeasurement as StoredMeasurement  # re-exported: rows read back
 from .store_schema import (
@@ -31,13 +32,14 @@ from .store_schema import (
     figure_columns,
     measurement_row,
 )
+from .store_standings import KeptStandings
 
 # How long a new store waits for another process creating the same SQLite schema (or filling a
 # migration's columns of a large store: a year of one lab's nights takes about a minute).
 SCHEMA_LOCK_WAIT_S = 300.0
 
 
-class ResultsStore:
+class ResultsStore(KeptStandings):
     """SQLite or PostgreSQL behind one small interface; safe to share between threads."""
 
     def __init__(self, url: str) -> None:
@@ -64,6 +66,7 @@ class ResultsStore:
             self._conn = sqlite3.connect(path, timeout=30, check_same_thread=False)
             self._param = "?"
             serial = "INTEGER PRIMARY KEY AUTOINCREMENT"
+        self._revisions = Revisions(self._param)
         # xdist workers open the same SQLite file at once; switching to WAL and creating the
         # schema need a lock that the busy timeout does not always wait for: retry briefly.
         locked: list[sqlite3.OperationalError] = []
@@ -107,7 +110,8 @@ class ResultsStore:
                     if column not in have:
                         # Names and definitions are constants of store_schema.
                         cur.execute(f"ALTER TABLE measurements ADD COLUMN{exists} {column} {definition}")
-                for statement in migration.statements:
+                dialect = migration.postgresql if self._param == "%s" else migration.sqlite
+                for statement in (*dialect, *migration.statements):
                     cur.execute(statement)
                 if migration.derived:
                     self._fill_derived(cur, migration.derived)
@@ -189,9 +193,13 @@ class ResultsStore:
             statement = f"INSERT INTO measurements ({columns}) VALUES ({marks})"  # noqa: S608
             if self._param == "%s":
                 cur.execute(self._sql(statement + " RETURNING id"), tuple(row.values()))
-                return int(cur.fetchone()[0])
-            cur.execute(statement, tuple(row.values()))
-            return int(cur.lastrowid)
+                row_id = int(cur.fetchone()[0])
+            else:
+                cur.execute(statement, tuple(row.values()))
+                row_id = int(cur.lastrowid)
+            started = float(row["started"])
+            self._revisions.touch(cur, [(row["context_key"], run_id, started, started, row["lab"])])
+            return row_id
 
     def add_rows(self, rows: Sequence[Mapping[str, Any]]) -> None:
         """Write whole rows (:data:`IMPORTED_COLUMNS`, verdicts included) in one transaction: a
@@ -207,6 +215,7 @@ class ResultsStore:
         with self._tx() as cur:
             # The column names are constants of store_schema; values are bound.
             cur.executemany(self._sql(f"INSERT INTO measurements ({columns}) VALUES ({marks})"), values)  # noqa: S608
+            self._revisions.touch(cur, pairs_of_rows(rows))
 
     def rows_of_run(self, run_id: str) -> list[dict[str, Any]]:
         """Every measurement of ``run_id`` as whole rows (:data:`IMPORTED_COLUMNS`), in the order taken."""
@@ -223,6 +232,7 @@ class ResultsStore:
                 self._sql("UPDATE measurements SET verdict = ?, verdict_reason = ? WHERE id = ?"),
                 (verdict, reason, row_id),
             )
+            self._revisions.touch_row(cur, row_id)
 
     def set_latency_verdict(self, row_id: int, verdict: str, reason: str) -> None:
         """Record the verdict a measurement's latency under load got (pass, above-ceiling,
@@ -232,6 +242,7 @@ class ResultsStore:
                 self._sql("UPDATE measurements SET latency_verdict = ?, latency_reason = ? WHERE id = ?"),
                 (verdict, reason, row_id),
             )
+            self._revisions.touch_row(cur, row_id)
 
     def latency_verdict_counts(self, run_id: str) -> dict[str, int]:
         """How many measurements of ``run_id`` got each latency verdict (those judged)."""
@@ -250,15 +261,17 @@ class ResultsStore:
         key: str,
         *,
         before_run: str | None = None,
-        limit: int = 1000,
+        limit: int | None = 1000,
         excluded: bool = False,
         probes: bool = True,
+        of_run: str | None = None,
     ) -> list[StoredMeasurement]:
         """Measurements of one context, oldest first (optionally only runs other than one).
 
         Runs excluded with :meth:`exclude_run` are left out (they are no baseline and no
         trend) unless ``excluded`` asks for them. ``probes=False``: without every probe's RTT
-        under load (a goodput question need not read a year of them).
+        under load (a goodput question need not read a year of them). ``limit``: the newest
+        that many (None: all); ``of_run``: that run's only.
         """
         columns = STORED_COLUMNS if probes else GOODPUT_COLUMNS
         query = f"SELECT {columns} FROM measurements WHERE context_key = ?"  # noqa: S608 - constant columns
@@ -266,58 +279,19 @@ class ResultsStore:
         if before_run is not None:
             query += " AND run_id <> ?"
             args.append(before_run)
+        if of_run is not None:
+            query += " AND run_id = ?"
+            args.append(of_run)
         if not excluded:
             query += " AND run_id NOT IN (SELECT run_id FROM run_exclusions)"
-        query += " ORDER BY started DESC LIMIT ?"
-        args.append(limit)
+        query += " ORDER BY started DESC"
+        if limit is not None:
+            query += " LIMIT ?"
+            args.append(limit)
         with self._tx() as cur:
             cur.execute(self._sql(query), tuple(args))
             rows = cur.fetchall()
         return [stored_row(r) for r in reversed(rows)]
-
-    def recent_history(
-        self,
-        key: str,
-        runs: int,
-        usable: str = "1 = 1",
-        usable_args: Sequence[Any] = (),
-        before_run: str | None = None,
-    ) -> tuple[list[StoredMeasurement], int]:
-        """The rows of context ``key``'s newest ``runs`` runs that hold a row matching
-        ``usable`` (a condition on a row, a constant of the caller, its values bound), oldest
-        first, and how many runs they are; excluded runs are left out.
-
-        A year of nightlies is read as the last nights a verdict walks, not as a year: the
-        runs are chosen by the index, and their figures read from their own columns.
-        ``before_run``: what was stored before that run (its rows and any row of the context
-        from its first one on left out), as tonight's verdict sees history.
-        """
-        where = "context_key = ? AND run_id NOT IN (SELECT run_id FROM run_exclusions)"
-        args: list[Any] = [key]
-        with self._tx() as cur:
-            if before_run is not None:
-                cur.execute(
-                    self._sql("SELECT MIN(started) FROM measurements WHERE context_key = ? AND run_id = ?"),
-                    (key, before_run),
-                )
-                first = cur.fetchone()[0]
-                where += " AND run_id <> ?"
-                args.append(before_run)
-                if first is not None:
-                    where += " AND started < ?"
-                    args.append(float(first))
-            # The conditions are constants of the callers; every value is bound.
-            chosen = (
-                f"SELECT run_id FROM measurements WHERE {where} AND ({usable}) "  # noqa: S608
-                "GROUP BY run_id ORDER BY MAX(started) DESC LIMIT ?"
-            )
-            query = (
-                f"SELECT {STORED_COLUMNS} FROM measurements WHERE {where} "  # noqa: S608
-                f"AND run_id IN ({chosen}) ORDER BY started"
-            )
-            cur.execute(self._sql(query), (*args, *args, *usable_args, runs))
-            rows = [stored_row(r) for r in cur.fetchall()]
-        return rows, len({row.run_id for row in rows})
 
     def of_run(self, run_id: str) -> list[StoredMeasurement]:
         """Every measurement of one run, in the order taken."""
@@ -371,12 +345,16 @@ class ResultsStore:
                 self._sql("INSERT INTO run_exclusions (run_id, why, at) VALUES (?, ?, ?)"),
                 (run_id, why.strip(), time.time()),
             )
+            self._revisions.touch_run(cur, run_id)
 
     def include_run(self, run_id: str) -> bool:
         """Undo :meth:`exclude_run`; False if the run was not excluded."""
         with self._tx() as cur:
             cur.execute(self._sql("DELETE FROM run_exclusions WHERE run_id = ?"), (run_id,))
-            return bool(cur.rowcount)
+            included = bool(cur.rowcount)
+            if included:
+                self._revisions.touch_run(cur, run_id)
+            return included
 
     def accept(self, run_id: str, context: str, why: str, who: str) -> Acceptance:
         """Record that the level from run ``run_id`` on is accepted in ``context`` (or
@@ -399,6 +377,7 @@ class ResultsStore:
             else:
                 cur.execute(statement, row)
                 row_id = int(cur.lastrowid)
+            self._revisions.touch_run(cur, run_id, None if context == EVERY_CONTEXT else context)
         return Acceptance(row_id, run_id, context, why.strip(), who.strip(), at)
 
     def undo_acceptance(self, acceptance_id: int, who: str) -> Acceptance:
@@ -413,6 +392,10 @@ class ResultsStore:
             cur.execute(
                 self._sql("UPDATE acceptances SET undone_at = ?, undone_by = ? WHERE id = ?"),
                 (time.time(), who, acceptance_id),
+            )
+            undone = found[0]
+            self._revisions.touch_run(
+                cur, undone.run_id, None if undone.context_key == EVERY_CONTEXT else undone.context_key
             )
         return found[0]
 

@@ -18,6 +18,7 @@ from typing import Any
 from ..judge.fairness import jain_fairness
 from ..model import Measurement
 from ..model.context_key import context_key
+from .store_revisions import POSTGRES_COUNTER, SQLITE_COUNTER, TABLES
 from .store_rows import latency_p99_of, latency_rtts_of
 
 # Version 1: what every store starts from; the migrations below bring it to the latest.
@@ -97,6 +98,9 @@ class Migration:
     # Columns whose values are derived from each row's JSON data (:func:`figure_columns`):
     # filled in for the rows stored before the step, where they are still NULL.
     derived: tuple[str, ...] = ()
+    # Statements of one dialect, run before the common ones.
+    sqlite: tuple[str, ...] = ()
+    postgresql: tuple[str, ...] = ()
 
 
 # The figures history reads, in columns of their own (:func:`figure_columns`, version 3).
@@ -124,6 +128,13 @@ MIGRATIONS = (
             "ON measurements (context_key, run_id, started)",
         ),
         derived=FIGURE_COLUMNS,
+    ),
+    Migration(
+        4,
+        "each context's standing kept and walked on night by night (record/standing_memo.py)",
+        statements=TABLES,
+        sqlite=SQLITE_COUNTER,
+        postgresql=POSTGRES_COUNTER,
     ),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version

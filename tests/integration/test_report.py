@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -13,7 +12,7 @@ from pytest_pinet.cli.report import last_night
 from pytest_pinet.errors import PinetError
 from pytest_pinet.record.report import allure_cli, build_report
 
-from ..fake_store import RowsStore
+from ..fake_store import store_of_rows
 from ..report_browser import chromium, result_id_of, serve, shoot
 from ..unit.test_allure import TESTS, THRESHOLDS
 
@@ -118,7 +117,7 @@ def test_the_report_read_in_chromium_leads_with_what_got_worse(pytester, monkeyp
         assert (shots / f"{name}.png").stat().st_size > 20_000
 
 
-def test_the_morning_lists_what_failed_first_then_the_largest_drops():
+def test_the_morning_lists_what_failed_first_then_the_largest_drops(tmp_path):
     from pytest_pinet.record.night_digest import night_digest_of
     from pytest_pinet.record.store import StoredMeasurement
 
@@ -132,7 +131,7 @@ def test_the_morning_lists_what_failed_first_then_the_largest_drops():
 
     rows = [row(f"n{n}", key, v, "pass", n) for n in (1, 2) for key, v in ((gbe, 941.3), (disk, 5598.7))]
     rows += [row("n3", gbe, 913.2, "regression+below-threshold", 3.0), row("n3", disk, 3558.2, "pass", 3.1)]
-    store: Any = RowsStore(rows)
+    store = store_of_rows(rows, tmp_path / "s.sqlite")
     morning = night_digest_of(store, "n3", [{"kind": "lab-fault"}])
     assert (morning.regressions, morning.below_threshold, morning.lab_faults, morning.measured) == (
         1,

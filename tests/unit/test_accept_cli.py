@@ -8,7 +8,8 @@ import pytest
 
 from pytest_pinet.cli.main import main
 from pytest_pinet.model.context_key import context_key
-from pytest_pinet.record.nightly import nights_of, standing_before
+from pytest_pinet.record.nightly import nights_of
+from pytest_pinet.record.standing_memo import standing_before
 from pytest_pinet.record.store import ResultsStore
 
 from .test_store import _measurement

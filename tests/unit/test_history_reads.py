@@ -17,8 +17,9 @@ from pytest_pinet.judge import standing as standing_module
 from pytest_pinet.judge.changepoints import ChangePolicy, RunSeries, detect_change_points
 from pytest_pinet.judge.standing import Night
 from pytest_pinet.judge.stats import MAD_TO_SD, median_standard_error
-from pytest_pinet.record import nightly
-from pytest_pinet.record.nightly import GOODPUT, LATENCY, nights_of, recent_nights
+from pytest_pinet.record import nightly, standing_memo
+from pytest_pinet.record.nightly import GOODPUT, LATENCY, nights_of
+from pytest_pinet.record.standing_memo import persisting_regressions, standing_before
 from pytest_pinet.record.store import ResultsStore
 from pytest_pinet.record.store_schema import BASE_SCHEMA, IMPORTED_COLUMNS, SCHEMA_VERSION
 
@@ -170,23 +171,82 @@ def _row(store: ResultsStore, run: str, day: float, goodput: float, verdict: str
         store.set_latency_verdict(row, "pass" if verdict != "lab-fault" else verdict, "")
 
 
-def test_a_contexts_last_nights_are_read_as_the_runs_that_hold_them(tmp_path, monkeypatch):
-    monkeypatch.setattr(nightly, "MAX_NIGHTS", 4)
+def _cold(store: ResultsStore, run_id: str | None, metric: nightly.Metric) -> standing_module.Standing:
+    """The standing a walk from the first night gives, with nothing kept."""
+    rows = store.history(KEY, limit=None)
+    if run_id is not None:
+        tonight = [r.started for r in rows if r.run_id == run_id]
+        rows = [r for r in rows if r.run_id != run_id and (not tonight or r.started < min(tonight))]
+    return standing_module.standing_of(KEY, nights_of(rows, metric), store.acceptances())
+
+
+def test_a_kept_standing_is_the_one_a_walk_from_the_first_night_gives_whatever_changed(tmp_path, monkeypatch):
+    monkeypatch.setattr(standing_module, "HORIZON_NIGHTS", 6)  # long histories outgrow the horizon
     store = ResultsStore(str(tmp_path / "s.sqlite"))
-    rng = random.Random(3)
-    for n in range(14):
-        verdict = rng.choice(["pass", "pass", "pass", "lab-fault", "", "regression"])
-        _row(store, f"r{n:02d}", n, 940 + rng.random(), verdict)
-        if rng.random() < 0.3:  # measured again after a failing attempt
-            _row(store, f"r{n:02d}", n + 0.01, 930 + rng.random(), "pass")
-    store.exclude_run("r05", "a known-bad night")
-    full = store.history(KEY)
-    for metric in (GOODPUT, LATENCY):
-        assert recent_nights(store, KEY, None, metric) == nights_of(full, metric)[-4:]
-        tonight = [r.started for r in full if r.run_id == "r12"]
-        before = [r for r in full if r.run_id != "r12" and r.started < min(tonight)]
-        assert recent_nights(store, KEY, "r12", metric) == nights_of(before, metric)[-4:]
-    assert len(recent_nights(store, KEY, None)) == 4
+    rng = random.Random(5)
+    level, rows, accepted = 940.0, [], []
+    for n in range(40):
+        run = f"r{n:02d}"
+        if rng.random() < 0.15:
+            level *= rng.choice([0.95, 0.97, 1.02])
+        verdict = rng.choice(["pass"] * 6 + ["lab-fault", "", "regression"])
+        _row(store, run, n, level * (1 + rng.gauss(0, 0.002)), verdict)
+        if rng.random() < 0.2:  # measured again after a failing attempt
+            _row(store, run, n + 0.01, level * (1 + rng.gauss(0, 0.002)), "pass")
+        rows.append(run)
+        event = rng.random()
+        if event < 0.1:
+            store.exclude_run(rng.choice(rows), "a known-bad night")
+        elif event < 0.15:
+            store.include_run(rng.choice(rows))
+        elif event < 0.25:
+            accepted.append(store.accept(rng.choice(rows), rng.choice([KEY, "*"]), "new level", "lab"))
+        elif event < 0.3 and accepted:
+            store.undo_acceptance(accepted.pop(rng.randrange(len(accepted))).id, "lab")
+        elif event < 0.35:  # a verdict set again on an old row
+            old = rng.choice(store.history(KEY, limit=None))
+            store.set_verdict(old.id, rng.choice(["pass", "lab-fault"]), "")
+        for metric in (GOODPUT, LATENCY):
+            assert standing_before(store, KEY, None, metric=metric) == _cold(store, None, metric)
+            assert standing_before(store, KEY, run, metric=metric) == _cold(store, run, metric)
+    assert len(_cold(store, None, GOODPUT).accepted) <= 6
+    store.close()
+
+
+def test_a_night_walks_on_from_the_kept_standing_and_a_change_walks_again(tmp_path, monkeypatch):
+    store = ResultsStore(str(tmp_path / "s.sqlite"))
+    for n in range(8):
+        _row(store, f"r{n}", n, 940.0 + n % 3 * 0.1, "pass")
+        standing_before(store, KEY, None)  # as the night's end keeps it
+    walks: list[int] = []
+    walked = standing_module.standing_of
+
+    def counted(key: str, nights: list[Night], *args: object) -> standing_module.Standing:
+        walks.append(len(nights))
+        return walked(key, nights, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(standing_memo, "standing_of", counted)
+    _row(store, "r8", 8, 941.0, "")  # tonight, measured, not yet judged
+    standing_before(store, KEY, "r8")  # tonight's verdict: last night's standing, kept
+    store.set_verdict(store.history(KEY)[-1].id, "pass", "")
+    standing_before(store, KEY, None)  # after tonight: walked on by one night
+    standing_before(store, KEY, None)
+    assert walks == []
+    store.set_verdict(store.history(KEY)[0].id, "lab-fault", "")  # an old night changed
+    standing_before(store, KEY, None)
+    assert walks == [8]  # walked again from the first night (the changed one left out)
+    store.close()
+
+
+def test_a_regression_older_than_the_horizon_stays_red_until_accepted(tmp_path, monkeypatch):
+    monkeypatch.setattr(standing_module, "HORIZON_NIGHTS", 5)
+    store = ResultsStore(str(tmp_path / "s.sqlite"))
+    for n in range(12):
+        _row(store, f"r{n:02d}", n, 940.0 + n % 2 * 0.2 if n < 5 else 900.0, "pass")
+    (pending,) = [p for p in persisting_regressions(store) if p.metric is GOODPUT]
+    assert pending.first.run_id == "r05" and len(pending.standing.regressed) == 7
+    store.accept("r05", KEY, "the new driver is slower, on purpose", "lab")
+    assert not [p for p in persisting_regressions(store) if p.metric is GOODPUT]
     store.close()
 
 

@@ -24,7 +24,8 @@ from pytest_pinet.measure.judging import GoodputJudge, OutcomeKind, with_latency
 from pytest_pinet.model import Measurement, QdiscUse, TcpDetail
 from pytest_pinet.model.context_key import context_key
 from pytest_pinet.model.latency import BacklogSample, LatencyUse, ProbeFigures
-from pytest_pinet.record.nightly import GOODPUT, LATENCY, nights_of, persisting_regressions, standing_before
+from pytest_pinet.record.nightly import GOODPUT, LATENCY, nights_of
+from pytest_pinet.record.standing_memo import persisting_regressions, standing_before
 from pytest_pinet.record.store import ResultsStore
 from pytest_pinet.record.store_schema import BASE_SCHEMA, SCHEMA_VERSION
 from pytest_pinet.record.summary_tables import link_latency_table, queue_cells

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pytest_pinet.record.night_digest import night_digest_of
 from pytest_pinet.record.store import StoredMeasurement
 
-from ..fake_store import RowsStore as _Store
+from ..fake_store import store_of_rows
 
 ROUTED = "board=qpi|link=lan|scenario=routing|direction=download|qdisc=pfifo_fast"
 
@@ -23,9 +23,9 @@ def _clean_nights() -> list[StoredMeasurement]:
     return [_row(f"n{n}", float(n), p99, "pass") for n, p99 in enumerate((20.0, 20.4, 20.2, 20.1, 20.3), 1)]
 
 
-def test_a_rise_in_p90_is_a_latency_regression_new_then_persisting():
+def test_a_rise_in_p90_is_a_latency_regression_new_then_persisting(tmp_path):
     rows = [*_clean_nights(), _row("n6", 6.0, 60.0, "regression")]
-    morning = night_digest_of(_Store(rows), "n6", [])  # type: ignore[arg-type]
+    morning = night_digest_of(store_of_rows(rows, tmp_path / "n6.sqlite"), "n6", [])
     (regressed,) = morning.latency_new
     assert not morning.latency_persisting and not morning.new  # goodput held: no goodput regression
     assert (round(regressed.accepted, 1), regressed.tonight) == (20.2, 60.0)
@@ -37,14 +37,14 @@ def test_a_rise_in_p90_is_a_latency_regression_new_then_persisting():
     assert "- new: qpi / lan / routing / download / pfifo_fast: 20.2 -> 60.0 ms" in morning.markdown()
 
     rows.append(_row("n7", 7.0, 61.0, "regression"))
-    night7 = night_digest_of(_Store(rows), "n7", [])  # type: ignore[arg-type]
+    night7 = night_digest_of(store_of_rows(rows, tmp_path / "n7.sqlite"), "n7", [])
     (still,) = night7.latency_persisting
     assert (still.since_run, still.nights) == ("n6", 2) and not night7.latency_new
     assert night7.variables()["Latency regressions"] == "1 (0 new tonight, 1 persisting)"
 
 
-def test_a_fall_in_p90_is_no_regression():
+def test_a_fall_in_p90_is_no_regression(tmp_path):
     rows = [*_clean_nights(), _row("n6", 6.0, 5.0, "pass")]
-    morning = night_digest_of(_Store(rows), "n6", [])  # type: ignore[arg-type]
+    morning = night_digest_of(store_of_rows(rows, tmp_path / "n6.sqlite"), "n6", [])
     assert morning.latency_new == morning.latency_persisting == []
     assert morning.variables()["Latency regressions"] == "0 (0 new tonight, 0 persisting)"

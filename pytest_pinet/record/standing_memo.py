@@ -1,0 +1,251 @@
+"""A context's standing kept in the store and walked on night by night, never walked twice.
+
+The standing (judge/standing.py) is a fold over a context's nights. Walking a year of them for
+every context each time someone asks "what is in regression?" costs seconds per lab; so the
+store keeps each context's standing under the pairs it was walked from (record/
+store_revisions.py) and:
+
+- tonight's verdict takes the standing kept after last night, when nothing it was walked from
+  has changed since (the pairs before tonight's run are the pairs it was kept for);
+- the standing after tonight is the kept one walked on by tonight's night alone;
+- anything else (a verdict changed, a run excluded, an acceptance made or undone, other
+  rules, a store kept by an older pinet) walks the context from its first night, as a walk
+  without any kept standing would, and keeps the result.
+
+So a kept standing is always the one a full walk gives: keeping it changes how fast an answer
+comes, never the answer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import astuple, dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from ..judge.baseline import BaselinePolicy
+from ..judge.changepoints import ChangePoint
+from ..judge.standing import HORIZON_NIGHTS, Acceptance, Night, Standing, judge_night, standing_of
+from .nightly import GOODPUT, LATENCY, Metric, Persisting, nights_of
+from .store import ResultsStore
+from .store_revisions import PairSet
+
+# What a kept standing depends on besides its nights: the code that walks and the night figure.
+_WALKING_CODE = (
+    "judge/standing.py",
+    "judge/baseline.py",
+    "judge/changepoints.py",
+    "judge/stats.py",
+    "judge/tail.py",
+    "record/nightly.py",
+    "model/latency.py",
+)
+
+
+@cache
+def _code_digest() -> str:
+    """A digest of the code a walk runs: a standing kept by other code is walked again."""
+    root = Path(__file__).resolve().parents[1]
+    digest = hashlib.sha256()
+    for name in _WALKING_CODE:
+        digest.update((root / name).read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def rules_of(policy: BaselinePolicy) -> str:
+    """The rules a standing was walked by, as the key it is kept under."""
+    return f"{astuple(policy)}|{HORIZON_NIGHTS}|{_code_digest()}"
+
+
+@dataclass
+class StandingBook:
+    """The standings of one store, for one set of rules: read, walked on and kept."""
+
+    store: ResultsStore
+    policy: BaselinePolicy = field(default_factory=BaselinePolicy)
+    _acceptances: list[Acceptance] | None = None
+
+    @property
+    def rules(self) -> str:
+        """The key the standings are kept under."""
+        return rules_of(self.policy)
+
+    def acceptances(self) -> list[Acceptance]:
+        """The store's standing acceptances, read once per book."""
+        if self._acceptances is None:
+            self._acceptances = self.store.acceptances()
+        return self._acceptances
+
+    def before(self, key: str, run_id: str | None, metric: Metric = GOODPUT) -> Standing:
+        """Context ``key``'s standing of ``metric`` from its nights before run ``run_id`` (None:
+        all of them): the kept one when it is still the one its nights give, else walked."""
+        if run_id is None:
+            return self.now(key, metric)
+        pairs, cut = self.store.standing_pairs(key, run_id)
+        if cut is None:
+            return self.now(key, metric)
+        if pairs is None:
+            return self._walk(key, [], metric)
+        whole = pairs.last_started < cut  # every row of the pairs is before tonight's first
+        if whole:
+            kept = self.store.kept_standing(key, metric.name, self.rules, pairs)
+            if kept is not None:
+                return loads(kept)
+        rows = [
+            r
+            for r in self.store.history(key, limit=None, probes=metric is not GOODPUT)
+            if r.run_id != run_id and r.started < cut
+        ]
+        standing = self._walk(key, nights_of(rows, metric), metric)
+        if whole:
+            self._keep(key, metric, pairs, standing)
+        return standing
+
+    def now(self, key: str, metric: Metric = GOODPUT) -> Standing:
+        """Context ``key``'s standing of ``metric`` after all its nights."""
+        every = self.store.standing_pairs(key, None)[0]
+        if every is None:
+            return self._walk(key, [], metric)
+        kept = self.store.kept_standing(key, metric.name, self.rules, every)
+        if kept is not None:
+            return loads(kept)
+        newest = self.store.newest_run_of(key)
+        before, cut = self.store.standing_pairs(key, newest) if newest else (None, None)
+        if (
+            before is not None
+            and cut is not None
+            and before.last_started < cut
+            and every.runs == before.runs + 1
+        ):
+            kept = self.store.kept_standing(key, metric.name, self.rules, before)
+            if kept is not None and newest is not None:
+                # Last night's standing, walked on by tonight's night alone.
+                standing = loads(kept)
+                tonight = self.store.history(key, limit=None, probes=metric is not GOODPUT, of_run=newest)
+                for night in nights_of(tonight, metric):
+                    standing = judge_night(standing, night, self.acceptances(), self.policy).after
+                self._keep(key, metric, every, standing)
+                return standing
+        rows = self.store.history(key, limit=None, probes=metric is not GOODPUT)
+        standing = self._walk(key, nights_of(rows, metric), metric)
+        self._keep(key, metric, every, standing)
+        return standing
+
+    def regressed(
+        self, metrics: Sequence[Metric], lab: str | None = None
+    ) -> list[tuple[str, Metric, Standing]]:
+        """Every context (of ``lab``) and metric whose standing holds an unaccepted regression:
+        the kept standings are read in one question, the others walked and kept."""
+        found = []
+        for metric in metrics:
+            for key, flag, state in self.store.standings_listing(metric.name, self.rules, lab):
+                if flag is None:
+                    standing = self.now(key, metric)
+                    if standing.regressed:
+                        found.append((key, metric, standing))
+                elif flag and state is not None:
+                    found.append((key, metric, loads(state)))
+        return found
+
+    def _walk(self, key: str, nights: list[Night], metric: Metric) -> Standing:
+        return standing_of(key, nights, self.acceptances(), self.policy)
+
+    def _keep(self, key: str, metric: Metric, pairs: PairSet, standing: Standing) -> None:
+        self.store.keep_standing(
+            key, metric.name, self.rules, pairs, bool(standing.regressed), dumps(standing)
+        )
+
+
+def _night(night: Night) -> list[Any]:
+    return [night.run_id, night.started, night.value, list(night.samples), dict(night.meta), night.margin]
+
+
+def _read_night(data: list[Any]) -> Night:
+    run_id, started, value, samples, meta, margin = data
+    return Night(run_id, float(started), float(value), tuple(float(x) for x in samples), meta, float(margin))
+
+
+def _acceptance(accept: Acceptance | None) -> list[Any] | None:
+    return None if accept is None else list(astuple(accept))
+
+
+def _read_acceptance(data: list[Any] | None) -> Acceptance | None:
+    if data is None:
+        return None
+    id_, run_id, context, why, who, at = data
+    return Acceptance(int(id_), run_id, context, why, who, float(at))
+
+
+def dumps(standing: Standing) -> str:
+    """A standing as JSON (floats as Python writes them, so they come back the same)."""
+    change = standing.change
+    return json.dumps(
+        {
+            "key": standing.key,
+            "accepted": [_night(n) for n in standing.accepted],
+            "regressed": [_night(n) for n in standing.regressed],
+            "change": None
+            if change is None
+            else [
+                change.run_id,
+                change.before_median,
+                change.after_median,
+                change.change_percent,
+                change.p_value,
+                {k: list(v) for k, v in change.came_with.items()},
+            ],
+            "accepted_by": _acceptance(standing.accepted_by),
+            "accepts": [_acceptance(a) for a in standing.accepts],
+        }
+    )
+
+
+def loads(text: str) -> Standing:
+    """A standing :func:`dumps` wrote."""
+    data = json.loads(text)
+    change = data["change"]
+    return Standing(
+        data["key"],
+        tuple(_read_night(n) for n in data["accepted"]),
+        tuple(_read_night(n) for n in data["regressed"]),
+        None
+        if change is None
+        else ChangePoint(
+            change[0],
+            float(change[1]),
+            float(change[2]),
+            float(change[3]),
+            float(change[4]),
+            {k: (v[0], v[1]) for k, v in change[5].items()},
+        ),
+        _read_acceptance(data["accepted_by"]),
+        tuple(a for a in (_read_acceptance(x) for x in data["accepts"]) if a is not None),
+    )
+
+
+def standing_before(
+    store: ResultsStore,
+    key: str,
+    run_id: str | None,
+    policy: BaselinePolicy | None = None,
+    metric: Metric = GOODPUT,
+) -> Standing:
+    """Context ``key``'s standing of ``metric`` from its stored nights before run ``run_id``
+    (None: all of them) and the store's acceptances."""
+    return StandingBook(store, policy or BaselinePolicy()).before(key, run_id, metric)
+
+
+def persisting_regressions(
+    store: ResultsStore,
+    policy: BaselinePolicy | None = None,
+    metrics: Sequence[Metric] = (GOODPUT, LATENCY),
+    lab: str | None = None,
+) -> list[Persisting]:
+    """Every context and metric of the store (of ``lab`` only, when named) whose latest night
+    is in an unaccepted regression, the worst first."""
+    book = StandingBook(store, policy or BaselinePolicy())
+    found = [Persisting(key, standing, metric) for key, metric, standing in book.regressed(metrics, lab)]
+    return sorted(found, key=lambda p: p.worse_pct)

@@ -1,0 +1,266 @@
+"""What changed in a context's history, counted, and the standings kept against those counts.
+
+A context's standing (judge/standing.py) is a fold over its nights, so it can be kept and
+walked on from: but only while nothing it was walked from has changed. Every change to what a
+standing reads (a row stored, a verdict set, a run excluded or included, an acceptance made or
+undone) gives the (context, run) pair it touches a new *revision* from one store-wide counter
+that only grows. A set of pairs is then known by its count and its highest revision: a set
+with a pair the other lacks, or a pair touched since, has a higher one (see
+:meth:`Revisions.before`). A standing is kept under the count and highest revision of the pairs
+it was walked from, and found again only while they are the same.
+
+PostgreSQL hands out revisions from a sequence with each context's row locked while its pairs
+change, so two runners touching one context take turns and revisions of a context are
+committed in order; SQLite has one writer at a time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+# The tables, added by migration 4 (store_schema), and what each dialect counts with.
+TABLES = (
+    """CREATE TABLE IF NOT EXISTS context_runs (
+        context_key TEXT NOT NULL,
+        run_id TEXT NOT NULL,
+        first_started DOUBLE PRECISION NOT NULL,
+        last_started DOUBLE PRECISION NOT NULL,
+        revision BIGINT NOT NULL,
+        PRIMARY KEY (context_key, run_id)
+    )""",
+    """CREATE INDEX IF NOT EXISTS context_runs_run ON context_runs (run_id)""",
+    """CREATE TABLE IF NOT EXISTS contexts (
+        context_key TEXT PRIMARY KEY,
+        lab TEXT NOT NULL,
+        runs BIGINT NOT NULL,
+        revision BIGINT NOT NULL
+    )""",
+    """CREATE INDEX IF NOT EXISTS contexts_lab ON contexts (lab)""",
+    """CREATE TABLE IF NOT EXISTS standings (
+        context_key TEXT NOT NULL,
+        metric TEXT NOT NULL,
+        rules TEXT NOT NULL,
+        runs BIGINT NOT NULL,
+        revision BIGINT NOT NULL,
+        regressed INTEGER NOT NULL,
+        state TEXT NOT NULL,
+        PRIMARY KEY (context_key, metric, rules, runs, revision)
+    )""",
+    # The pairs of every stored measurement, at revision 1: a store's history as it is when
+    # it first counts; everything after gets a higher revision.
+    """INSERT INTO context_runs (context_key, run_id, first_started, last_started, revision)
+        SELECT context_key, run_id, MIN(started), MAX(started), 1 FROM measurements WHERE 1 = 1
+        GROUP BY context_key, run_id
+        ON CONFLICT (context_key, run_id) DO NOTHING""",
+    """INSERT INTO contexts (context_key, lab, runs, revision)
+        SELECT context_key, MIN(lab), COUNT(DISTINCT run_id), 1 FROM measurements WHERE 1 = 1
+        GROUP BY context_key
+        ON CONFLICT (context_key) DO NOTHING""",
+)
+SQLITE_COUNTER = (
+    "CREATE TABLE IF NOT EXISTS pinet_sequence (value BIGINT NOT NULL)",
+    "INSERT INTO pinet_sequence (value) SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM pinet_sequence)",
+)
+POSTGRES_COUNTER = ("CREATE SEQUENCE IF NOT EXISTS pinet_revisions START 2",)
+KEPT_PER_CONTEXT = 2  # standings kept per context, metric and rules: before tonight and after it
+
+
+@dataclass(frozen=True)
+class PairSet:
+    """A set of a context's (context, run) pairs, by what identifies it: how many, the highest
+    revision; and the last row any of them holds (a set read up to a cut must end before it)."""
+
+    runs: int
+    revision: int
+    last_started: float = float("-inf")
+
+
+class Revisions:
+    """The counting, on a cursor of the store's transaction (after its first write, which holds
+    SQLite's lock); ``param`` is the store's placeholder, which names the dialect."""
+
+    def __init__(self, param: str) -> None:
+        self.postgres = param == "%s"
+        self._param = param
+
+    def _sql(self, statement: str) -> str:
+        return statement.replace("?", self._param)
+
+    def _next(self, cur: Any) -> int:
+        if self.postgres:
+            cur.execute("SELECT nextval('pinet_revisions')")
+        else:
+            cur.execute("UPDATE pinet_sequence SET value = value + 1")
+            cur.execute("SELECT value FROM pinet_sequence")
+        return int(cur.fetchone()[0])
+
+    def touch(self, cur: Any, pairs: Iterable[tuple[str, str, float, float, str]]) -> None:
+        """New revisions for (context, run, first started, last started, lab) pairs: a pair
+        not counted yet is added, one counted widens to the rows given."""
+        for key, run_id, first, last, lab in pairs:
+            cur.execute(
+                self._sql(
+                    "INSERT INTO contexts (context_key, lab, runs, revision) VALUES (?, ?, 0, 0) "
+                    "ON CONFLICT (context_key) DO NOTHING"
+                ),
+                (key, lab),
+            )
+            if self.postgres:  # one runner at a time per context: revisions commit in order
+                cur.execute("SELECT 1 FROM contexts WHERE context_key = %s FOR UPDATE", (key,))
+            revision = self._next(cur)
+            cur.execute(
+                self._sql(
+                    "INSERT INTO context_runs (context_key, run_id, first_started, last_started, revision) "
+                    "VALUES (?, ?, ?, ?, ?) ON CONFLICT (context_key, run_id) DO UPDATE SET "
+                    "revision = excluded.revision, "
+                    "first_started = CASE WHEN excluded.first_started < context_runs.first_started "
+                    "THEN excluded.first_started ELSE context_runs.first_started END, "
+                    "last_started = CASE WHEN excluded.last_started > context_runs.last_started "
+                    "THEN excluded.last_started ELSE context_runs.last_started END"
+                ),
+                (key, run_id, first, last, revision),
+            )
+            cur.execute(
+                self._sql(
+                    "UPDATE contexts SET revision = ?, "
+                    "runs = (SELECT COUNT(*) FROM context_runs WHERE context_key = ?) WHERE context_key = ?"
+                ),
+                (revision, key, key),
+            )
+
+    def touch_row(self, cur: Any, row_id: int) -> None:
+        """A new revision for the pair of measurement ``row_id`` (its verdict changed)."""
+        cur.execute(
+            self._sql("SELECT context_key, run_id, started, lab FROM measurements WHERE id = ?"), (row_id,)
+        )
+        found = cur.fetchone()
+        if found is not None:
+            key, run_id, started, lab = found
+            self.touch(cur, [(key, run_id, float(started), float(started), lab)])
+
+    def touch_run(self, cur: Any, run_id: str, key: str | None = None) -> None:
+        """New revisions for every pair of run ``run_id`` (of context ``key`` only, when named):
+        the run was excluded or included, or an acceptance of it made or undone."""
+        query = "SELECT p.context_key, p.first_started, p.last_started, c.lab FROM context_runs p "
+        query += "JOIN contexts c ON c.context_key = p.context_key WHERE p.run_id = ?"
+        args: tuple[Any, ...] = (run_id,)
+        if key is not None:
+            query += " AND p.context_key = ?"
+            args = (run_id, key)
+        cur.execute(self._sql(query), args)
+        pairs = [(k, run_id, float(first), float(last), lab) for k, first, last, lab in cur.fetchall()]
+        self.touch(cur, pairs)
+
+    def every(self, cur: Any, key: str) -> PairSet | None:
+        """The set of all of context ``key``'s pairs (None: it has none)."""
+        cur.execute(self._sql("SELECT runs, revision FROM contexts WHERE context_key = ?"), (key,))
+        found = cur.fetchone()
+        return PairSet(int(found[0]), int(found[1])) if found is not None and found[0] else None
+
+    def before(self, cur: Any, key: str, run_id: str) -> tuple[PairSet | None, float | None]:
+        """The set of ``key``'s pairs a standing before run ``run_id`` reads (those of other runs
+        that began before its first row), and that cut (None: the run holds no row of ``key``).
+
+        Two such sets, or such a set and one of all pairs, with the same count and highest
+        revision are the same: pairs are never removed and every pair added or touched after a
+        set was counted has a higher revision than any in it, so a different set of the same
+        size would hold one."""
+        cur.execute(
+            self._sql("SELECT first_started FROM context_runs WHERE context_key = ? AND run_id = ?"),
+            (key, run_id),
+        )
+        found = cur.fetchone()
+        if found is None:
+            return self.every(cur, key), None
+        cut = float(found[0])
+        cur.execute(
+            self._sql(
+                "SELECT COUNT(*), MAX(revision), MAX(last_started) FROM context_runs "
+                "WHERE context_key = ? AND run_id <> ? AND first_started < ?"
+            ),
+            (key, run_id, cut),
+        )
+        runs, revision, last = cur.fetchone()
+        return (PairSet(int(runs), int(revision), float(last)) if runs else None), cut
+
+    def kept(self, cur: Any, key: str, metric: str, rules: str, pairs: PairSet) -> str | None:
+        """The standing kept for exactly ``pairs`` (its JSON), if any."""
+        cur.execute(
+            self._sql(
+                "SELECT state FROM standings WHERE context_key = ? AND metric = ? AND rules = ? "
+                "AND runs = ? AND revision = ?"
+            ),
+            (key, metric, rules, pairs.runs, pairs.revision),
+        )
+        found = cur.fetchone()
+        return str(found[0]) if found is not None else None
+
+    def keep(
+        self, cur: Any, key: str, metric: str, rules: str, pairs: PairSet, regressed: bool, state: str
+    ) -> None:
+        """Keep a standing for ``pairs``; the older ones of the context beyond
+        :data:`KEPT_PER_CONTEXT` go."""
+        cur.execute(
+            self._sql(
+                "INSERT INTO standings (context_key, metric, rules, runs, revision, regressed, state) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (context_key, metric, rules, runs, revision) DO NOTHING"
+            ),
+            (key, metric, rules, pairs.runs, pairs.revision, int(regressed), state),
+        )
+        cur.execute(
+            self._sql(
+                "SELECT revision FROM standings WHERE context_key = ? AND metric = ? AND rules = ? "
+                "ORDER BY revision DESC"
+            ),
+            (key, metric, rules),
+        )
+        revisions = [int(r[0]) for r in cur.fetchall()]
+        if len(revisions) > KEPT_PER_CONTEXT:
+            cur.execute(
+                self._sql(
+                    "DELETE FROM standings WHERE context_key = ? AND metric = ? AND rules = ? "
+                    "AND revision < ?"
+                ),
+                (key, metric, rules, revisions[KEPT_PER_CONTEXT - 1]),
+            )
+
+    def listing(
+        self, cur: Any, metric: str, rules: str, lab: str | None
+    ) -> list[tuple[str, str, PairSet, int | None, str | None]]:
+        """Every context (of ``lab``): key, lab, its pairs, and for the standing kept for them
+        whether it is in regression (None: none kept) and, when it is, the standing."""
+        query = (
+            "SELECT c.context_key, c.lab, c.runs, c.revision, s.regressed, "
+            "CASE WHEN s.regressed = 1 THEN s.state ELSE NULL END FROM contexts c "
+            "LEFT JOIN standings s ON s.context_key = c.context_key AND s.metric = ? AND s.rules = ? "
+            "AND s.runs = c.runs AND s.revision = c.revision WHERE c.runs > 0"
+        )
+        args: list[Any] = [metric, rules]
+        if lab is not None:
+            query += " AND c.lab = ?"
+            args.append(lab)
+        cur.execute(self._sql(query + " ORDER BY c.context_key"), tuple(args))
+        return [
+            (
+                str(k),
+                str(lab_of),
+                PairSet(int(runs), int(revision)),
+                None if flag is None else int(flag),
+                state,
+            )
+            for k, lab_of, runs, revision, flag, state in cur.fetchall()
+        ]
+
+
+def pairs_of_rows(rows: Sequence[Mapping[str, Any]]) -> list[tuple[str, str, float, float, str]]:
+    """The (context, run, first, last, lab) pairs whole rows touch."""
+    spans: dict[tuple[str, str], list[Any]] = {}
+    for row in rows:
+        pair = (str(row["context_key"]), str(row["run_id"]))
+        started = float(row["started"])
+        span = spans.setdefault(pair, [started, started, str(row["lab"])])
+        span[0], span[1] = min(span[0], started), max(span[1], started)
+    return [(key, run, first, last, lab) for (key, run), (first, last, lab) in spans.items()]
