@@ -93,7 +93,8 @@ def planted_keys(night: Sequence[Mapping[str, Any]], plan: HistoryPlan) -> set[s
     return set(draw.sample(keys, min(plan.drop_contexts, len(keys))))
 
 
-def _lab_key(key: str, lab: str) -> str:
+def lab_key(key: str, lab: str) -> str:
+    """Context ``key`` of the recorded night as lab ``lab``'s."""
     parsed = ContextKey.parse(key)
     return str(ContextKey(tuple((name, lab if name == "lab" else value) for name, value in parsed.pairs)))
 
@@ -137,7 +138,7 @@ def _night_rows(
         row.update(
             run_id=run_id,
             lab=lab,
-            context_key=_lab_key(key, lab),
+            context_key=lab_key(key, lab),
             started=at + offset,
             finished=at + offset + float(base["finished"]) - float(base["started"]),
             goodput_mbps=data["goodput_mbps"],

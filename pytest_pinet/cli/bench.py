@@ -56,6 +56,27 @@ def register(sub: Any) -> None:
         action="store_true",
         help="only the sensitivity under noise, goodput and latency (no lab, about two minutes)",
     )
+    bench.add_argument(
+        "--history-only",
+        action="store_true",
+        help="only the history benchmark: a store of many labs' nights, its commands timed (no lab)",
+    )
+    bench.add_argument(
+        "--history-nights", type=int, default=365, help="nights of each lab in the history store"
+    )
+    bench.add_argument("--history-labs", type=int, default=10, help="labs sharing the history store")
+    bench.add_argument("--history-steps", type=int, default=3, help="sizes the store is timed at as it grows")
+    bench.add_argument(
+        "--history-repeats", type=int, default=3, help="runs of each command per size (median)"
+    )
+    bench.add_argument(
+        "--history-backends",
+        default="sqlite,postgresql",
+        help="stores to build: sqlite (a file in --history-dir), postgresql (a throwaway server; root)",
+    )
+    bench.add_argument(
+        "--history-dir", default=None, help="where the SQLite store is built (default: a temporary one)"
+    )
     bench.set_defaults(func=cmd_bench)
 
 
@@ -63,6 +84,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     """Start-up, fidelity, overhead and adaptive-duration figures on a bench lab of its own."""
     from ..bench.run import format_table, run_bench, to_json
 
+    if args.history_only:
+        return _history(args)
     noise = _noise(args.noise_trials) if args.noise_trials > 0 else None
     if args.noise_only:
         if noise is None:
@@ -89,6 +112,45 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if noise is not None:
         print("\n".join(_noise_lines(noise)))
     return 0 if all(f["met"] is not False for f in data["figures"]) else 1
+
+
+def _history(args: argparse.Namespace) -> int:
+    """The history benchmark on each backend asked for; exit 1 when a verdict check failed."""
+    import tempfile
+    from contextlib import ExitStack
+    from pathlib import Path
+
+    from ..bench.history_bench import format_history, history_bench, to_json
+    from ..bench.history_store import HistoryPlan
+    from ..bench.scratch_postgres import scratch_postgres, why_not
+
+    backends = [b.strip() for b in args.history_backends.split(",") if b.strip()]
+    unknown = sorted(set(backends) - {"sqlite", "postgresql"})
+    if unknown:
+        raise PinetError(f"--history-backends: unknown {', '.join(unknown)} (sqlite, postgresql)")
+    plan = HistoryPlan(nights=args.history_nights, labs=args.history_labs)
+    results = []
+    with ExitStack() as stack:
+        for backend in backends:
+            if backend == "sqlite":
+                where = (
+                    Path(args.history_dir)
+                    if args.history_dir
+                    else Path(stack.enter_context(tempfile.TemporaryDirectory()))
+                )
+                url = f"sqlite:///{where / 'history.sqlite'}"
+            else:
+                reason = why_not()
+                if reason is not None:
+                    print(f"postgresql: not measured: {reason}")
+                    continue
+                url = stack.enter_context(scratch_postgres())
+            results.append(history_bench(url, backend, plan, args.history_steps, args.history_repeats, print))
+    print(to_json(results))
+    for result in results:
+        print("\n".join(format_history(result)))
+    ok = all(r["verdicts"]["planted_red"] == r["verdicts"]["planted"] for r in results)
+    return 0 if ok and results else 1
 
 
 def _noise(trials: int) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from ..errors import ConfigError, PinetError
 from . import hookspecs
 from .collection import DerivedFeatures, pytest_collection_modifyitems
 from .engagement import engage, options_given
-from .fixtures.state import PINET_RUN, RUN_ID
+from .fixtures.state import PINET_RUN, RUN_ID, keep_standings
 from .option_sources import check_named_lab_files, named_lab
 from .options import add_options
 from .outcomes import (
@@ -135,6 +135,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         return
     decide_night(session)
     if not run.is_worker:
+        keep_standings(run)
         alluredir = getattr(session.config.option, "allure_report_dir", None)
         if alluredir:
             write_allure_run_files(Path(alluredir), run, planned_tests(session.config))

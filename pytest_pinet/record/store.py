@@ -22,7 +22,7 @@ from ..judge.standing import EVERY_CONTEXT, Acceptance
 from ..model import Measurement
 from ..polling import Pace, poll_for
 from .store_revisions import Revisions, pairs_of_rows
-from .store_rows import GOODPUT_COLUMNS, STORED_COLUMNS, stored_row
+from .store_rows import GOODPUT_COLUMNS, STORED_COLUMNS, missing_figures, stored_row
 from .store_rows import StoredMeasurement as StoredMeasurement  # re-exported: rows read back
 from .store_schema import (
     BASE_SCHEMA,
@@ -44,7 +44,8 @@ class ResultsStore(KeptStandings):
 
     def __init__(self, url: str) -> None:
         self.url = url
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
+        self._depth = 0  # transactions open on this connection: only the outermost commits
         if url.startswith(("postgresql://", "postgres://")):
             try:
                 import psycopg
@@ -152,14 +153,25 @@ class ResultsStore(KeptStandings):
     def _tx(self) -> Iterator[Any]:
         with self._lock:
             cur = self._conn.cursor()
+            self._depth += 1
             try:
                 yield cur
-                self._conn.commit()
+                if self._depth == 1:
+                    self._conn.commit()
             except BaseException:
-                self._conn.rollback()
+                if self._depth == 1:
+                    self._conn.rollback()
                 raise
             finally:
+                self._depth -= 1
                 cur.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Group the store calls of the block into one transaction, committed once at its end
+        (keeping a night's standings: one commit, not one per context); a failure undoes them."""
+        with self._tx():
+            yield
 
     def verdict_counts(self, run_id: str) -> dict[str, int]:
         """How many measurements of ``run_id`` got each verdict ("unjudged": none yet)."""
@@ -290,15 +302,25 @@ class ResultsStore(KeptStandings):
             args.append(limit)
         with self._tx() as cur:
             cur.execute(self._sql(query), tuple(args))
-            rows = cur.fetchall()
-        return [stored_row(r) for r in reversed(rows)]
+            return self._read_rows(cur, list(reversed(cur.fetchall())))
+
+    def _read_rows(self, cur: Any, rows: list[Any]) -> list[StoredMeasurement]:
+        """Read rows as measurements, the JSON data of those without figure columns read too."""
+        missing = missing_figures(rows)
+        data: dict[int, str] = {}
+        for start in range(0, len(missing), 500):
+            chunk = missing[start : start + 500]
+            marks = ", ".join("?" for _ in chunk)
+            cur.execute(self._sql(f"SELECT id, data FROM measurements WHERE id IN ({marks})"), tuple(chunk))  # noqa: S608
+            data.update((int(i), str(d)) for i, d in cur.fetchall())
+        return [stored_row(r, data.get(int(r[0]))) for r in rows]
 
     def of_run(self, run_id: str) -> list[StoredMeasurement]:
         """Every measurement of one run, in the order taken."""
         query = f"SELECT {STORED_COLUMNS} FROM measurements WHERE run_id = ? ORDER BY started"  # noqa: S608
         with self._tx() as cur:
             cur.execute(self._sql(query), (run_id,))
-            return [stored_row(r) for r in cur.fetchall()]
+            return self._read_rows(cur, cur.fetchall())
 
     def latest_of_test(self, test_id: str) -> dict[str, Any] | None:
         """The stored data (context, figures) of the newest measurement of ``test_id``: the

@@ -31,6 +31,7 @@ TABLES = (
         PRIMARY KEY (context_key, run_id)
     )""",
     """CREATE INDEX IF NOT EXISTS context_runs_run ON context_runs (run_id)""",
+    """CREATE INDEX IF NOT EXISTS context_runs_first ON context_runs (context_key, first_started)""",
     """CREATE TABLE IF NOT EXISTS contexts (
         context_key TEXT PRIMARY KEY,
         lab TEXT NOT NULL,
@@ -62,6 +63,13 @@ TABLES = (
 SQLITE_COUNTER = (
     "CREATE TABLE IF NOT EXISTS pinet_sequence (value BIGINT NOT NULL)",
     "INSERT INTO pinet_sequence (value) SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM pinet_sequence)",
+    # SQLite keeps a row's columns in one record, the JSON data (kilobytes, in overflow pages)
+    # before the columns added later: reading a verdict or the figures of a row walks its data.
+    # This index holds everything a goodput history reads, so a year of it is read from the
+    # index alone. (PostgreSQL keeps large values apart from the row: it needs none.)
+    "CREATE INDEX IF NOT EXISTS measurements_goodput_history ON measurements "
+    "(context_key, started, id, run_id, test_id, goodput_mbps, kernel, os, adapter, board, verdict, "
+    "latency_verdict, interval_mbps, load_p99_ms)",
 )
 POSTGRES_COUNTER = ("CREATE SEQUENCE IF NOT EXISTS pinet_revisions START 2",)
 KEPT_PER_CONTEXT = 2  # standings kept per context, metric and rules: before tonight and after it

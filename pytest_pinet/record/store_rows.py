@@ -31,28 +31,35 @@ class StoredMeasurement:
     latency_verdict: str = ""  # judge.latency's status ('' : not judged, or stored before v2)
 
 
-# The row's figures come from their own columns (store_schema.figure_columns); the JSON data is
-# read only for a row whose columns are empty (one an older pinet wrote into a newer store).
+# The row's figures come from their own columns (store_schema.figure_columns); a row whose
+# columns are empty (one an older pinet wrote into a newer store) has its JSON data read after
+# (:func:`missing_figures`), so the columns read here stay within SQLite's history index.
 STORED_COLUMNS = (
     "id, run_id, test_id, context_key, started, goodput_mbps, kernel, os, adapter, board, verdict, "
-    "CASE WHEN interval_mbps IS NULL OR load_rtt_ms IS NULL THEN data ELSE NULL END, "
     "latency_verdict, interval_mbps, load_rtt_ms, load_p99_ms"
 )
-# The same without the probes' RTTs (read as none), for what only goodput asks.
+# The same without the probes' RTTs (read as none), for what only goodput asks: every column
+# of it is in SQLite's goodput history index (store_revisions.SQLITE_COUNTER).
 GOODPUT_COLUMNS = STORED_COLUMNS.replace("load_rtt_ms, load_p99_ms", "'[]', load_p99_ms")
 
 
-def stored_row(r: Any) -> StoredMeasurement:
-    if r[11] is not None:
-        data = json.loads(r[11])
+def missing_figures(rows: list[Any]) -> list[int]:
+    """The ids of read rows whose figure columns are empty: their data must be read."""
+    return [int(r[0]) for r in rows if r[12] is None or r[13] is None]
+
+
+def stored_row(r: Any, data_text: str | None = None) -> StoredMeasurement:
+    """A read row; ``data_text``: its JSON data, for a row without figure columns."""
+    if data_text is not None:
+        data = json.loads(data_text)
         intervals = tuple(data.get("interval_mbps", ()))
         rtts, p99 = latency_rtts_of(data), latency_p99_of(data)
     else:
-        intervals, rtts = tuple(json.loads(r[13])), tuple(json.loads(r[14]))
-        p99 = float(r[15]) if r[15] is not None else None
+        intervals, rtts = tuple(json.loads(r[12])), tuple(json.loads(r[13]))
+        p99 = float(r[14]) if r[14] is not None else None
     return StoredMeasurement(
         int(r[0]), r[1], r[2], r[3], float(r[4]), float(r[5]), r[6], r[7], r[8], r[9], r[10],
-        intervals, p99, rtts, r[12] or "",
+        intervals, p99, rtts, r[11] or "",
     )  # fmt: skip
 
 

@@ -2,39 +2,20 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 import socket
-import subprocess
 import tempfile
 from pathlib import Path
 
 import pytest
 
+from pytest_pinet.bench.scratch_postgres import scratch_postgres, why_not
 from pytest_pinet.errors import ConfigError
 from pytest_pinet.judge.fairness import jain_fairness
 from pytest_pinet.model import HostFacts, InterfaceFacts, Measurement, TcpDetail, TrafficContext
 from pytest_pinet.model.context_key import context_key
-from pytest_pinet.polling import wait_until
 from pytest_pinet.record.allure_history import lab_history
 from pytest_pinet.record.store import ResultsStore
 
-
-def postgres_bin() -> Path | None:
-    """The directory of a PostgreSQL server's initdb and postgres, whatever its version: Debian
-    keeps each major version apart (/usr/lib/postgresql/N/bin, newest wins), other systems put
-    them on PATH."""
-    versions = sorted(
-        Path("/usr/lib/postgresql").glob("*/bin/initdb"),
-        key=lambda p: int(p.parts[-3]) if p.parts[-3].isdigit() else 0,
-    )
-    if versions:
-        return versions[-1].parent
-    on_path = shutil.which("initdb")
-    return Path(on_path).parent if on_path else None
-
-
-PG_BIN = postgres_bin()
 BOARD = HostFacts(
     "pi",
     "6.1.0",
@@ -175,57 +156,11 @@ def _free_port() -> int:
 @pytest.fixture
 def postgres():
     """A throwaway PostgreSQL server on loopback, run as the postgres user."""
-    if PG_BIN is None or shutil.which("runuser") is None or os.geteuid() != 0:
-        pytest.skip(
-            "a PostgreSQL server (initdb, any version: apt-get install postgresql) and root are needed"
-        )
-    # Not under pytest's tmp_path: that is private to root and the server runs as postgres.
-    tmp_path = Path(tempfile.mkdtemp(prefix="pinet-pg-"))
-    data = tmp_path / "pg"
-    data.mkdir()
-    shutil.chown(tmp_path, "postgres")
-    shutil.chown(data, "postgres")
-    as_pg = ["runuser", "-u", "postgres", "--"]
-    subprocess.run(
-        [*as_pg, str(PG_BIN / "initdb"), "-D", str(data), "-A", "trust", "-U", "pinet"],
-        check=True,
-        capture_output=True,
-    )
-    port = _free_port()
-    server = subprocess.Popen(
-        [
-            *as_pg,
-            str(PG_BIN / "postgres"),
-            "-D",
-            str(data),
-            "-p",
-            str(port),
-            "-k",
-            str(tmp_path),
-            "-c",
-            "listen_addresses=127.0.0.1",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"postgresql://pinet:secret@127.0.0.1:{port}/postgres"
-
-    import psycopg
-
-    def accepts_logins() -> bool:
-        try:
-            psycopg.connect(url, connect_timeout=2).close()
-        except psycopg.OperationalError:
-            return False
-        return True
-
-    wait_until(
-        accepts_logins, timeout=30, pace=0.1, on_timeout=lambda: AssertionError("PostgreSQL did not start")
-    )
-    yield url
-    server.terminate()
-    server.wait(timeout=20)
-    shutil.rmtree(tmp_path, ignore_errors=True)
+    reason = why_not()
+    if reason is not None:
+        pytest.skip(reason)
+    with scratch_postgres() as url:
+        yield url
 
 
 @pytest.mark.integration
