@@ -92,11 +92,21 @@ def _last_night(
 
 
 def one_night(
-    store: ResultsStore, night: Sequence[dict[str, Any]], plan: HistoryPlan, index: int, first_day: float
+    store: ResultsStore,
+    night: Sequence[dict[str, Any]],
+    plan: HistoryPlan,
+    index: int,
+    first_day: float,
+    lab: str | None = None,
 ) -> dict[str, float]:
-    """Store and judge night ``index`` of the first lab as a run does; its seconds by part."""
+    """Store and judge night ``index`` of ``lab`` (the first) as a run does: each measurement
+    stored, judged against its context's standing before the night and its verdicts set, the
+    standings kept at the end; its seconds by part."""
     policy = BaselinePolicy()
-    lab, run_id, at, rows = next(iter(nights(night, plan, index, index + 1, first_day)))
+    wanted = lab or plan.lab(0)
+    lab, run_id, at, rows = next(
+        n for n in nights(night, plan, index, index + 1, first_day) if n[0] == wanted
+    )
     stored = judged = 0.0
     store.add_run(run_id, lab, "bench-history", started=at)
     for row in rows:

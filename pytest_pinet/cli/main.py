@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from .. import __version__
 from ..errors import PinetError
 from ..extras import require_lab_extra
-from . import accept, bench, bisect, compare, regressions, report, run, runs, thresholds, trends
+from . import accept, bench, bisect, compare, labs, regressions, report, run, runs, thresholds, trends
 from .lab import check, degrade, down, export, power, status, up, vhost_power
 
 # Commands that reach a lab through labgrid (and write Allure results): without the ``lab``
@@ -29,7 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     lab_sub = lab_parser.add_subparsers(dest="lab_command", required=True)
     for lab_command in (up, export, down, status, vhost_power, degrade, power, check):
         lab_command.register(lab_sub)
-    for command in (trends, compare, runs, accept, regressions, thresholds, report, bench, run, bisect):
+    for command in (trends, compare, runs, labs, accept, regressions, thresholds, report, bench, run, bisect):
         command.register(sub)
     return parser
 

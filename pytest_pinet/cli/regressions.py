@@ -9,7 +9,9 @@ import json
 import time
 from typing import Any
 
+from ..model.context_key import ContextKey
 from ..record.night_digest import context_text, scope_text
+from ..record.nightly import Persisting
 from ..record.standing_memo import persisting_regressions
 from .store_access import STORE_HELP, open_store
 
@@ -28,6 +30,7 @@ def cmd_regressions(args: argparse.Namespace) -> int:
         data: dict[str, Any] = {
             "regressions": [
                 {
+                    "lab": ContextKey.parse(p.key).get("lab"),
                     "context": p.key,
                     "label": context_text(p.key),
                     "since_run": p.first.run_id,
@@ -46,8 +49,14 @@ def cmd_regressions(args: argparse.Namespace) -> int:
         }
         print(json.dumps(data, indent=2))
         return 1 if pending else 0
+    by_lab: dict[str, list[Persisting]] = {}
     for p in pending:
-        print(f"{context_text(p.key)}\n  {p.explain()}")
+        by_lab.setdefault(ContextKey.parse(p.key).get("lab"), []).append(p)
+    for lab, of_lab in sorted(by_lab.items()):
+        if len(by_lab) > 1:  # a store shared by labs: each lab's under its name
+            print(f"lab {lab}: {len(of_lab)} context(s) in regression")
+        for p in of_lab:
+            print(f"{context_text(p.key)}\n  {p.explain()}")
     print(f"{len(pending)} context(s) in regression" if pending else "no context in regression")
     for accepted in recent:
         print(f"accepted this week: {accepted.explain()}  [{scope_text(accepted.context_key)}]")

@@ -21,6 +21,7 @@ from typing import Any
 
 from ..judge.standing import EVERY_CONTEXT
 from ..model.context_key import ContextKey
+from .lab_nights import LabNight, lab_nights, labs_markdown
 from .nightly import GOODPUT, LATENCY, Metric, nights_of
 from .standing_memo import standing_before
 from .store import ResultsStore, StoredMeasurement
@@ -88,6 +89,7 @@ class NightDigest:
     accepted: list[str] = field(default_factory=list)  # acceptances of the last week, one line each
     latency_new: list[Regressed] = field(default_factory=list)  # p90 under load rose: new tonight
     latency_persisting: list[Regressed] = field(default_factory=list)  # ... and since an earlier run
+    labs: list[LabNight] = field(default_factory=list)  # every lab of a shared store, side by side
 
     def variables(self) -> dict[str, str]:
         """The Allure "Variables" block, in reading order (latency regressions after the drops).
@@ -173,7 +175,9 @@ class NightDigest:
             ]
         else:
             lines.append("No context fell below its own history.")
-        return "\n".join(lines) + "\n"
+        if self.labs:
+            lines += ["", *labs_markdown(self.labs)]
+        return "\n".join(lines).rstrip("\n") + "\n"
 
 
 def context_text(key: str) -> str:
@@ -269,4 +273,5 @@ def night_digest_of(
         accepted=[f"{a.explain()} [{scope_text(a.context_key)}]" for a in week],
         latency_new=sorted(latency_new, key=lambda r: -r.change_pct),
         latency_persisting=sorted(latency_persisting, key=lambda r: -r.change_pct),
+        labs=lab_nights(store) if len(store.labs()) > 1 else [],
     )

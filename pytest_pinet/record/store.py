@@ -452,6 +452,12 @@ class ResultsStore(KeptStandings):
                 cur.execute(self._sql("SELECT COUNT(*) FROM measurements WHERE run_id = ?"), (run_id,))
             return int(cur.fetchone()[0])
 
+    def labs(self) -> list[str]:
+        """The labs that have a run in this store."""
+        with self._tx() as cur:
+            cur.execute("SELECT DISTINCT lab FROM runs ORDER BY lab")
+            return [str(r[0]) for r in cur.fetchall()]
+
     def lab_of_run(self, run_id: str) -> str | None:
         """The lab ``run_id`` measured (None: the run took no measurement)."""
         with self._tx() as cur:
