@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import Any
 
 from ..errors import PinetError
@@ -142,15 +143,22 @@ def _history(args: argparse.Namespace) -> int:
             else:
                 reason = why_not()
                 if reason is not None:
-                    print(f"postgresql: not measured: {reason}")
+                    print(f"postgresql: not measured: {reason}", file=sys.stderr)
                     continue
                 url = stack.enter_context(scratch_postgres())
-            results.append(history_bench(url, backend, plan, args.history_steps, args.history_repeats, print))
+            results.append(
+                history_bench(url, backend, plan, args.history_steps, args.history_repeats, _progress)
+            )
     print(to_json(results))
     for result in results:
         print("\n".join(format_history(result)))
     ok = all(r["verdicts"]["planted_red"] == r["verdicts"]["planted"] for r in results)
     return 0 if ok and results else 1
+
+
+def _progress(line: str) -> None:
+    """A phase of a long bench, as it happens (stderr: stdout is the JSON and the table)."""
+    print(line, file=sys.stderr, flush=True)
 
 
 def _noise(trials: int) -> dict[str, Any]:
