@@ -19,7 +19,7 @@ from ..model.lab import LinkEntry
 from .cpu_tunables import FixedClock, Governor, IrqAffinity, QueueMask
 from .net_tunables import Mtu, Offloads, Qdisc, Sysctl
 from .remote import RemoteHost
-from .tunables import Tunable, apply_checked
+from .tunables import Tunable, apply_checked, known_unsupported
 
 ROLES = ("board", "peer")
 LINK = "link"
@@ -116,7 +116,14 @@ def apply_profile(profile: Profile, hosts: Mapping[str, RemoteHost], link: LinkE
 
 
 def apply_steps(profile: Profile, steps: list[tuple[Tunable, RemoteHost]]) -> AppliedProfile:
-    """Apply tunables host by host, in order; on Unsupported undo what was done and raise."""
+    """Apply tunables host by host, in order; on Unsupported undo what was done and raise.
+
+    A step a host was found not to take earlier this session fails the profile before any
+    step is applied: nothing to undo, no commands to a board that said no already."""
+    for tunable, host in steps:
+        known = known_unsupported(tunable, host)
+        if known is not None:
+            raise known
     applied = AppliedProfile(profile)
     for tunable, host in steps:
         try:

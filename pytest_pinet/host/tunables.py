@@ -124,22 +124,45 @@ class Tunable(ABC):
         return self.is_applied(host)
 
 
+# What a host was found not to take this session, per host: the tunable as described -> the
+# Unsupported it raised. A board that ignored a clock write ignores it again in the next test
+# (on the QEMU board each attempt applied and restored a whole profile: half a second); a
+# reflashed board is asked afresh (:func:`forget_unsupported`).
+_UNSUPPORTED: dict[RemoteHost, dict[str, Unsupported]] = {}
+
+
+def known_unsupported(tunable: Tunable, host: RemoteHost) -> Unsupported | None:
+    """The Unsupported ``host`` raised for ``tunable`` earlier this session (a fresh one, to
+    raise), if it did."""
+    found = _UNSUPPORTED.get(host, {}).get(tunable.describe())
+    return None if found is None else Unsupported(found.tunable, found.host, found.reason)
+
+
+def forget_unsupported(host: RemoteHost) -> None:
+    """Ask ``host`` afresh what it takes: it was reflashed (another kernel, other drivers)."""
+    _UNSUPPORTED.pop(host, None)
+
+
 def apply_checked(tunable: Tunable, host: RemoteHost) -> Any:
     """Read, apply and read back; return the saved state for :meth:`Tunable.restore`.
 
     A read-back that differs from the wanted state is an Unsupported (the host silently
-    ignored the write); anything else failing is a lab fault.
+    ignored the write), remembered for the session; anything else failing is a lab fault.
     """
     reason = host.platform.cannot(tunable.name)
     if reason is not None:
         raise Unsupported(tunable.name, host.name, reason)
+    known = known_unsupported(tunable, host)
+    if known is not None:
+        raise known
     saved = tunable.read(host)
     try:
         if not tunable.apply_and_read_back(host):
             raise Unsupported(
                 tunable.name, host.name, f"read-back differs after setting {tunable.describe()}"
             )
-    except Unsupported:
+    except Unsupported as exc:
+        _UNSUPPORTED.setdefault(host, {})[tunable.describe()] = exc
         tunable.restore(host, saved)
         raise
     except LabFault:

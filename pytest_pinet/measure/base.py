@@ -15,6 +15,7 @@ from ..errors import LabFault, Unsupported
 from ..host.facts import gather_facts
 from ..host.qdisc_stats import QdiscStats
 from ..host.remote import RemoteHost
+from ..host.tunables import forget_unsupported
 from ..lab.inventory import Inventory
 from ..lab.traffic_turn import traffic_turn
 from ..model import HostFacts, Measurement, Observation, QdiscUse, TrafficContext
@@ -68,6 +69,7 @@ class FactsCache:
             self.hosts[host].forget_os()
             forget_iperf3_version(self.hosts[host])
             forget_udpgen(self.hosts[host])
+            forget_unsupported(self.hosts[host])
 
     def __getitem__(self, host: str) -> HostFacts:
         if host not in self._facts:

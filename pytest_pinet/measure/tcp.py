@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
@@ -27,6 +28,7 @@ from ..traffic.iperf3_measurement import measurement_from_iperf3
 from ..traffic.iperf3_runner import AdaptiveStop, Iperf3Options, Iperf3Run, run_iperf3, run_iperf3_both_ways
 from ..traffic.latency_probe import ProbePlan, choose_probe
 from ..traffic.load_watch import LoadWatch, released_on_error
+from ..traffic.observers import Snapshot
 from .base import End, Measurer, Site, board_settle, link_context, qdisc_use, taking_turns
 
 log = logging.getLogger(__name__)
@@ -83,6 +85,16 @@ class TcpMeasurer(Measurer):
             except LabFault as fault:  # no tc on a peer: its counters are missing, never zeros
                 log.warning("qdisc counters of %s on %s not read: %s", interface, host.name, fault)
         return found
+
+    def _counters(self, queue_ends: tuple[End, ...]) -> tuple[dict[str, QdiscStats], list[Snapshot]]:
+        """The root qdisc counters of ``queue_ends`` and the observers' snapshots of both ends,
+        read at once (each is a round trip per host; on the QEMU board about 0.2 s)."""
+        if not self.latency:
+            return {}, self.snapshots(self.ends)
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            queues = pool.submit(self._queues, queue_ends)
+            snapshots = self.snapshots(self.ends)
+            return queues.result(), snapshots
 
     @staticmethod
     def _watching(watch: LoadWatch | None) -> AbstractContextManager[Any]:
@@ -158,14 +170,14 @@ class TcpMeasurer(Measurer):
         )
         load_watch = self.load_watch(queue)
         with released_on_error(load_watch):
-            queues = self._queues((queue,))
-            before = self.snapshots(self.ends)
+            queues, before = self._counters((queue,))
         with self._watching(load_watch):
             result = run_iperf3(
                 sender, receiver, address, self._options(sender), adaptive, self.progress(direction)
             )
-        observations = self.observations(self.ends, before, self.snapshots(self.ends))
-        telemetry = self._telemetry(load_watch, queues, self._queues((queue,)))
+        queues_after, after = self._counters((queue,))
+        observations = self.observations(self.ends, before, after)
+        telemetry = self._telemetry(load_watch, queues, queues_after)
         return self._record(context, result, limit, observations, telemetry)
 
     @taking_turns
@@ -193,8 +205,7 @@ class TcpMeasurer(Measurer):
         # Both ends' queues fill; the board's is sampled (the device under test), both counted.
         load_watch = self.load_watch(self.ends[0])
         with released_on_error(load_watch):
-            queues = self._queues(self.ends)
-            before = self.snapshots(self.ends)
+            queues, before = self._counters(self.ends)
         with self._watching(load_watch):
             forward, backward = run_iperf3_both_ways(
                 self.board,
@@ -207,8 +218,9 @@ class TcpMeasurer(Measurer):
                 self.progress("full duplex"),
                 lines,
             )
-        observations = self.observations(self.ends, before, self.snapshots(self.ends))
-        telemetry = self._telemetry(load_watch, queues, self._queues(self.ends))  # one probe saw both ways
+        queues_after, after = self._counters(self.ends)
+        observations = self.observations(self.ends, before, after)
+        telemetry = self._telemetry(load_watch, queues, queues_after)  # one probe saw both ways
         # Upper bound: the ACKs of the other direction cost little with stretch ACKs (the
         # virtual lab measured one ACK per ~33 segments); see LinkModel for the ACK model.
         return (

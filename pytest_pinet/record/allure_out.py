@@ -10,7 +10,6 @@ files, written once by the xdist controller.
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import re
@@ -22,6 +21,7 @@ from typing import Any
 from ..model import Measurement
 from ..redaction import mask, mask_data
 from .metric_sets import context_label, perf_entry, samples, system_of
+from .plots import png_of
 
 CATEGORIES = [
     # New and persisting regressions apart (judge/verdict.py words them so): what broke
@@ -260,11 +260,7 @@ def per_second_chart(measurement: Measurement) -> bytes | None:
         rtt_axes.set_ylabel("RTT ms")
         rtt_axes.set_ylim(bottom=0)
         rtt_axes.legend(loc="upper right")
-    figure.tight_layout()
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png")
-    plt.close(figure)
-    return buffer.getvalue()
+    return png_of(figure, right=0.9 if latency is not None and latency.load_rtt_ms else 0.97)
 
 
 def write_metric(alluredir: Path, measurement: Measurement) -> Path:

@@ -93,7 +93,7 @@ def context_trend_png(
     axes.set_ylabel(unit)
     axes.set_title(title, fontsize=9)
     axes.legend(fontsize=7, loc="lower left")
-    return png_of(figure)
+    return png_of(figure, left=0.08, right=0.98, bottom=0.26, top=0.9)
 
 
 def _run_figure(series: RunSeries) -> float:

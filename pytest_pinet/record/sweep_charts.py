@@ -6,11 +6,11 @@ Attached to the Allure result of the test that ran the sweep; matplotlib renders
 
 from __future__ import annotations
 
-import io
 import math
 from typing import Any
 
 from ..model import DiskDetail, Measurement, UdpDetail
+from .plots import png_of
 
 
 def _pyplot() -> Any:
@@ -30,11 +30,7 @@ def _or_gap(value: float | None) -> float:
 
 
 def _png(figure: Any, plt: Any) -> bytes:
-    figure.tight_layout()
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png")
-    plt.close(figure)
-    return buffer.getvalue()
+    return png_of(figure, left=0.11, right=0.88, bottom=0.16, top=0.88)
 
 
 def udp_chart(runs: list[Measurement]) -> bytes | None:

@@ -174,3 +174,31 @@ def test_two_interfaces_of_one_host_are_snapshotted_in_one_round_trip():
     assert shell.calls == 1
     assert lo.nic["rx_bytes"] >= 0 and lo.stat.startswith("cpu")  # this machine's loopback
     assert "rx_bytes" not in absent.nic and absent.stat.startswith("cpu")  # no interface, no figure
+
+
+def test_what_a_host_refused_is_refused_at_once_for_the_session_and_asked_again_after_a_reflash(
+    tmp_path, monkeypatch
+):
+    from pytest_pinet.errors import Unsupported
+    from pytest_pinet.host.net_tunables import Qdisc, Sysctl
+    from pytest_pinet.host.profiles import Profile, apply_steps
+    from pytest_pinet.host.tunables import apply_checked, forget_unsupported
+
+    monkeypatch.setenv("PATH", f"{_fake_tools(tmp_path)}:{os.environ['PATH']}")
+    shell = CountingShell()
+    host = cast(RemoteHost, shell)
+    with pytest.raises(Unsupported, match="kernel lacks fq_codel"):
+        apply_checked(Qdisc("eth9", ("fq_codel",)), host)
+    asked = shell.calls
+    with pytest.raises(Unsupported, match="kernel lacks fq_codel"):
+        apply_checked(Qdisc("eth9", ("fq_codel",)), host)
+    assert shell.calls == asked  # no command: the host said no already
+    # A profile holding the refused step fails before its first step is applied.
+    steps = [(Sysctl("net.ipv4.ip_forward", "1"), host), (Qdisc("eth9", ("fq_codel",)), host)]
+    with pytest.raises(Unsupported):
+        apply_steps(Profile("codel", "fair queueing"), steps)
+    assert shell.calls == asked and (tmp_path / "forward").read_text().strip() == "0"
+    forget_unsupported(host)  # reflashed: another kernel may have it
+    with pytest.raises(Unsupported):
+        apply_checked(Qdisc("eth9", ("fq_codel",)), host)
+    assert shell.calls > asked
