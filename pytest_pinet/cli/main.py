@@ -45,7 +45,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.pytest_args = args.pytest_args[1:]  # `pinet run -- ARGS`: the ARGS are pytest's
     try:
         command = " ".join(filter(None, (args.command, getattr(args, "lab_command", None))))
-        if command in NEEDS_LAB:
+        simulated = getattr(args, "noise_only", False) or getattr(args, "history_only", False)
+        if command in NEEDS_LAB and not simulated:  # a bench that builds no lab needs no labgrid
             require_lab_extra(f"pinet {command}")
         return int(args.func(args))
     except PinetError as exc:

@@ -13,6 +13,7 @@ install), it must
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
@@ -377,3 +378,107 @@ def test_a_project_that_does_not_use_pinet_sees_no_difference(venvs, as_user):
         assert not [path for path in plain[2] if "pinet" in path or path.endswith("results")], plain[2]
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def bare_wheel(built) -> Iterator[Path]:
+    """A venv holding the wheel and its dependencies alone: no extra (no labgrid, no
+    allure-pytest, no psycopg, no matplotlib), as ``pip install pytest-pinet-*.whl`` makes."""
+    root = Path(tempfile.mkdtemp(prefix="pinet-bare-wheel-"))
+    try:
+        site, venv = root / "deps", root / "venv"
+        site.mkdir()
+        keep = _installed_closure(("pytest-pinet",))
+        for entry in SITE.iterdir():
+            if entry.name in keep and not entry.name.startswith(NOT_DEPENDENCIES) and entry.suffix != ".pth":
+                (site / entry.name).symlink_to(entry)
+        subprocess.run([_interpreter(), "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+        own = subprocess.run(
+            [str(venv / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=60,
+        ).stdout.strip()
+        (Path(own) / "dependencies.pth").write_text(f"{site}\n")
+        subprocess.run(
+            [
+                *(sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "-q"),
+                *("--no-deps", "--no-index", "--disable-pip-version-check", str(built["wheel"])),
+            ],
+            check=True,
+            timeout=300,
+        )
+        yield venv
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    """The subcommands ``parser`` knows, by name."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
+
+
+def _commands() -> list[list[str]]:
+    """Every ``pinet`` command and ``pinet lab`` subcommand, as the parser knows them."""
+    from pytest_pinet.cli.main import build_parser
+
+    found = []
+    for name, sub in _subcommands(build_parser()).items():
+        found += [[name, lab] for lab in _subcommands(sub)] if name == "lab" else [[name]]
+    return found
+
+
+def test_every_command_starts_from_the_bare_wheel_and_lab_commands_name_the_extra(bare_wheel, tmp_path):
+    pinet, python = str(bare_wheel / "bin" / "pinet"), str(bare_wheel / "bin" / "python")
+    env = {**os.environ, "XDG_DATA_HOME": str(tmp_path / "data")}
+
+    def run(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [pinet, *argv], capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env
+        )
+
+    absent = subprocess.run(
+        [python, "-c", "import importlib.util as u; print([m for m in ('labgrid', 'allure_pytest', 'psycopg', "
+         "'matplotlib') if u.find_spec(m)])"],
+        capture_output=True, text=True, check=True, timeout=60, cwd=tmp_path,
+    ).stdout.strip()  # fmt: skip
+    assert absent == "[]"
+    commands = _commands()
+    assert ["regressions"] in commands and ["lab", "up"] in commands and len(commands) > 15
+    for argv in commands:
+        shown = run(*argv, "--help")
+        assert shown.returncode == 0 and "usage: pinet" in shown.stdout, (argv, shown.stderr)
+    assert run("--version").stdout.startswith("pytest-pinet ")
+
+    # The history commands on a store of two labs (written by this venv's own pinet).
+    store = tmp_path / "shared.sqlite"
+    subprocess.run(
+        [python, "-c", "from pytest_pinet.bench.history_store import *; from pytest_pinet.record.store import "
+         "ResultsStore; p = HistoryPlan(nights=5, labs=2, drop_nights=2); s = ResultsStore("
+         f"{str(store)!r}); fill(s, recorded_night()[:30], p, 0, 5, first_day_of(p)); s.close()"],
+        check=True, timeout=300, cwd=tmp_path,
+    )  # fmt: skip
+    for argv in (
+        ["runs"],
+        ["labs"],
+        ["regressions"],
+        ["regressions", "--lab", "lab02"],
+        ["trends", "--lab", "lab01"],
+    ):
+        answered = run(*argv, "--db", str(store))
+        assert answered.returncode in (0, 1) and answered.stdout and not answered.stderr, (
+            argv,
+            answered.stderr,
+        )
+    assert "lab lab01:" in run("regressions", "--db", str(store)).stdout
+
+    # What reaches a lab stops at once with one line naming the extra.
+    for argv in (["run"], ["lab", "check"], ["bisect", "--images", "a,b"], ["bench"]):
+        stopped = run(*argv)
+        lines = stopped.stderr.strip().splitlines()
+        assert stopped.returncode == 2 and len(lines) == 1, (argv, stopped.stderr)
+        assert "reaching a lab needs labgrid" in lines[0] and "pytest-pinet[lab]" in lines[0], argv
