@@ -154,31 +154,55 @@ def _change(left_runs: Sequence[RunSeries], right_runs: Sequence[RunSeries]) -> 
     )
 
 
-def _segment(runs: Sequence[RunSeries], policy: ChangePolicy, found: list[ChangePoint]) -> None:
-    best: tuple[float, int, float] | None = None
-    # Each side of every split, sorted once: the left grows run by run, the right shrinks.
-    lefts: list[list[float]] = [[]]
+def _side_medians(runs: Sequence[RunSeries]) -> list[tuple[int, float]]:
+    """(count, median) of the samples of ``runs[:split]`` for every split: one sorted list
+    grown in place run by run (the sort merges the new run into it), nothing copied."""
+    grown: list[float] = []
+    found = [(0, 0.0)]
     for run in runs:
-        lefts.append(sorted(lefts[-1] + list(run.samples)))
-    rights: list[list[float]] = [[]]
-    for run in reversed(runs):
-        rights.append(sorted(rights[-1] + list(run.samples)))
-    rights.reverse()
+        grown.extend(run.samples)
+        grown.sort()
+        found.append((len(grown), _median(grown) if grown else 0.0))
+    return found
+
+
+def _segment(runs: Sequence[RunSeries], policy: ChangePolicy, found: list[ChangePoint]) -> None:
+    # The medians of each side of every split first: most splits are too small a change to
+    # count, whatever their z, and need no more. The z of the others needs both sides sorted:
+    # the larger comes from a list grown run by run, the smaller is sorted afresh.
+    lefts = _side_medians(runs)
+    rights = _side_medians(runs[::-1])[::-1]
+    candidates = []
     for split in range(policy.min_segment_runs, len(runs) - policy.min_segment_runs + 1):
-        left, right = lefts[split], rights[split]
-        if len(left) < policy.min_samples or len(right) < policy.min_samples:
+        (n_left, before), (n_right, after) = lefts[split], rights[split]
+        if n_left < policy.min_samples or n_right < policy.min_samples:
             continue
-        before, after = _median(left), _median(right)
-        if abs(100.0 * (after - before) / abs(before)) < policy.min_change_percent:
-            continue  # too small to count whatever its z: the pooled MAD is not needed
-        t, p, _, _ = _sorted_z(left, right)
-        if p < policy.alpha and (best is None or abs(t) > best[0]):
-            best = (abs(t), split, p)
-    if best is None:
+        if abs(100.0 * (after - before) / abs(before)) >= policy.min_change_percent:
+            candidates.append(split)
+    tested: dict[int, tuple[float, float]] = {}
+    small_left = {s for s in candidates if lefts[s][0] <= rights[s][0]}
+    grown: list[float] = []
+    for split in range(len(runs) - 1, min(small_left, default=len(runs)) - 1, -1):  # the right side
+        grown.extend(runs[split].samples)
+        grown.sort()
+        if split in small_left:
+            tested[split] = _sorted_z(_pooled(runs[:split]), grown)[:2]
+    small_right = {s for s in candidates if s not in small_left}
+    grown = []
+    for split in range(max(small_right, default=0)):  # the left side, grown from the start
+        grown.extend(runs[split].samples)
+        grown.sort()
+        if split + 1 in small_right:
+            tested[split + 1] = _sorted_z(grown, _pooled(runs[split + 1 :]))[:2]
+    significant = [(abs(t), -split, p) for split, (t, p) in tested.items() if p < policy.alpha]
+    if not significant:
         return
+    # The largest |z|, the earliest split among equals: as a scan keeping the first best would.
+    t_abs, negative_split, p = max(significant, key=lambda found: (found[0], found[1]))
+    best = (t_abs, -negative_split, p)
     _, split, p = best
     left_runs, right_runs = runs[:split], runs[split:]
-    before, after = _median(lefts[split]), _median(rights[split])
+    before, after = lefts[split][1], rights[split][1]
     last_before, first_after = left_runs[-1].meta, right_runs[0].meta
     came_with = {
         k: (str(last_before.get(k, "")), str(first_after.get(k, "")))
