@@ -145,3 +145,25 @@ def test_the_recipe_installs_the_allure_cli_setup_sh_installs():
     assert version is not None
     setup = (REPO / "scripts" / "setup.sh").read_text(encoding="utf-8")
     assert f"ALLURE_VERSION={version.group(1)}\n" in setup and '"allure@$ALLURE_VERSION"' in setup
+
+
+def test_the_github_workflow_runs_the_same_steps_on_a_self_hosted_runner(tmp_path):
+    if not (REPO / ".allure" / "node_modules" / "allure" / "cli.js").exists() or shutil.which("node") is None:
+        pytest.skip("the Allure 3 CLI is not installed: scripts/setup.sh installs it into .allure")
+    workflow: dict[Any, Any] = yaml.safe_load((CI / "github-nightly.yml").read_text(encoding="utf-8"))
+    job = workflow["jobs"]["nightly-network"]
+    assert "self-hosted" in job["runs-on"] and job["env"]["PINET_DB"] == "${{ secrets.PINET_DB }}"
+    steps = {step["name"]: step for step in job["steps"] if "name" in step}
+    gitlab = _gitlab()["nightly-network"]
+    assert [steps["setup"]["run"]] == gitlab["before_script"]  # needs the network: not run here
+    assert steps["publish"]["if"] == "always()" and steps["pages artifact"]["with"]["path"] == "public/"
+    root = _lab_repository(tmp_path / "lab-repo", with_allure=True)
+    env = {**_night_env(root, _gitlab()), **{k: str(v) for k, v in workflow["env"].items()}}
+    said = []
+    for name in ("nightly", "publish"):
+        done = _run(steps[name]["run"], root, env)
+        assert done.returncode == 0, f"{name}: {done.stdout[-3000:]}\n{done.stderr[-2000:]}"
+        said.append(done.stdout)
+    assert "pinet: measured 4 of 4 planned tests" in said[0] and "report published in public/" in said[1]
+    assert (root / "public" / "index.html").exists() and (root / "results" / "junit.xml").exists()
+    assert workflow["jobs"]["pages"]["needs"] == "nightly-network"
