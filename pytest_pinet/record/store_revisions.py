@@ -96,47 +96,60 @@ class Revisions:
     def _sql(self, statement: str) -> str:
         return statement.replace("?", self._param)
 
-    def _next(self, cur: Any) -> int:
+    def _revisions(self, cur: Any, count: int) -> list[int]:
+        """``count`` new revisions, in order."""
         if self.postgres:
-            cur.execute("SELECT nextval('pinet_revisions')")
-        else:
-            cur.execute("UPDATE pinet_sequence SET value = value + 1")
-            cur.execute("SELECT value FROM pinet_sequence")
-        return int(cur.fetchone()[0])
+            cur.execute("SELECT nextval('pinet_revisions') FROM generate_series(1, %s)", (count,))
+            return sorted(int(r[0]) for r in cur.fetchall())
+        cur.execute("UPDATE pinet_sequence SET value = value + ?", (count,))
+        cur.execute("SELECT value FROM pinet_sequence")
+        last = int(cur.fetchone()[0])
+        return list(range(last - count + 1, last + 1))
 
     def touch(self, cur: Any, pairs: Iterable[tuple[str, str, float, float, str]]) -> None:
         """New revisions for (context, run, first started, last started, lab) pairs: a pair
-        not counted yet is added, one counted widens to the rows given."""
-        for key, run_id, first, last, lab in pairs:
+        not counted yet is added, one counted widens to the rows given. One statement of each
+        kind for all the pairs: a night's import touches hundreds."""
+        pairs = list(pairs)
+        if not pairs:
+            return
+        keys = sorted({key for key, *_ in pairs})
+        labs = {key: lab for key, _, _, _, lab in pairs}
+        cur.executemany(
+            self._sql(
+                "INSERT INTO contexts (context_key, lab, runs, revision) VALUES (?, ?, 0, 0) "
+                "ON CONFLICT (context_key) DO NOTHING"
+            ),
+            [(key, labs[key]) for key in keys],
+        )
+        if self.postgres:  # one runner at a time per context (in one order: no deadlock)
             cur.execute(
-                self._sql(
-                    "INSERT INTO contexts (context_key, lab, runs, revision) VALUES (?, ?, 0, 0) "
-                    "ON CONFLICT (context_key) DO NOTHING"
-                ),
-                (key, lab),
+                "SELECT 1 FROM contexts WHERE context_key = ANY(%s) ORDER BY context_key FOR UPDATE", (keys,)
             )
-            if self.postgres:  # one runner at a time per context: revisions commit in order
-                cur.execute("SELECT 1 FROM contexts WHERE context_key = %s FOR UPDATE", (key,))
-            revision = self._next(cur)
-            cur.execute(
-                self._sql(
-                    "INSERT INTO context_runs (context_key, run_id, first_started, last_started, revision) "
-                    "VALUES (?, ?, ?, ?, ?) ON CONFLICT (context_key, run_id) DO UPDATE SET "
-                    "revision = excluded.revision, "
-                    "first_started = CASE WHEN excluded.first_started < context_runs.first_started "
-                    "THEN excluded.first_started ELSE context_runs.first_started END, "
-                    "last_started = CASE WHEN excluded.last_started > context_runs.last_started "
-                    "THEN excluded.last_started ELSE context_runs.last_started END"
-                ),
-                (key, run_id, first, last, revision),
-            )
-            cur.execute(
-                self._sql(
-                    "UPDATE contexts SET revision = ?, "
-                    "runs = (SELECT COUNT(*) FROM context_runs WHERE context_key = ?) WHERE context_key = ?"
-                ),
-                (revision, key, key),
-            )
+        revisions = self._revisions(cur, len(pairs))
+        cur.executemany(
+            self._sql(
+                "INSERT INTO context_runs (context_key, run_id, first_started, last_started, revision) "
+                "VALUES (?, ?, ?, ?, ?) ON CONFLICT (context_key, run_id) DO UPDATE SET "
+                "revision = excluded.revision, "
+                "first_started = CASE WHEN excluded.first_started < context_runs.first_started "
+                "THEN excluded.first_started ELSE context_runs.first_started END, "
+                "last_started = CASE WHEN excluded.last_started > context_runs.last_started "
+                "THEN excluded.last_started ELSE context_runs.last_started END"
+            ),
+            [
+                (key, run_id, first, last, rev)
+                for (key, run_id, first, last, _), rev in zip(pairs, revisions, strict=True)
+            ],
+        )
+        cur.executemany(
+            self._sql(
+                "UPDATE contexts SET "
+                "revision = (SELECT MAX(revision) FROM context_runs p WHERE p.context_key = ?), "
+                "runs = (SELECT COUNT(*) FROM context_runs p WHERE p.context_key = ?) WHERE context_key = ?"
+            ),
+            [(key, key, key) for key in keys],
+        )
 
     def touch_row(self, cur: Any, row_id: int) -> None:
         """A new revision for the pair of measurement ``row_id`` (its verdict changed)."""
