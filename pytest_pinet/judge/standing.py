@@ -144,7 +144,8 @@ def judge_night(
     """
     verdict = _judge_night(standing, night, acceptances, policy, change_policy)
     after = verdict.after
-    return replace(verdict, after=replace(after, accepted=after.accepted[-HORIZON_NIGHTS:]))
+    kept = max(HORIZON_NIGHTS, (policy or BaselinePolicy()).window)  # never fewer than a baseline reads
+    return replace(verdict, after=replace(after, accepted=after.accepted[-kept:]))
 
 
 def _judge_night(

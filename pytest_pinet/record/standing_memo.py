@@ -23,20 +23,31 @@ import hashlib
 import json
 from array import array
 from collections.abc import Sequence
-from dataclasses import astuple, dataclass, field
+from dataclasses import astuple, dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from ..judge.baseline import BaselinePolicy
 from ..judge.changepoints import ChangePoint
-from ..judge.standing import HORIZON_NIGHTS, Acceptance, Night, Standing, judge_night, standing_of
+from ..judge.standing import (
+    EVERY_CONTEXT,
+    HORIZON_NIGHTS,
+    Acceptance,
+    Night,
+    Standing,
+    judge_night,
+    standing_of,
+)
 from .nightly import GOODPUT, LATENCY, Metric, Persisting, nights_of
 from .store import ResultsStore
 from .store_revisions import PairSet
 
 # What a kept standing depends on besides its nights: the code that walks and the night figure.
 _WALKING_CODE = (
+    "record/standing_memo.py",
+    "record/store_rows.py",
+    "judge/verdict.py",
     "judge/standing.py",
     "judge/baseline.py",
     "judge/changepoints.py",
@@ -95,7 +106,7 @@ class StandingBook:
         if whole:
             kept = self.store.kept_standing(key, metric.name, self.rules, pairs)
             if kept is not None:
-                return loads(kept)
+                return self._loaded(key, kept)
         rows = [
             r
             for r in self.store.history(key, limit=None, probes=metric is not GOODPUT)
@@ -103,7 +114,7 @@ class StandingBook:
         ]
         standing = self._walk(key, nights_of(rows, metric), metric)
         if whole:
-            self._keep(key, metric, pairs, standing)
+            self._keep(key, metric, pairs, standing, run_id)
         return standing
 
     def now(self, key: str, metric: Metric = GOODPUT) -> Standing:
@@ -113,7 +124,7 @@ class StandingBook:
             return self._walk(key, [], metric)
         kept = self.store.kept_standing(key, metric.name, self.rules, every)
         if kept is not None:
-            return loads(kept)
+            return self._loaded(key, kept)
         newest = self.store.newest_run_of(key)
         before, cut = self.store.standing_pairs(key, newest) if newest else (None, None)
         if (
@@ -125,7 +136,7 @@ class StandingBook:
             kept = self.store.kept_standing(key, metric.name, self.rules, before)
             if kept is not None and newest is not None:
                 # Last night's standing, walked on by tonight's night alone.
-                standing = loads(kept)
+                standing = self._loaded(key, kept)
                 tonight = self.store.history(key, limit=None, probes=metric is not GOODPUT, of_run=newest)
                 for night in nights_of(tonight, metric):
                     standing = judge_night(standing, night, self.acceptances(), self.policy).after
@@ -149,13 +160,27 @@ class StandingBook:
                     if standing.regressed:
                         found.append((key, metric, standing))
                 elif flag and state is not None:
-                    found.append((key, metric, loads(state)))
+                    found.append((key, metric, self._loaded(key, state)))
         return found
 
     def _walk(self, key: str, nights: list[Night], metric: Metric) -> Standing:
         return standing_of(key, nights, self.acceptances(), self.policy)
 
-    def _keep(self, key: str, metric: Metric, pairs: PairSet, standing: Standing) -> None:
+    def _loaded(self, key: str, kept: str) -> Standing:
+        """A kept standing with the context's acceptances as they stand now (as a walk would
+        start with them): one made or undone since, of a run the context had not measured
+        yet, touched none of its pairs."""
+        accepts = tuple(a for a in self.acceptances() if a.context_key in (EVERY_CONTEXT, key))
+        return replace(loads(kept), accepts=accepts)
+
+    def _keep(
+        self, key: str, metric: Metric, pairs: PairSet, standing: Standing, run_id: str | None = None
+    ) -> None:
+        """Keep ``standing`` for ``pairs`` (those before ``run_id``; None: all), unless they
+        changed while it was walked: another runner stored something of the context, and the
+        rows read may hold it."""
+        if self.store.standing_pairs(key, run_id)[0] != pairs:
+            return
         self.store.keep_standing(
             key, metric.name, self.rules, pairs, bool(standing.regressed), dumps(standing)
         )

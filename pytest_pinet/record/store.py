@@ -29,11 +29,13 @@ from .store_schema import (
     FIGURE_COLUMNS,
     IMPORTED_COLUMNS,
     MIGRATIONS,
+    SCHEMA_VERSION,
     figure_columns,
     measurement_row,
 )
 from .store_standings import KeptStandings
 
+SCHEMA_LOCK_KEY = 7_205_449_001  # PostgreSQL advisory lock of pinet's schema changes
 # How long a new store waits for another process creating the same SQLite schema (or filling a
 # migration's columns of a large store: a year of one lab's nights takes about a minute).
 SCHEMA_LOCK_WAIT_S = 300.0
@@ -94,7 +96,17 @@ class ResultsStore(KeptStandings):
             if self._conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
                 self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=FULL")
+        if self._version() >= SCHEMA_VERSION:
+            return  # nothing to make or migrate: no lock taken (a reader may only read)
         with self._tx() as cur:
+            # One opener at a time makes or migrates the schema, and reads the version only
+            # once it holds the lock: two xdist workers (or two runners) opening an older store
+            # at once would otherwise both add its columns (sqlite3 runs DDL outside a
+            # transaction unless one is open) or both create its tables.
+            if self._param == "?":
+                cur.execute("BEGIN IMMEDIATE")
+            else:
+                cur.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK_KEY,))
             for statement in BASE_SCHEMA:
                 cur.execute(statement.format(serial=serial))
             cur.execute("SELECT version FROM pinet_schema")
@@ -104,13 +116,10 @@ class ResultsStore(KeptStandings):
             version = int(found[0]) if found is not None else 1
             for migration in (m for m in MIGRATIONS if m.version > version):
                 have = self._columns(cur)
-                # PostgreSQL: a second process opening the store waits on the first one's
-                # ALTER and then finds the column there; SQLite's write lock keeps them apart.
-                exists = " IF NOT EXISTS" if self._param == "%s" else ""
                 for column, definition in migration.add_columns.items():
                     if column not in have:
                         # Names and definitions are constants of store_schema.
-                        cur.execute(f"ALTER TABLE measurements ADD COLUMN{exists} {column} {definition}")
+                        cur.execute(f"ALTER TABLE measurements ADD COLUMN {column} {definition}")
                 dialect = migration.postgresql if self._param == "%s" else migration.sqlite
                 for statement in (*dialect, *migration.statements):
                     cur.execute(statement)
@@ -120,6 +129,18 @@ class ResultsStore(KeptStandings):
                     self._sql("UPDATE pinet_schema SET version = ? WHERE version < ?"),
                     (migration.version, migration.version),
                 )
+
+    def _version(self) -> int:
+        """The schema version the store records (0: none yet, a new store)."""
+        try:
+            with self._tx() as cur:
+                cur.execute("SELECT version FROM pinet_schema")
+                found = cur.fetchone()
+        except Exception as exc:
+            if "pinet_schema" not in str(exc):
+                raise
+            return 0
+        return int(found[0]) if found is not None else 0
 
     def _fill_derived(self, cur: Any, columns: tuple[str, ...]) -> None:
         """Fill ``columns`` (store_schema.figure_columns) of the rows stored before they existed,

@@ -10,6 +10,7 @@ import math
 import random
 import sqlite3
 import statistics
+from typing import Any
 
 import pytest
 
@@ -299,3 +300,37 @@ def test_whole_rows_go_in_and_come_out_with_their_verdicts_and_figures(tmp_path)
     assert read.verdict == "regression" and read.intervals == (941.0, 941.0) and read.latency_rtt_ms
     assert target.runs()[0]["started"] == 5.0
     target.close()
+
+
+def test_an_acceptance_undone_before_its_run_measured_the_context_is_not_kept_alive(tmp_path):
+    store = ResultsStore(str(tmp_path / "s.sqlite"))
+    for n in range(8):
+        _row(store, f"r{n}", n, 940.0 + n % 3 * 0.1, "pass")
+    store.add_run("rX", "pinet", "0.1.0")  # tonight's run, registered before it measured anything
+    accepted = store.accept("rX", "*", "a planned new driver", "lab")
+    standing_before(store, KEY, None)  # kept, with that acceptance among the context's
+    store.undo_acceptance(accepted.id, "lab")  # touches no pair of the context: rX has none yet
+    _row(store, "rX", 8, 800.0, "regression")  # then rX measures it, 15 % lower
+    standing = standing_before(store, KEY, None)
+    assert standing == _cold(store, None, GOODPUT) and [n.run_id for n in standing.regressed] == ["rX"]
+    store.close()
+
+
+def test_a_standing_walked_while_another_runner_wrote_is_not_kept_for_the_pairs_before_it(tmp_path):
+    path = str(tmp_path / "s.sqlite")
+    store, runner = ResultsStore(path), ResultsStore(path)
+    for n in range(8):
+        _row(store, f"r{n}", n, 940.0 + n % 3 * 0.1, "pass")
+    store.set_verdict(store.history(KEY)[0].id, "pass", "again")  # the next look walks from the first night
+    read = store.history
+
+    def history_while_the_runner_writes(*args: Any, **kwargs: Any) -> Any:
+        store.history = read  # type: ignore[method-assign]
+        _row(runner, "T", 8, 800.0, "regression")  # tonight's runner, between the reads
+        return read(*args, **kwargs)
+
+    store.history = history_while_the_runner_writes  # type: ignore[method-assign]
+    standing_before(store, KEY, None)  # walked with T's row in it: not kept for the pairs before T
+    assert standing_before(runner, KEY, "T") == _cold(runner, "T", GOODPUT)
+    store.close()
+    runner.close()
