@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from ..judge.standing import EVERY_CONTEXT, Acceptance
 from ..model import Measurement
 from ..polling import Pace, poll_for
+from .store_curation import Curation, masked_url
 from .store_revisions import Revisions, pairs_of_rows
 from .store_rows import GOODPUT_COLUMNS, STORED_COLUMNS, missing_figures, stored_row
 from .store_rows import StoredMeasurement as StoredMeasurement  # re-exported: rows read back
@@ -41,7 +41,7 @@ SCHEMA_LOCK_KEY = 7_205_449_001  # PostgreSQL advisory lock of pinet's schema ch
 SCHEMA_LOCK_WAIT_S = 300.0
 
 
-class ResultsStore(KeptStandings):
+class ResultsStore(Curation, KeptStandings):
     """SQLite or PostgreSQL behind one small interface; safe to share between threads."""
 
     def __init__(self, url: str) -> None:
@@ -59,7 +59,7 @@ class ResultsStore(KeptStandings):
                 self._conn: Any = psycopg.connect(url, autocommit=False, connect_timeout=10)
             except psycopg.Error as exc:
                 raise ConfigError(
-                    "--pinet-db", f"cannot connect to {_mask(url)}: {str(exc).strip()}"
+                    "--pinet-db", f"cannot connect to {masked_url(url)}: {str(exc).strip()}"
                 ) from None
             self._param = "%s"
             serial = "BIGSERIAL PRIMARY KEY"
@@ -376,83 +376,6 @@ class ResultsStore(KeptStandings):
                 for r in cur.fetchall()
             ]
 
-    def exclude_run(self, run_id: str, why: str) -> None:
-        """Take a run out of every baseline and trend (its rows stay); ``why`` is required."""
-        if not why.strip():
-            raise ConfigError("--why", "say why the run is excluded: it is shown wherever the run is")
-        if run_id not in {run["run_id"] for run in self.runs()}:
-            raise ConfigError(run_id, f"no such run in {_mask(self.url)}", "see `pinet runs list`")
-        with self._tx() as cur:
-            cur.execute(self._sql("DELETE FROM run_exclusions WHERE run_id = ?"), (run_id,))
-            cur.execute(
-                self._sql("INSERT INTO run_exclusions (run_id, why, at) VALUES (?, ?, ?)"),
-                (run_id, why.strip(), time.time()),
-            )
-            self._revisions.touch_run(cur, run_id)
-
-    def include_run(self, run_id: str) -> bool:
-        """Undo :meth:`exclude_run`; False if the run was not excluded."""
-        with self._tx() as cur:
-            cur.execute(self._sql("DELETE FROM run_exclusions WHERE run_id = ?"), (run_id,))
-            included = bool(cur.rowcount)
-            if included:
-                self._revisions.touch_run(cur, run_id)
-            return included
-
-    def accept(self, run_id: str, context: str, why: str, who: str) -> Acceptance:
-        """Record that the level from run ``run_id`` on is accepted in ``context`` (or
-        ``EVERY_CONTEXT``); ``why`` and ``who`` are required, as they are shown with it."""
-        if not why.strip():
-            raise ConfigError("--why", "say why the change is accepted: it is shown wherever the change is")
-        if not who.strip():
-            raise ConfigError("--who", "name who accepts the change")
-        if run_id not in {run["run_id"] for run in self.runs()}:
-            raise ConfigError(run_id, f"no such run in {_mask(self.url)}", "see `pinet runs list`")
-        if context != EVERY_CONTEXT and context not in self.context_keys():
-            raise ConfigError(context, f"no such context in {_mask(self.url)}", "see `pinet regressions`")
-        at = time.time()
-        row = (run_id, context, why.strip(), who.strip(), at)
-        statement = "INSERT INTO acceptances (run_id, context_key, why, who, at) VALUES (?, ?, ?, ?, ?)"
-        with self._tx() as cur:
-            if self._param == "%s":
-                cur.execute(self._sql(statement + " RETURNING id"), row)
-                row_id = int(cur.fetchone()[0])
-            else:
-                cur.execute(statement, row)
-                row_id = int(cur.lastrowid)
-            self._revisions.touch_run(cur, run_id, None if context == EVERY_CONTEXT else context)
-        return Acceptance(row_id, run_id, context, why.strip(), who.strip(), at)
-
-    def undo_acceptance(self, acceptance_id: int, who: str) -> Acceptance:
-        """Take an acceptance back (its row stays, marked undone by ``who``); the regression it
-        ended is a regression again."""
-        found = [a for a in self.acceptances() if a.id == acceptance_id]
-        if not found:
-            raise ConfigError(
-                f"accept #{acceptance_id}", "no such standing acceptance", "see `pinet accept --list`"
-            )
-        with self._tx() as cur:
-            cur.execute(
-                self._sql("UPDATE acceptances SET undone_at = ?, undone_by = ? WHERE id = ?"),
-                (time.time(), who, acceptance_id),
-            )
-            undone = found[0]
-            self._revisions.touch_run(
-                cur, undone.run_id, None if undone.context_key == EVERY_CONTEXT else undone.context_key
-            )
-        return found[0]
-
-    def acceptances(self, *, since: float | None = None) -> list[Acceptance]:
-        """Standing acceptances (not undone), oldest first; ``since``: made at or after it."""
-        query = "SELECT id, run_id, context_key, why, who, at FROM acceptances WHERE undone_at IS NULL"
-        args: tuple[Any, ...] = ()
-        if since is not None:
-            query += " AND at >= ?"
-            args = (since,)
-        with self._tx() as cur:
-            cur.execute(self._sql(query + " ORDER BY at, id"), args)
-            return [Acceptance(int(r[0]), r[1], r[2], r[3], r[4], float(r[5])) for r in cur.fetchall()]
-
     def context_keys(self, lab: str | None = None) -> list[str]:
         """Every context with at least one measurement (of ``lab`` only, when named: several
         labs share one PostgreSQL store)."""
@@ -505,13 +428,6 @@ class ResultsStore(KeptStandings):
         """Close the connection."""
         with self._lock:
             self._conn.close()
-
-
-def _mask(url: str) -> str:
-    """A database URL with its password replaced, for messages and logs."""
-    import re
-
-    return re.sub(r"(://[^:/@]+:)[^@]*@", r"\1***@", url)
 
 
 def store_exists(url: str) -> bool:
