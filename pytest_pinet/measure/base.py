@@ -22,6 +22,7 @@ from ..model import HostFacts, Measurement, Observation, QdiscUse, TrafficContex
 from ..model.lab import LinkEntry
 from ..traffic.adaptive import SettleRule
 from ..traffic.iperf3_server import forget_iperf3_version
+from ..traffic.latency_probe import forget_probe_tools
 from ..traffic.observers import Snapshot, observe, take_snapshots
 from ..traffic.run_driver import Progress
 from ..traffic.udpgen import forget_udpgen
@@ -70,6 +71,7 @@ class FactsCache:
             forget_iperf3_version(self.hosts[host])
             forget_udpgen(self.hosts[host])
             forget_unsupported(self.hosts[host])
+            forget_probe_tools(self.hosts[host])
 
     def __getitem__(self, host: str) -> HostFacts:
         if host not in self._facts:

@@ -54,11 +54,29 @@ def tools_script() -> str:
     )
 
 
+# What each host answered, for the session: its tools do not change while it runs, and its
+# clock's identity is one kernel's, the same for every end sharing that kernel however often
+# it boots. A reflashed card is asked afresh (:func:`forget_probe_tools`).
+_TOOLS: dict[RemoteHost, tuple[set[str], str]] = {}
+
+
 def probe_tools(host: RemoteHost) -> tuple[set[str], str]:
-    """The probe tools ``host`` has (``irtt``, ``ping``) and its clock's identity ('' unknown)."""
+    """The probe tools ``host`` has (``irtt``, ``ping``) and its clock's identity ('' unknown);
+    a host that answered is not asked again this session (one that did not, is)."""
+    if host in _TOOLS:
+        tools, clock = _TOOLS[host]
+        return set(tools), clock
     words = host.run_shell(tools_script(), timeout=15).stdout.split()
     clock = next((w.removeprefix(CLOCK_MARK) for w in words if w.startswith(CLOCK_MARK)), "")
-    return set(words) & {IRTT, PING}, clock
+    found = set(words) & {IRTT, PING}
+    if clock or found:
+        _TOOLS[host] = (found, clock)
+    return set(found), clock
+
+
+def forget_probe_tools(host: RemoteHost) -> None:
+    """Ask ``host`` for its probe tools afresh: it was reflashed."""
+    _TOOLS.pop(host, None)
 
 
 @dataclass(frozen=True)

@@ -202,3 +202,15 @@ def test_what_a_host_refused_is_refused_at_once_for_the_session_and_asked_again_
     with pytest.raises(Unsupported):
         apply_checked(Qdisc("eth9", ("fq_codel",)), host)
     assert shell.calls > asked
+
+
+def test_a_hosts_probe_tools_are_asked_once_a_session_and_again_after_a_reflash():
+    from pytest_pinet.traffic.latency_probe import forget_probe_tools, probe_tools
+
+    shell = CountingShell()
+    host = cast(RemoteHost, shell)
+    first = probe_tools(host)
+    assert first[1]  # this machine's kernel names its clock
+    assert probe_tools(host) == first and shell.calls == 1
+    forget_probe_tools(host)
+    assert probe_tools(host) == first and shell.calls == 2
