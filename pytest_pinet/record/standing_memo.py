@@ -40,7 +40,7 @@ from ..judge.standing import (
     standing_of,
 )
 from .nightly import GOODPUT, LATENCY, Metric, Persisting, nights_of
-from .store import ResultsStore
+from .store import ResultsStore, StoredMeasurement
 from .store_revisions import PairSet
 
 # What a kept standing depends on besides its nights: the code that walks and the night figure.
@@ -117,15 +117,17 @@ class StandingBook:
             self._keep(key, metric, pairs, standing, run_id)
         return standing
 
-    def now(self, key: str, metric: Metric = GOODPUT) -> Standing:
-        """Context ``key``'s standing of ``metric`` after all its nights."""
+    def now(self, key: str, metric: Metric = GOODPUT, newest: str | None = None) -> Standing:
+        """Context ``key``'s standing of ``metric`` after all its nights; ``newest``: the run
+        that measured it last, named by its own night's end (which walks it on at once)."""
         every = self.store.standing_pairs(key, None)[0]
         if every is None:
             return self._walk(key, [], metric)
-        kept = self.store.kept_standing(key, metric.name, self.rules, every)
-        if kept is not None:
-            return self._loaded(key, kept)
-        newest = self.store.newest_run_of(key)
+        if newest is None:
+            kept = self.store.kept_standing(key, metric.name, self.rules, every)
+            if kept is not None:
+                return self._loaded(key, kept)
+            newest = self.store.newest_run_of(key)
         before, cut = self.store.standing_pairs(key, newest) if newest else (None, None)
         if (
             before is not None
@@ -146,6 +148,44 @@ class StandingBook:
         standing = self._walk(key, nights_of(rows, metric), metric)
         self._keep(key, metric, every, standing)
         return standing
+
+    def walk_on(self, run_id: str, metrics: Sequence[Metric]) -> int:
+        """Walk every context run ``run_id`` measured on by the run's night and keep the
+        standings (the run's own end): each context's pairs, last night's standings and the
+        run's rows read in a few questions for the whole night, not a few per context. A
+        context without last night's standing kept is walked on its own (:meth:`now`)."""
+        pairs = self.store.pairs_of_run(run_id)
+        rows: dict[str, list[StoredMeasurement]] = {}
+        excluded = self.store.is_excluded(run_id)
+        for row in [] if excluded else self.store.of_run(run_id):
+            rows.setdefault(row.context_key, []).append(row)
+        for metric in metrics:
+            onward = {
+                key: before
+                for key, (every, before, cut) in pairs.items()
+                if before is not None and before.last_started < cut and every.runs == before.runs + 1
+            }
+            kept = self.store.kept_standings(metric.name, self.rules, onward) if not excluded else {}
+            walked: list[tuple[str, PairSet, Standing]] = []
+            for key, (every, _, _) in pairs.items():
+                if key not in kept:
+                    self.now(key, metric, newest=run_id)
+                    continue
+                standing = self._loaded(key, kept[key])
+                for night in nights_of(rows.get(key, []), metric):
+                    standing = judge_night(standing, night, self.acceptances(), self.policy).after
+                walked.append((key, every, standing))
+            again = self.store.pairs_of_run(run_id)  # another runner wrote meanwhile: not kept
+            self.store.keep_standings(
+                metric.name,
+                self.rules,
+                [
+                    (key, every, bool(standing.regressed), dumps(standing))
+                    for key, every, standing in walked
+                    if again.get(key, (None,))[0] == every
+                ],
+            )
+        return len(pairs)
 
     def regressed(
         self, metrics: Sequence[Metric], lab: str | None = None
@@ -273,13 +313,8 @@ def standing_before(
 def keep_standings_of_run(store: ResultsStore, run_id: str, policy: BaselinePolicy) -> int:
     """Keep the standing of every context run ``run_id`` measured, of every metric, after the
     run's night (walked on from last night's where it is kept); return how many contexts."""
-    book = StandingBook(store, policy)
-    keys = store.context_keys_of_run(run_id)
     with store.transaction():
-        for key in keys:
-            for metric in (GOODPUT, LATENCY):
-                book.now(key, metric)
-    return len(keys)
+        return StandingBook(store, policy).walk_on(run_id, (GOODPUT, LATENCY))
 
 
 def persisting_regressions(

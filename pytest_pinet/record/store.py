@@ -262,20 +262,26 @@ class ResultsStore(Curation, KeptStandings):
         """Record the verdict a measurement got (pass, below-threshold, regression, ...)."""
         with self._tx() as cur:
             cur.execute(
-                self._sql("UPDATE measurements SET verdict = ?, verdict_reason = ? WHERE id = ?"),
+                self._sql(
+                    "UPDATE measurements SET verdict = ?, verdict_reason = ? WHERE id = ? "
+                    "RETURNING context_key, run_id, started, lab"
+                ),
                 (verdict, reason, row_id),
             )
-            self._revisions.touch_row(cur, row_id)
+            self._revisions.touch_found(cur, cur.fetchone())
 
     def set_latency_verdict(self, row_id: int, verdict: str, reason: str) -> None:
         """Record the verdict a measurement's latency under load got (pass, above-ceiling,
         regression, not-measured), beside its goodput verdict."""
         with self._tx() as cur:
             cur.execute(
-                self._sql("UPDATE measurements SET latency_verdict = ?, latency_reason = ? WHERE id = ?"),
+                self._sql(
+                    "UPDATE measurements SET latency_verdict = ?, latency_reason = ? WHERE id = ? "
+                    "RETURNING context_key, run_id, started, lab"
+                ),
                 (verdict, reason, row_id),
             )
-            self._revisions.touch_row(cur, row_id)
+            self._revisions.touch_found(cur, cur.fetchone())
 
     def latency_verdict_counts(self, run_id: str) -> dict[str, int]:
         """How many measurements of ``run_id`` got each latency verdict (those judged)."""
@@ -395,6 +401,12 @@ class ResultsStore(Curation, KeptStandings):
             else:
                 cur.execute(self._sql("SELECT COUNT(*) FROM measurements WHERE run_id = ?"), (run_id,))
             return int(cur.fetchone()[0])
+
+    def is_excluded(self, run_id: str) -> bool:
+        """Whether run ``run_id`` is taken out of the baselines."""
+        with self._tx() as cur:
+            cur.execute(self._sql("SELECT 1 FROM run_exclusions WHERE run_id = ?"), (run_id,))
+            return cur.fetchone() is not None
 
     def labs(self) -> list[str]:
         """The labs that have a run in this store."""

@@ -72,7 +72,6 @@ SQLITE_COUNTER = (
     "latency_verdict, interval_mbps, load_p99_ms)",
 )
 POSTGRES_COUNTER = ("CREATE SEQUENCE IF NOT EXISTS pinet_revisions START 2",)
-KEPT_PER_CONTEXT = 2  # standings kept per context, metric and rules: before tonight and after it
 
 
 @dataclass(frozen=True)
@@ -115,34 +114,39 @@ class Revisions:
             return
         keys = sorted({key for key, *_ in pairs})
         labs = {key: lab for key, _, _, _, lab in pairs}
-        cur.executemany(
-            self._sql(
-                "INSERT INTO contexts (context_key, lab, runs, revision) VALUES (?, ?, 0, 0) "
-                "ON CONFLICT (context_key) DO NOTHING"
-            ),
-            [(key, labs[key]) for key in keys],
-        )
-        if self.postgres:  # one runner at a time per context (in one order: no deadlock)
-            cur.execute(
-                "SELECT 1 FROM contexts WHERE context_key = ANY(%s) ORDER BY context_key FOR UPDATE", (keys,)
+        many = cur.executemany if len(keys) > 1 else lambda sql, rows: cur.execute(sql, rows[0])
+        if self.postgres:
+            # The upsert locks each context's row (in key order: no deadlock) before its pairs
+            # take their revisions: one runner at a time per context, revisions in commit order.
+            many(
+                "INSERT INTO contexts (context_key, lab, runs, revision) VALUES (%s, %s, 0, 0) "
+                "ON CONFLICT (context_key) DO UPDATE SET lab = contexts.lab",
+                [(key, labs[key]) for key in keys],
             )
-        revisions = self._revisions(cur, len(pairs))
-        cur.executemany(
-            self._sql(
-                "INSERT INTO context_runs (context_key, run_id, first_started, last_started, revision) "
-                "VALUES (?, ?, ?, ?, ?) ON CONFLICT (context_key, run_id) DO UPDATE SET "
-                "revision = excluded.revision, "
-                "first_started = CASE WHEN excluded.first_started < context_runs.first_started "
-                "THEN excluded.first_started ELSE context_runs.first_started END, "
-                "last_started = CASE WHEN excluded.last_started > context_runs.last_started "
-                "THEN excluded.last_started ELSE context_runs.last_started END"
-            ),
-            [
-                (key, run_id, first, last, rev)
-                for (key, run_id, first, last, _), rev in zip(pairs, revisions, strict=True)
-            ],
+            revision = "nextval('pinet_revisions')"
+            rows: list[tuple[Any, ...]] = [
+                (key, run_id, first, last) for key, run_id, first, last, _ in pairs
+            ]
+        else:
+            many(
+                "INSERT INTO contexts (context_key, lab, runs, revision) VALUES (?, ?, 0, 0) "
+                "ON CONFLICT (context_key) DO NOTHING",
+                [(key, labs[key]) for key in keys],
+            )
+            revision = "?"
+            numbers = self._revisions(cur, len(pairs))
+            rows = [(k, r, f, last, n) for (k, r, f, last, _), n in zip(pairs, numbers, strict=True)]
+        upsert = (
+            "INSERT INTO context_runs (context_key, run_id, first_started, last_started, revision) "  # noqa: S608
+            f"VALUES (?, ?, ?, ?, {revision}) ON CONFLICT (context_key, run_id) DO UPDATE SET "
+            "revision = excluded.revision, "
+            "first_started = CASE WHEN excluded.first_started < context_runs.first_started "
+            "THEN excluded.first_started ELSE context_runs.first_started END, "
+            "last_started = CASE WHEN excluded.last_started > context_runs.last_started "
+            "THEN excluded.last_started ELSE context_runs.last_started END"
         )
-        cur.executemany(
+        (cur.executemany if len(rows) > 1 else lambda sql, r: cur.execute(sql, r[0]))(self._sql(upsert), rows)
+        many(
             self._sql(
                 "UPDATE contexts SET "
                 "revision = (SELECT MAX(revision) FROM context_runs p WHERE p.context_key = ?), "
@@ -151,15 +155,54 @@ class Revisions:
             [(key, key, key) for key in keys],
         )
 
-    def touch_row(self, cur: Any, row_id: int) -> None:
-        """A new revision for the pair of measurement ``row_id`` (its verdict changed)."""
-        cur.execute(
-            self._sql("SELECT context_key, run_id, started, lab FROM measurements WHERE id = ?"), (row_id,)
-        )
-        found = cur.fetchone()
+    def touch_found(self, cur: Any, found: Sequence[Any] | None) -> None:
+        """A new revision for the pair of a measurement whose verdict changed, given as the
+        (context, run, started, lab) its update returned (None: no such measurement)."""
         if found is not None:
             key, run_id, started, lab = found
             self.touch(cur, [(key, run_id, float(started), float(started), lab)])
+
+    def of_run(self, cur: Any, run_id: str) -> dict[str, tuple[PairSet, PairSet | None, float]]:
+        """For each context run ``run_id`` measured: all its pairs, those before the run (see
+        :meth:`before`) and the run's first row: one question for a whole night."""
+        cur.execute(
+            self._sql(
+                "SELECT t.context_key, c.runs, c.revision, t.first_started, "
+                "COUNT(p.run_id), MAX(p.revision), MAX(p.last_started) "
+                "FROM context_runs t JOIN contexts c ON c.context_key = t.context_key "
+                "LEFT JOIN context_runs p ON p.context_key = t.context_key "
+                "AND p.run_id <> t.run_id AND p.first_started < t.first_started "
+                "WHERE t.run_id = ? GROUP BY t.context_key, c.runs, c.revision, t.first_started"
+            ),
+            (run_id,),
+        )
+        return {
+            str(key): (
+                PairSet(int(runs), int(revision)),
+                PairSet(int(n), int(rev), float(last)) if n else None,
+                float(cut),
+            )
+            for key, runs, revision, cut, n, rev, last in cur.fetchall()
+        }
+
+    def kept_of(self, cur: Any, metric: str, rules: str, wanted: dict[str, PairSet]) -> dict[str, str]:
+        """The standings kept for exactly the pairs ``wanted`` names per context, by context."""
+        found: dict[str, str] = {}
+        keys = sorted(wanted)
+        for start in range(0, len(keys), 400):
+            chunk = keys[start : start + 400]
+            marks = ", ".join("?" for _ in chunk)
+            cur.execute(
+                self._sql(
+                    "SELECT context_key, runs, revision, state FROM standings "  # noqa: S608 - marks
+                    f"WHERE metric = ? AND rules = ? AND context_key IN ({marks})"
+                ),
+                (metric, rules, *chunk),
+            )
+            for key, runs, revision, state in cur.fetchall():
+                if wanted[key] == PairSet(int(runs), int(revision), wanted[key].last_started):
+                    found[str(key)] = str(state)
+        return found
 
     def touch_run(self, cur: Any, run_id: str, key: str | None = None) -> None:
         """New revisions for every pair of run ``run_id`` (of context ``key`` only, when named):
@@ -189,22 +232,19 @@ class Revisions:
         set was counted has a higher revision than any in it, so a different set of the same
         size would hold one."""
         cur.execute(
-            self._sql("SELECT first_started FROM context_runs WHERE context_key = ? AND run_id = ?"),
+            self._sql(
+                "SELECT t.first_started, COUNT(p.run_id), MAX(p.revision), MAX(p.last_started) "
+                "FROM context_runs t LEFT JOIN context_runs p ON p.context_key = t.context_key "
+                "AND p.run_id <> t.run_id AND p.first_started < t.first_started "
+                "WHERE t.context_key = ? AND t.run_id = ? GROUP BY t.first_started"
+            ),
             (key, run_id),
         )
         found = cur.fetchone()
         if found is None:
             return self.every(cur, key), None
-        cut = float(found[0])
-        cur.execute(
-            self._sql(
-                "SELECT COUNT(*), MAX(revision), MAX(last_started) FROM context_runs "
-                "WHERE context_key = ? AND run_id <> ? AND first_started < ?"
-            ),
-            (key, run_id, cut),
-        )
-        runs, revision, last = cur.fetchone()
-        return (PairSet(int(runs), int(revision), float(last)) if runs else None), cut
+        cut, runs, revision, last = found
+        return (PairSet(int(runs), int(revision), float(last)) if runs else None), float(cut)
 
     def kept(self, cur: Any, key: str, metric: str, rules: str, pairs: PairSet) -> str | None:
         """The standing kept for exactly ``pairs`` (its JSON), if any."""
@@ -221,32 +261,32 @@ class Revisions:
     def keep(
         self, cur: Any, key: str, metric: str, rules: str, pairs: PairSet, regressed: bool, state: str
     ) -> None:
-        """Keep a standing for ``pairs``; the older ones of the context beyond
-        :data:`KEPT_PER_CONTEXT` go."""
-        cur.execute(
+        """Keep a standing for ``pairs``; those kept for fewer runs than one less go."""
+        self.keep_many(cur, metric, rules, [(key, pairs, regressed, state)])
+
+    def keep_many(
+        self, cur: Any, metric: str, rules: str, standings: Sequence[tuple[str, PairSet, bool, str]]
+    ) -> None:
+        """Keep (context, pairs, in regression, standing) at once; as :meth:`keep`."""
+        if not standings:
+            return
+        many = cur.executemany if len(standings) > 1 else lambda sql, rows: cur.execute(sql, rows[0])
+        many(
             self._sql(
                 "INSERT INTO standings (context_key, metric, rules, runs, revision, regressed, state) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (context_key, metric, rules, runs, revision) DO NOTHING"
             ),
-            (key, metric, rules, pairs.runs, pairs.revision, int(regressed), state),
+            [(key, metric, rules, p.runs, p.revision, int(flag), state) for key, p, flag, state in standings],
         )
-        cur.execute(
+        # What a night reads next is this standing (all pairs) and the one before its run
+        # (one run fewer): those of fewer runs are not asked for again.
+        many(
             self._sql(
-                "SELECT revision FROM standings WHERE context_key = ? AND metric = ? AND rules = ? "
-                "ORDER BY revision DESC"
+                "DELETE FROM standings WHERE context_key = ? AND metric = ? AND rules = ? AND runs < ?"
             ),
-            (key, metric, rules),
+            [(key, metric, rules, p.runs - 1) for key, p, _, _ in standings],
         )
-        revisions = [int(r[0]) for r in cur.fetchall()]
-        if len(revisions) > KEPT_PER_CONTEXT:
-            cur.execute(
-                self._sql(
-                    "DELETE FROM standings WHERE context_key = ? AND metric = ? AND rules = ? "
-                    "AND revision < ?"
-                ),
-                (key, metric, rules, revisions[KEPT_PER_CONTEXT - 1]),
-            )
 
     def listing(
         self, cur: Any, metric: str, rules: str, lab: str | None

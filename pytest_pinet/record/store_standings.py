@@ -67,6 +67,27 @@ class KeptStandings:
             if not _read_only(exc):
                 raise
 
+    def pairs_of_run(self, run_id: str) -> dict[str, tuple[PairSet, PairSet | None, float]]:
+        """Each context run ``run_id`` measured: all its pairs, those before the run, the cut."""
+        with self._tx() as cur:
+            return self._revisions.of_run(cur, run_id)
+
+    def kept_standings(self, metric: str, rules: str, wanted: dict[str, PairSet]) -> dict[str, str]:
+        """The standings kept for exactly the pairs ``wanted`` names, by context."""
+        with self._tx() as cur:
+            return self._revisions.kept_of(cur, metric, rules, wanted)
+
+    def keep_standings(
+        self, metric: str, rules: str, standings: list[tuple[str, PairSet, bool, str]]
+    ) -> None:
+        """Keep many standings at once (a night's); a store this user may only read keeps none."""
+        try:
+            with self._tx() as cur:
+                self._revisions.keep_many(cur, metric, rules, standings)
+        except Exception as exc:
+            if not _read_only(exc):
+                raise
+
     def standings_listing(
         self, metric: str, rules: str, lab: str | None
     ) -> list[tuple[str, int | None, str | None]]:

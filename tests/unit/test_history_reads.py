@@ -20,7 +20,7 @@ from pytest_pinet.judge.standing import Night
 from pytest_pinet.judge.stats import MAD_TO_SD, median_standard_error
 from pytest_pinet.record import nightly, standing_memo
 from pytest_pinet.record.nightly import GOODPUT, LATENCY, nights_of
-from pytest_pinet.record.standing_memo import persisting_regressions, standing_before
+from pytest_pinet.record.standing_memo import keep_standings_of_run, persisting_regressions, standing_before
 from pytest_pinet.record.store import ResultsStore
 from pytest_pinet.record.store_schema import BASE_SCHEMA, IMPORTED_COLUMNS, SCHEMA_VERSION
 
@@ -195,6 +195,8 @@ def test_a_kept_standing_is_the_one_a_walk_from_the_first_night_gives_whatever_c
         if rng.random() < 0.2:  # measured again after a failing attempt
             _row(store, run, n + 0.01, level * (1 + rng.gauss(0, 0.002)), "pass")
         rows.append(run)
+        if rng.random() < 0.7:  # the run's end keeps the night's standings (not every run ends)
+            keep_standings_of_run(store, run, standing_module.BaselinePolicy())
         event = rng.random()
         if event < 0.1:
             store.exclude_run(rng.choice(rows), "a known-bad night")
