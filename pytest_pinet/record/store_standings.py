@@ -41,15 +41,6 @@ class KeptStandings:
             found = cur.fetchone()
         return str(found[0]) if found is not None else None
 
-    def context_keys_of_run(self, run_id: str) -> list[str]:
-        """The contexts run ``run_id`` measured."""
-        with self._tx() as cur:
-            cur.execute(
-                self._sql("SELECT context_key FROM context_runs WHERE run_id = ? ORDER BY context_key"),
-                (run_id,),
-            )
-            return [str(r[0]) for r in cur.fetchall()]
-
     def kept_standing(self, key: str, metric: str, rules: str, pairs: PairSet) -> str | None:
         """The standing kept for exactly ``pairs`` (record/standing_memo.py), if any."""
         with self._tx() as cur:
