@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from pytest_pinet.judge import standing as standing_module
+from pytest_pinet.judge.baseline import BaselinePolicy
 from pytest_pinet.judge.changepoints import ChangePolicy, RunSeries, detect_change_points
 from pytest_pinet.judge.standing import Night
 from pytest_pinet.judge.stats import MAD_TO_SD, median_standard_error
@@ -196,7 +197,7 @@ def test_a_kept_standing_is_the_one_a_walk_from_the_first_night_gives_whatever_c
             _row(store, run, n + 0.01, level * (1 + rng.gauss(0, 0.002)), "pass")
         rows.append(run)
         if rng.random() < 0.7:  # the run's end keeps the night's standings (not every run ends)
-            keep_standings_of_run(store, run, standing_module.BaselinePolicy())
+            keep_standings_of_run(store, run, BaselinePolicy())
         event = rng.random()
         if event < 0.1:
             store.exclude_run(rng.choice(rows), "a known-bad night")
