@@ -49,10 +49,7 @@ class LabNight:
 
 def lab_nights(store: ResultsStore, policy: BaselinePolicy | None = None) -> list[LabNight]:
     """Each lab's newest night that measured something, by lab name."""
-    newest: dict[str, dict[str, Any]] = {}
-    for run in store.runs():
-        if run["measurements"]:
-            newest[run["lab"]] = run  # runs come oldest first
+    newest = {night["lab"]: night for night in store.newest_nights()}
     book = StandingBook(store, policy or BaselinePolicy())
     pending: dict[str, int] = {}
     for key, _, _ in book.regressed((GOODPUT, LATENCY)):

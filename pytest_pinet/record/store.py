@@ -384,14 +384,30 @@ class ResultsStore(Curation, KeptStandings):
 
     def context_keys(self, lab: str | None = None) -> list[str]:
         """Every context with at least one measurement (of ``lab`` only, when named: several
-        labs share one PostgreSQL store)."""
+        labs share one PostgreSQL store), from the contexts the store counts (one row each,
+        not a scan of every measurement)."""
         with self._tx() as cur:
             if lab is None:
-                cur.execute("SELECT DISTINCT context_key FROM measurements ORDER BY context_key")
+                cur.execute("SELECT context_key FROM contexts WHERE runs > 0 ORDER BY context_key")
             else:
-                query = "SELECT DISTINCT context_key FROM measurements WHERE lab = ? ORDER BY context_key"
+                query = "SELECT context_key FROM contexts WHERE lab = ? AND runs > 0 ORDER BY context_key"
                 cur.execute(self._sql(query), (lab,))
             return [r[0] for r in cur.fetchall()]
+
+    def newest_nights(self) -> list[dict[str, Any]]:
+        """Each lab's newest run that measured something, with its measurement count, by lab."""
+        with self._tx() as cur:
+            cur.execute(
+                "SELECT r.lab, r.run_id, r.started FROM runs r "
+                "WHERE EXISTS (SELECT 1 FROM measurements m WHERE m.run_id = r.run_id) ORDER BY r.started"
+            )
+            newest = {str(lab): (str(run_id), float(started)) for lab, run_id, started in cur.fetchall()}
+            found = []
+            for lab, (run_id, started) in sorted(newest.items()):
+                cur.execute(self._sql("SELECT COUNT(*) FROM measurements WHERE run_id = ?"), (run_id,))
+                count = int(cur.fetchone()[0])
+                found.append({"lab": lab, "run_id": run_id, "started": started, "measurements": count})
+            return found
 
     def count(self, run_id: str | None = None) -> int:
         """Number of measurements (of one run, or all)."""
