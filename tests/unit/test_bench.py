@@ -85,3 +85,26 @@ def test_a_missed_target_from_noise_names_the_run_length_that_would_reach_it():
         half["limited_by"].startswith("host noise: sd 0.329 % per 6 s run")
         and "runs of about" in half["limited_by"]
     )
+
+
+def test_the_history_benchmark_prints_its_table_from_recorded_figures():
+    """`pinet bench --history-only` (docs/bench.md): a recorded run's JSON becomes its table,
+    each backend with every command at every size, the nights and the verdict checks."""
+    from pathlib import Path
+
+    from pytest_pinet.bench.history_bench import COMMANDS, format_history
+
+    recorded = (
+        Path(__file__).resolve().parents[2] / "recordings" / "bench" / "history-10-labs-365-nights.json"
+    )
+    results = json.loads(recorded.read_text(encoding="utf-8"))["history"]
+    assert [r["backend"] for r in results] == ["sqlite", "postgresql"]
+    for result in results:
+        lines = format_history(result)
+        assert lines[0].startswith(f"history on {result['backend']}: 10 labs, up to 365 nights (803,000 ")
+        assert all(name in lines[1] for name in COMMANDS)
+        sizes = [line.split()[0] for line in lines[2:5]]
+        assert sizes == ["121", "243", "365"]
+        assert any(line.startswith("  growth over x3.0 nights:") for line in lines)
+        assert sum("night " in line and "of lab01" in line for line in lines) == 3
+        assert "200 of 200 planted drops red" in lines[-1] and lines[-1].endswith(": yes")
