@@ -155,7 +155,11 @@ def apply_checked(tunable: Tunable, host: RemoteHost) -> Any:
     known = known_unsupported(tunable, host)
     if known is not None:
         raise known
-    saved = tunable.read(host)
+    try:
+        saved = tunable.read(host)
+    except Unsupported as exc:  # nothing to set it from (a board without cpufreq)
+        _UNSUPPORTED.setdefault(host, {})[tunable.describe()] = exc
+        raise
     try:
         if not tunable.apply_and_read_back(host):
             raise Unsupported(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import pytest
 
@@ -214,3 +214,25 @@ def test_a_hosts_probe_tools_are_asked_once_a_session_and_again_after_a_reflash(
     assert probe_tools(host) == first and shell.calls == 1
     forget_probe_tools(host)
     assert probe_tools(host) == first and shell.calls == 2
+
+
+def test_a_host_without_the_files_a_tunable_reads_is_not_asked_again(tmp_path):
+    from pytest_pinet.errors import Unsupported
+    from pytest_pinet.host.cpu_tunables import Governor
+    from pytest_pinet.host.tunables import apply_checked
+
+    class WithoutCpufreq(CountingShell):
+        """This machine's shell, its CPUs in an empty directory: a board without cpufreq."""
+
+        def run_shell(self, script: str, **options: Any) -> CommandResult:
+            return super().run_shell(script.replace("/sys/devices/system/cpu", str(tmp_path)), **options)
+
+    shell = WithoutCpufreq()
+    host = cast(RemoteHost, shell)
+    with pytest.raises(Unsupported, match="no cpufreq"):
+        apply_checked(Governor("performance"), host)
+    asked = shell.calls
+    assert asked >= 1
+    with pytest.raises(Unsupported, match="no cpufreq"):  # the next test's profile, the same setting
+        apply_checked(Governor("performance"), host)
+    assert shell.calls == asked
