@@ -15,7 +15,7 @@ from ..judge.thresholds import SHIPPED, load_thresholds
 from .store_access import STORE_HELP, open_store
 
 # Context keys whose values are numbers, as the rules compare them.
-NUMERIC = ("link_speed_mbps", "mtu", "streams", "rate_target_mbps", "block_bytes")
+NUMERIC = ("link_speed_mbps", "mtu", "streams", "rate_target_mbps", "opposite_rate_mbps", "block_bytes")
 
 
 def parse_context(text: str) -> dict[str, Any]:

@@ -32,6 +32,7 @@ MATCH_KEYS = (
     "os",
     "lab",
     "rate_target_mbps",
+    "opposite_rate_mbps",
     "filesystem",
     "block_bytes",
     "streams",

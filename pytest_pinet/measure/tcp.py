@@ -196,7 +196,9 @@ class TcpMeasurer(Measurer):
             peer_options = dataclasses.replace(peer_options, bitrate=f"{peer_stream_mbps}M")
             target = peer_stream_mbps * peer_options.streams
         limit = self._limit()
-        forward_context = self._context("board->peer", scenario, "full")
+        forward_context = dataclasses.replace(
+            self._context("board->peer", scenario, "full"), opposite_rate_mbps=target
+        )
         back_context = dataclasses.replace(
             self._context("peer->board", scenario, "full"), rate_target_mbps=target
         )

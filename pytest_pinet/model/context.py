@@ -31,6 +31,10 @@ class TrafficContext:
     driver: str = ""
     # the sender's -b target in total; 0 = as fast as it can (whole numbers stay int: store keys)
     rate_target_mbps: float = 0
+    # A full duplex whose other direction is throttled: that direction's -b target in total.
+    # Its load differs (fewer segments queue at the board), so its latency too: it is its own
+    # context, never blended with the unthrottled full duplex's (0: the other direction is free).
+    opposite_rate_mbps: float = 0
     filesystem: str = ""  # storage suite: ext2, ext3, ext4, vfat
     block_bytes: int = 0  # storage suite: the dd block size
     image: str = ""  # the catalogue image pinet verified on the board; "" when not flashed by pinet

@@ -29,7 +29,7 @@ FIELDS = (
     "link_speed_mbps",
     "qdisc",
 )
-LATER_FIELDS = ("rate_target_mbps", "filesystem", "block_bytes", "image")
+LATER_FIELDS = ("rate_target_mbps", "filesystem", "block_bytes", "image", "opposite_rate_mbps")
 # What a person reads first of a context: the rest is mostly the same across one lab's runs.
 LABEL_FIELDS = ("board", "link", "direction", "duplex", "profile", "qdisc")
 

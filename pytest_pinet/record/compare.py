@@ -30,7 +30,7 @@ from .store import StoredMeasurement
 NOISE_SDS = 3
 LABEL_FIELDS = (
     "board", "link", "adapter", "scenario", "direction", "duplex", "profile", "qdisc",
-    "filesystem", "block_bytes", "rate_target_mbps", "streams",
+    "filesystem", "block_bytes", "rate_target_mbps", "opposite_rate_mbps", "streams",
 )  # fmt: skip
 MIN_BAND_PCT = 1.0
 NOT_MEASUREMENTS = ("lab-fault", "invalid-thermal")

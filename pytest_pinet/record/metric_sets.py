@@ -100,6 +100,8 @@ def context_label(measurement: Measurement) -> str:
         parts.append(c.qdisc)
     if c.rate_target_mbps:
         parts.append(f"up {c.rate_target_mbps:g} Mbit/s")
+    if c.opposite_rate_mbps:
+        parts.append(f"other way {c.opposite_rate_mbps:g} Mbit/s")
     if c.filesystem:
         parts.append(f"{c.filesystem} {c.block_bytes} B")
     if c.protocol == "UDP":

@@ -33,6 +33,7 @@ LABEL_KEYS = (
     "profile",
     "qdisc",
     "rate_target_mbps",
+    "opposite_rate_mbps",
     "filesystem",
     "block_bytes",
 )

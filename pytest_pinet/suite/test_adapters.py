@@ -61,6 +61,9 @@ def test_adapter_full_duplex_peer_throttled(pinet_measure_tcp, pinet_judge_goodp
     )
     pinet_judge_latency([to_peer, to_board])
     assert to_board.context.rate_target_mbps == 40 * to_board.context.streams
+    # The board's own direction under a throttled peer is a context of its own: its queue,
+    # and so its latency, is not the unthrottled full duplex's.
+    assert to_peer.context.opposite_rate_mbps == to_board.context.rate_target_mbps
     assert to_peer.started < to_board.finished and to_board.started < to_peer.finished
     # The throttled direction stays near its target; the board's own sending gets the rest.
     assert to_board.goodput_mbps < 1.1 * to_board.context.rate_target_mbps
