@@ -38,6 +38,17 @@ WHAT = {
     "ci": ("CI's run of the test command on its own machine", 27.0),
     "unit-tier-one-core": ("pytest -m unit on one core, nothing but the venv", 1.0),
 }
+# The history benchmark (pinet bench --history-only): a store of 10 labs x 365 nights, each
+# command in its own process; budgets of issue 49 (2 s an answer, 1 s a night).
+for _backend in ("sqlite", "postgresql"):
+    WHAT |= {
+        f"history-regressions-{_backend}": (f"pinet regressions, every lab ({_backend})", 2 / 60),
+        f"history-regressions-one-lab-{_backend}": (f"pinet regressions --lab ({_backend})", 2 / 60),
+        f"history-trends-one-lab-{_backend}": (f"pinet trends --lab ({_backend})", 2 / 60),
+        f"history-morning-page-{_backend}": (f"one lab's morning page ({_backend})", 2 / 60),
+        f"history-night-{_backend}": (f"one night stored, judged, standings kept ({_backend})", 1 / 60),
+        f"history-first-look-{_backend}": (f"the first look after an upgrade ({_backend})", None),
+    }
 
 
 def _commit() -> str:
@@ -66,6 +77,8 @@ def load(path: Path = DATA) -> list[dict[str, object]]:
 
 
 def _minutes(seconds: float) -> str:
+    if seconds < 60:  # a command's answer, not a job: its own unit, to the hundredth
+        return f"{seconds:.2f} s"
     return f"{seconds / 60:.1f} min ({seconds:.0f} s)"
 
 
@@ -92,11 +105,12 @@ def render(entries: list[dict[str, object]]) -> str:
         green = [float(str(e["seconds"])) for e in mine if e.get("status", 0) == 0][-5:]
         budget = WHAT.get(kind, ("", None))[1]
         latest = mine[-1]
+        over = budget is not None and float(str(latest["seconds"])) > budget * 60
         lines.append(
             f"| {kind} | {_minutes(float(str(latest['seconds'])))}"
-            f"{'' if latest.get('status', 0) == 0 else ' FAILED'} "
+            f"{'' if latest.get('status', 0) == 0 else ' FAILED'}{' OVER' if over else ''} "
             f"| {_minutes(statistics.median(green)) if green else '-'} "
-            f"| {f'{budget:g} min' if budget else '-'} | {len(mine)} |"
+            f"| {_minutes(budget * 60) if budget else '-'} | {len(mine)} |"
         )
     lines += ["", "## What each run is", ""]
     lines += [f"- **{kind}**: {text}" for kind, (text, _) in WHAT.items()]
