@@ -31,7 +31,10 @@ TABLES = (
         PRIMARY KEY (context_key, run_id)
     )""",
     """CREATE INDEX IF NOT EXISTS context_runs_run ON context_runs (run_id)""",
-    """CREATE INDEX IF NOT EXISTS context_runs_first ON context_runs (context_key, first_started)""",
+    # Everything a standing's pairs are counted from, in the index: a year of a context's
+    # pairs counted without reading a row of them.
+    """CREATE INDEX IF NOT EXISTS context_runs_counted ON context_runs
+        (context_key, first_started, revision, last_started, run_id)""",
     """CREATE TABLE IF NOT EXISTS contexts (
         context_key TEXT PRIMARY KEY,
         lab TEXT NOT NULL,
@@ -123,36 +126,34 @@ class Revisions:
                 "ON CONFLICT (context_key) DO UPDATE SET lab = contexts.lab",
                 [(key, labs[key]) for key in keys],
             )
-            revision = "nextval('pinet_revisions')"
-            rows: list[tuple[Any, ...]] = [
-                (key, run_id, first, last) for key, run_id, first, last, _ in pairs
-            ]
         else:
             many(
                 "INSERT INTO contexts (context_key, lab, runs, revision) VALUES (?, ?, 0, 0) "
                 "ON CONFLICT (context_key) DO NOTHING",
                 [(key, labs[key]) for key in keys],
             )
-            revision = "?"
-            numbers = self._revisions(cur, len(pairs))
-            rows = [(k, r, f, last, n) for (k, r, f, last, _), n in zip(pairs, numbers, strict=True)]
-        upsert = (
-            "INSERT INTO context_runs (context_key, run_id, first_started, last_started, revision) "  # noqa: S608
-            f"VALUES (?, ?, ?, ?, {revision}) ON CONFLICT (context_key, run_id) DO UPDATE SET "
-            "revision = excluded.revision, "
-            "first_started = CASE WHEN excluded.first_started < context_runs.first_started "
-            "THEN excluded.first_started ELSE context_runs.first_started END, "
-            "last_started = CASE WHEN excluded.last_started > context_runs.last_started "
-            "THEN excluded.last_started ELSE context_runs.last_started END"
+        numbers = self._revisions(cur, len(pairs))
+        rows = [(k, r, f, last, n) for (k, r, f, last, _), n in zip(pairs, numbers, strict=True)]
+        newest = {key: max(n for k, _, _, _, n in rows if k == key) for key in keys}
+        (cur.executemany if len(rows) > 1 else lambda sql, r: cur.execute(sql, r[0]))(
+            self._sql(
+                "INSERT INTO context_runs (context_key, run_id, first_started, last_started, revision) "
+                "VALUES (?, ?, ?, ?, ?) ON CONFLICT (context_key, run_id) DO UPDATE SET "
+                "revision = excluded.revision, "
+                "first_started = CASE WHEN excluded.first_started < context_runs.first_started "
+                "THEN excluded.first_started ELSE context_runs.first_started END, "
+                "last_started = CASE WHEN excluded.last_started > context_runs.last_started "
+                "THEN excluded.last_started ELSE context_runs.last_started END"
+            ),
+            rows,
         )
-        (cur.executemany if len(rows) > 1 else lambda sql, r: cur.execute(sql, r[0]))(self._sql(upsert), rows)
+        # The revisions just drawn are the highest of their contexts: no pair need be read.
         many(
             self._sql(
-                "UPDATE contexts SET "
-                "revision = (SELECT MAX(revision) FROM context_runs p WHERE p.context_key = ?), "
+                "UPDATE contexts SET revision = ?, "
                 "runs = (SELECT COUNT(*) FROM context_runs p WHERE p.context_key = ?) WHERE context_key = ?"
             ),
-            [(key, key, key) for key in keys],
+            [(newest[key], key, key) for key in keys],
         )
 
     def touch_found(self, cur: Any, found: Sequence[Any] | None) -> None:
