@@ -117,17 +117,19 @@ class Revisions:
             return
         keys = sorted({key for key, *_ in pairs})
         labs = {key: lab for key, _, _, _, lab in pairs}
-        many = cur.executemany if len(keys) > 1 else lambda sql, rows: cur.execute(sql, rows[0])
+
         if self.postgres:
             # The upsert locks each context's row (in key order: no deadlock) before its pairs
             # take their revisions: one runner at a time per context, revisions in commit order.
-            many(
+            _each(
+                cur,
                 "INSERT INTO contexts (context_key, lab, runs, revision) VALUES (%s, %s, 0, 0) "
                 "ON CONFLICT (context_key) DO UPDATE SET lab = contexts.lab",
                 [(key, labs[key]) for key in keys],
             )
         else:
-            many(
+            _each(
+                cur,
                 "INSERT INTO contexts (context_key, lab, runs, revision) VALUES (?, ?, 0, 0) "
                 "ON CONFLICT (context_key) DO NOTHING",
                 [(key, labs[key]) for key in keys],
@@ -135,7 +137,8 @@ class Revisions:
         numbers = self._revisions(cur, len(pairs))
         rows = [(k, r, f, last, n) for (k, r, f, last, _), n in zip(pairs, numbers, strict=True)]
         newest = {key: max(n for k, _, _, _, n in rows if k == key) for key in keys}
-        (cur.executemany if len(rows) > 1 else lambda sql, r: cur.execute(sql, r[0]))(
+        _each(
+            cur,
             self._sql(
                 "INSERT INTO context_runs (context_key, run_id, first_started, last_started, revision) "
                 "VALUES (?, ?, ?, ?, ?) ON CONFLICT (context_key, run_id) DO UPDATE SET "
@@ -148,7 +151,8 @@ class Revisions:
             rows,
         )
         # The revisions just drawn are the highest of their contexts: no pair need be read.
-        many(
+        _each(
+            cur,
             self._sql(
                 "UPDATE contexts SET revision = ?, "
                 "runs = (SELECT COUNT(*) FROM context_runs p WHERE p.context_key = ?) WHERE context_key = ?"
@@ -271,8 +275,8 @@ class Revisions:
         """Keep (context, pairs, in regression, standing) at once; as :meth:`keep`."""
         if not standings:
             return
-        many = cur.executemany if len(standings) > 1 else lambda sql, rows: cur.execute(sql, rows[0])
-        many(
+        _each(
+            cur,
             self._sql(
                 "INSERT INTO standings (context_key, metric, rules, runs, revision, regressed, state) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?) "
@@ -282,7 +286,8 @@ class Revisions:
         )
         # What a night reads next is this standing (all pairs) and the one before its run
         # (one run fewer): those of fewer runs are not asked for again.
-        many(
+        _each(
+            cur,
             self._sql(
                 "DELETE FROM standings WHERE context_key = ? AND metric = ? AND rules = ? AND runs < ?"
             ),
@@ -315,6 +320,15 @@ class Revisions:
             )
             for k, lab_of, runs, revision, flag, state in cur.fetchall()
         ]
+
+
+def _each(cur: Any, sql: str, rows: Sequence[tuple[Any, ...]]) -> None:
+    """``sql`` for each of ``rows``: one plain statement for one row (psycopg's executemany
+    opens a pipeline, a round trip more for the common single verdict)."""
+    if len(rows) == 1:
+        cur.execute(sql, rows[0])
+    elif rows:
+        cur.executemany(sql, rows)
 
 
 def pairs_of_rows(rows: Sequence[Mapping[str, Any]]) -> list[tuple[str, str, float, float, str]]:
