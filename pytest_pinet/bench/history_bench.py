@@ -29,6 +29,7 @@ from ..record.night_digest import night_digest_of
 from ..record.nightly import GOODPUT, LATENCY, nights_of
 from ..record.standing_memo import StandingBook, keep_standings_of_run, persisting_regressions
 from ..record.store import ResultsStore, StoredMeasurement
+from ..record.store_rows import STORED_COLUMNS, stored_row
 from .history_store import HistoryPlan, fill, first_day_of, lab_key, nights, planted_keys
 
 COMMANDS = ("regressions", "regressions --lab", "trends --lab", "morning page")
@@ -109,13 +110,13 @@ def one_night(
     )
     stored = judged = 0.0
     store.add_run(run_id, lab, "bench-history", started=at)
+    book = StandingBook(store, policy)  # one for the night, as a run has (PinetRun.standings)
     for row in rows:
         start = time.perf_counter()
-        store.add_rows([{**row, "verdict": "", "latency_verdict": ""}])
-        measured = store.history(str(row["context_key"]), limit=1, of_run=run_id)[0]
+        row_id = store.add_row({**row, "verdict": "", "latency_verdict": ""})
+        measured = _as_stored(row_id, row)  # the run judges what it measured, not a read back
         stored += time.perf_counter() - start
         start = time.perf_counter()
-        book = StandingBook(store, policy)
         for metric, set_verdict in ((GOODPUT, store.set_verdict), (LATENCY, store.set_latency_verdict)):
             tonight = nights_of([_judged(measured)], metric)
             if not tonight:
@@ -134,6 +135,12 @@ def one_night(
         "standings kept": kept,
         "night": stored + judged + kept,
     }
+
+
+def _as_stored(row_id: int, row: dict[str, Any]) -> StoredMeasurement:
+    """A night's row as the store reads it back, made from the row itself."""
+    columns = [c.strip() for c in STORED_COLUMNS.split(",")]
+    return stored_row([row_id, *(row.get(c) for c in columns[1:])], str(row["data"]))
 
 
 def _judged(row: StoredMeasurement) -> StoredMeasurement:

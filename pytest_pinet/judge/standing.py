@@ -39,6 +39,12 @@ EVERY_CONTEXT = "*"  # an acceptance of a run in every context it regressed in
 # A regression's nights are kept however many: it stays red, against the level it left,
 # until a person accepts it or the level comes back.
 HORIZON_NIGHTS = 60
+# The accepted nights whose seconds are kept: the last this many windows. The step test reads
+# the seconds of the last window; a slide found there moves at most a window of nights out of
+# the baseline, so the window after it still has its seconds. Older nights are their figures
+# alone: a kept standing (record/standing_memo.py) is a fifth of the size, read and written
+# every night for every context.
+SAMPLED_WINDOWS = 2
 # A step is counted over two nights or more: one night alone is the band's to judge, and
 # steps of one night of noise were most of the false alarms under the noise model.
 MIN_NIGHTS_AFTER_STEP = 2
@@ -143,9 +149,13 @@ def judge_night(
     (record/standing_memo.py) to the very standing a walk from its first night gives.
     """
     verdict = _judge_night(standing, night, acceptances, policy, change_policy)
-    after = verdict.after
-    kept = max(HORIZON_NIGHTS, (policy or BaselinePolicy()).window)  # never fewer than a baseline reads
-    return replace(verdict, after=replace(after, accepted=after.accepted[-kept:]))
+    window = (policy or BaselinePolicy()).window
+    accepted = verdict.after.accepted[-max(HORIZON_NIGHTS, window) :]  # never fewer than a baseline reads
+    bare = len(accepted) - SAMPLED_WINDOWS * window
+    if bare > 0 and any(n.samples for n in accepted[:bare]):
+        # A night that left the sampled nights keeps its figure, not its seconds.
+        accepted = (*(replace(n, samples=()) if n.samples else n for n in accepted[:bare]), *accepted[bare:])
+    return replace(verdict, after=replace(verdict.after, accepted=accepted))
 
 
 def _judge_night(

@@ -97,16 +97,14 @@ class StandingBook:
         all of them): the kept one when it is still the one its nights give, else walked."""
         if run_id is None:
             return self.now(key, metric)
-        pairs, cut = self.store.standing_pairs(key, run_id)
+        pairs, cut, kept = self.store.standing_pairs_kept(key, run_id, metric.name, self.rules)
         if cut is None:
             return self.now(key, metric)
         if pairs is None:
             return self._walk(key, [], metric)
         whole = pairs.last_started < cut  # every row of the pairs is before tonight's first
-        if whole:
-            kept = self.store.kept_standing(key, metric.name, self.rules, pairs)
-            if kept is not None:
-                return self._loaded(key, kept)
+        if whole and kept is not None:
+            return self._loaded(key, kept)
         rows = [
             r
             for r in self.store.history(key, limit=None, probes=metric is not GOODPUT)
@@ -175,14 +173,14 @@ class StandingBook:
                 for night in nights_of(rows.get(key, []), metric):
                     standing = judge_night(standing, night, self.acceptances(), self.policy).after
                 walked.append((key, every, standing))
-            again = self.store.pairs_of_run(run_id)  # another runner wrote meanwhile: not kept
+            again = self.store.every_pairs_of_run(run_id)  # another runner wrote meanwhile: not kept
             self.store.keep_standings(
                 metric.name,
                 self.rules,
                 [
                     (key, every, bool(standing.regressed), dumps(standing))
                     for key, every, standing in walked
-                    if again.get(key, (None,))[0] == every
+                    if again.get(key) == every
                 ],
             )
         return len(pairs)

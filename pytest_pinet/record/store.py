@@ -250,6 +250,25 @@ class ResultsStore(Curation, KeptStandings):
             cur.executemany(self._sql(f"INSERT INTO measurements ({columns}) VALUES ({marks})"), values)  # noqa: S608
             self._revisions.touch(cur, pairs_of_rows(rows))
 
+    def add_row(self, row: Mapping[str, Any]) -> int:
+        """Write one whole row (as :meth:`add_rows`) and return its id, as :meth:`add` does for
+        a measurement: the history benchmark's night, stored a measurement at a time."""
+        names = (*IMPORTED_COLUMNS, *FIGURE_COLUMNS)
+        columns, marks = ", ".join(names), ", ".join("?" for _ in names)
+        values = tuple(row[c] for c in IMPORTED_COLUMNS) + tuple(
+            figure_columns(json.loads(row["data"])).values()
+        )
+        with self._tx() as cur:
+            statement = f"INSERT INTO measurements ({columns}) VALUES ({marks})"  # noqa: S608 - constants
+            if self._param == "%s":
+                cur.execute(self._sql(statement + " RETURNING id"), values)
+                row_id = int(cur.fetchone()[0])
+            else:
+                cur.execute(statement, values)
+                row_id = int(cur.lastrowid)
+            self._revisions.touch(cur, pairs_of_rows([row]))
+            return row_id
+
     def rows_of_run(self, run_id: str) -> list[dict[str, Any]]:
         """Every measurement of ``run_id`` as whole rows (:data:`IMPORTED_COLUMNS`), in the order taken."""
         columns = ", ".join(IMPORTED_COLUMNS)
@@ -260,28 +279,23 @@ class ResultsStore(Curation, KeptStandings):
 
     def set_verdict(self, row_id: int, verdict: str, reason: str) -> None:
         """Record the verdict a measurement got (pass, below-threshold, regression, ...)."""
-        with self._tx() as cur:
-            cur.execute(
-                self._sql(
-                    "UPDATE measurements SET verdict = ?, verdict_reason = ? WHERE id = ? "
-                    "RETURNING context_key, run_id, started, lab"
-                ),
-                (verdict, reason, row_id),
-            )
-            self._revisions.touch_found(cur, cur.fetchone())
+        self._set_verdict("verdict = ?, verdict_reason = ?", (verdict, reason, row_id))
 
     def set_latency_verdict(self, row_id: int, verdict: str, reason: str) -> None:
         """Record the verdict a measurement's latency under load got (pass, above-ceiling,
         regression, not-measured), beside its goodput verdict."""
+        self._set_verdict("latency_verdict = ?, latency_reason = ?", (verdict, reason, row_id))
+
+    def _set_verdict(self, assignments: str, values: tuple[Any, ...]) -> None:
+        """Update a measurement (``values``: the assignments', then its id) and touch its pair:
+        a verdict decides whether the row is evidence, so standings kept with it are stale."""
+        update = self._sql(f"UPDATE measurements SET {assignments} WHERE id = ?")  # noqa: S608 - constants
         with self._tx() as cur:
-            cur.execute(
-                self._sql(
-                    "UPDATE measurements SET latency_verdict = ?, latency_reason = ? WHERE id = ? "
-                    "RETURNING context_key, run_id, started, lab"
-                ),
-                (verdict, reason, row_id),
-            )
-            self._revisions.touch_found(cur, cur.fetchone())
+            if self._revisions.postgres:
+                cur.execute(self._revisions.touching(update), values)
+            else:
+                cur.execute(update + " RETURNING context_key, run_id, started, lab", values)
+                self._revisions.touch_found(cur, cur.fetchone())
 
     def latency_verdict_counts(self, run_id: str) -> dict[str, int]:
         """How many measurements of ``run_id`` got each latency verdict (those judged)."""

@@ -75,6 +75,14 @@ SQLITE_COUNTER = (
     "latency_verdict, interval_mbps, load_p99_ms)",
 )
 POSTGRES_COUNTER = ("CREATE SEQUENCE IF NOT EXISTS pinet_revisions START 2",)
+# A pair touched again takes the new revision and widens to the rows given.
+_WIDENED = (
+    "ON CONFLICT (context_key, run_id) DO UPDATE SET revision = excluded.revision, "
+    "first_started = CASE WHEN excluded.first_started < context_runs.first_started "
+    "THEN excluded.first_started ELSE context_runs.first_started END, "
+    "last_started = CASE WHEN excluded.last_started > context_runs.last_started "
+    "THEN excluded.last_started ELSE context_runs.last_started END"
+)
 
 
 @dataclass(frozen=True)
@@ -98,11 +106,9 @@ class Revisions:
     def _sql(self, statement: str) -> str:
         return statement.replace("?", self._param)
 
-    def _revisions(self, cur: Any, count: int) -> list[int]:
-        """``count`` new revisions, in order."""
-        if self.postgres:
-            cur.execute("SELECT nextval('pinet_revisions') FROM generate_series(1, %s)", (count,))
-            return sorted(int(r[0]) for r in cur.fetchall())
+    @staticmethod
+    def _revisions(cur: Any, count: int) -> list[int]:
+        """``count`` new revisions, in order (SQLite's counter: PostgreSQL draws its own)."""
         cur.execute("UPDATE pinet_sequence SET value = value + ?", (count,))
         cur.execute("SELECT value FROM pinet_sequence")
         last = int(cur.fetchone()[0])
@@ -111,53 +117,80 @@ class Revisions:
     def touch(self, cur: Any, pairs: Iterable[tuple[str, str, float, float, str]]) -> None:
         """New revisions for (context, run, first started, last started, lab) pairs: a pair
         not counted yet is added, one counted widens to the rows given. One statement of each
-        kind for all the pairs: a night's import touches hundreds."""
+        kind for all the pairs (a night's import touches hundreds); SQLite's are in-process,
+        where a statement costs next to nothing."""
         pairs = list(pairs)
         if not pairs:
             return
         keys = sorted({key for key, *_ in pairs})
         labs = {key: lab for key, _, _, _, lab in pairs}
-
         if self.postgres:
-            # The upsert locks each context's row (in key order: no deadlock) before its pairs
-            # take their revisions: one runner at a time per context, revisions in commit order.
-            _each(
-                cur,
-                "INSERT INTO contexts (context_key, lab, runs, revision) VALUES (%s, %s, 0, 0) "
-                "ON CONFLICT (context_key) DO UPDATE SET lab = contexts.lab",
-                [(key, labs[key]) for key in keys],
-            )
-        else:
-            _each(
-                cur,
-                "INSERT INTO contexts (context_key, lab, runs, revision) VALUES (?, ?, 0, 0) "
-                "ON CONFLICT (context_key) DO NOTHING",
-                [(key, labs[key]) for key in keys],
-            )
+            self._touch_postgres(cur, keys, labs, pairs)
+            return
+        _each(
+            cur,
+            "INSERT INTO contexts (context_key, lab, runs, revision) VALUES (?, ?, 0, 0) "
+            "ON CONFLICT (context_key) DO NOTHING",
+            [(key, labs[key]) for key in keys],
+        )
         numbers = self._revisions(cur, len(pairs))
         rows = [(k, r, f, last, n) for (k, r, f, last, _), n in zip(pairs, numbers, strict=True)]
         newest = {key: max(n for k, _, _, _, n in rows if k == key) for key in keys}
-        _each(
-            cur,
-            self._sql(
-                "INSERT INTO context_runs (context_key, run_id, first_started, last_started, revision) "
-                "VALUES (?, ?, ?, ?, ?) ON CONFLICT (context_key, run_id) DO UPDATE SET "
-                "revision = excluded.revision, "
-                "first_started = CASE WHEN excluded.first_started < context_runs.first_started "
-                "THEN excluded.first_started ELSE context_runs.first_started END, "
-                "last_started = CASE WHEN excluded.last_started > context_runs.last_started "
-                "THEN excluded.last_started ELSE context_runs.last_started END"
-            ),
-            rows,
-        )
+        upsert = "INSERT INTO context_runs (context_key, run_id, first_started, last_started, revision) "
+        _each(cur, upsert + f"VALUES (?, ?, ?, ?, ?) {_WIDENED}", rows)
         # The revisions just drawn are the highest of their contexts: no pair need be read.
         _each(
             cur,
-            self._sql(
-                "UPDATE contexts SET revision = ?, "
-                "runs = (SELECT COUNT(*) FROM context_runs p WHERE p.context_key = ?) WHERE context_key = ?"
-            ),
+            "UPDATE contexts SET revision = ?, "
+            "runs = (SELECT COUNT(*) FROM context_runs p WHERE p.context_key = ?) WHERE context_key = ?",
             [(newest[key], key, key) for key in keys],
+        )
+
+    @staticmethod
+    def _touch_postgres(
+        cur: Any, keys: list[str], labs: dict[str, str], pairs: list[tuple[str, str, float, float, str]]
+    ) -> None:
+        """:meth:`touch` on PostgreSQL in two statements, not four (a night's verdicts touch
+        hundreds of times, and a statement costs the client more than the server): the upsert
+        locks each context's row (in key order: no deadlock), so one runner at a time draws a
+        context's revisions and they are committed in order; then each pair draws its revision
+        in the statement that writes it, which also moves its context's highest revision and
+        count (one more run when the pair is new: ``xmax = 0`` marks a row the upsert inserted)."""
+        _each(
+            cur,
+            "INSERT INTO contexts (context_key, lab, runs, revision) VALUES (%s, %s, 0, 0) "
+            "ON CONFLICT (context_key) DO UPDATE SET lab = contexts.lab",
+            [(key, labs[key]) for key in keys],
+        )
+        _each(
+            cur,
+            "WITH pair AS (INSERT INTO context_runs "  # noqa: S608 - constants
+            "(context_key, run_id, first_started, last_started, revision) "
+            f"VALUES (%s, %s, %s, %s, nextval('pinet_revisions')) {_WIDENED} "
+            "RETURNING context_key, revision, xmax = 0 AS added) "
+            "UPDATE contexts c SET revision = pair.revision, "
+            "runs = c.runs + CASE WHEN pair.added THEN 1 ELSE 0 END "
+            "FROM pair WHERE c.context_key = pair.context_key",
+            [(key, run_id, first, last) for key, run_id, first, last, _ in pairs],
+        )
+
+    @staticmethod
+    def touching(update: str) -> str:
+        """PostgreSQL: ``update`` (of one measurement) and the touch of its pair in one
+        statement, taking the steps of :meth:`_touch_postgres` in the same order: the context's
+        row locked (it was made when the row was stored), then the pair's revision drawn."""
+        return (
+            f"WITH m AS ({update} RETURNING context_key, run_id, started), "  # noqa: S608 - constants
+            "locked AS (SELECT c.context_key FROM contexts c JOIN m ON c.context_key = m.context_key "
+            "FOR UPDATE OF c), "
+            "pair AS (INSERT INTO context_runs "
+            "(context_key, run_id, first_started, last_started, revision) "
+            "SELECT m.context_key, m.run_id, m.started, m.started, nextval('pinet_revisions') "
+            f"FROM m JOIN locked ON locked.context_key = m.context_key {_WIDENED} "
+            "RETURNING context_key, revision, xmax = 0 AS added) "
+            "UPDATE contexts c SET revision = pair.revision, "
+            "runs = c.runs + CASE WHEN pair.added THEN 1 ELSE 0 END "
+            "FROM pair WHERE c.context_key = pair.context_key"
         )
 
     def touch_found(self, cur: Any, found: Sequence[Any] | None) -> None:
@@ -189,6 +222,18 @@ class Revisions:
             )
             for key, runs, revision, cut, n, rev, last in cur.fetchall()
         }
+
+    def every_of_run(self, cur: Any, run_id: str) -> dict[str, PairSet]:
+        """All the pairs of each context run ``run_id`` measured (:meth:`of_run`'s first part),
+        read from the contexts alone: what a night's end checks before keeping standings."""
+        cur.execute(
+            self._sql(
+                "SELECT c.context_key, c.runs, c.revision FROM context_runs t "
+                "JOIN contexts c ON c.context_key = t.context_key WHERE t.run_id = ?"
+            ),
+            (run_id,),
+        )
+        return {str(key): PairSet(int(runs), int(revision)) for key, runs, revision in cur.fetchall()}
 
     def kept_of(self, cur: Any, metric: str, rules: str, wanted: dict[str, PairSet]) -> dict[str, str]:
         """The standings kept for exactly the pairs ``wanted`` names per context, by context."""
@@ -250,6 +295,32 @@ class Revisions:
             return self.every(cur, key), None
         cut, runs, revision, last = found
         return (PairSet(int(runs), int(revision), float(last)) if runs else None), float(cut)
+
+    def before_kept(
+        self, cur: Any, key: str, run_id: str, metric: str, rules: str
+    ) -> tuple[PairSet | None, float | None, str | None]:
+        """:meth:`before` and the standing kept for those pairs (its JSON, if any) in one
+        question: a night asks it for every verdict."""
+        cur.execute(
+            self._sql(
+                "SELECT b.cut, b.runs, b.revision, b.last, s.state FROM ("
+                "SELECT t.first_started AS cut, COUNT(p.run_id) AS runs, MAX(p.revision) AS revision, "
+                "MAX(p.last_started) AS last "
+                "FROM context_runs t LEFT JOIN context_runs p ON p.context_key = t.context_key "
+                "AND p.run_id <> t.run_id AND p.first_started < t.first_started "
+                "WHERE t.context_key = ? AND t.run_id = ? GROUP BY t.first_started) b "
+                "LEFT JOIN standings s ON s.context_key = ? AND s.metric = ? AND s.rules = ? "
+                "AND s.runs = b.runs AND s.revision = b.revision"
+            ),
+            (key, run_id, key, metric, rules),
+        )
+        found = cur.fetchone()
+        if found is None:
+            return self.every(cur, key), None, None
+        cut, runs, revision, last, state = found
+        if not runs:
+            return None, float(cut), None
+        return PairSet(int(runs), int(revision), float(last)), float(cut), state
 
     def kept(self, cur: Any, key: str, metric: str, rules: str, pairs: PairSet) -> str | None:
         """The standing kept for exactly ``pairs`` (its JSON), if any."""

@@ -55,7 +55,8 @@ def stored_row(r: Any, data_text: str | None = None) -> StoredMeasurement:
         intervals = tuple(data.get("interval_mbps", ()))
         rtts, p99 = latency_rtts_of(data), latency_p99_of(data)
     else:
-        intervals, rtts = tuple(json.loads(r[12])), tuple(json.loads(r[13]))
+        # Most rows hold no probes ('[]', and goodput's history reads none): no parse for them.
+        intervals, rtts = tuple(json.loads(r[12])), (() if r[13] == "[]" else tuple(json.loads(r[13])))
         p99 = float(r[14]) if r[14] is not None else None
     return StoredMeasurement(
         int(r[0]), r[1], r[2], r[3], float(r[4]), float(r[5]), r[6], r[7], r[8], r[9], r[10],

@@ -28,6 +28,14 @@ class KeptStandings:
                 return self._revisions.every(cur, key), None
             return self._revisions.before(cur, key, run_id)
 
+    def standing_pairs_kept(
+        self, key: str, run_id: str, metric: str, rules: str
+    ) -> tuple[PairSet | None, float | None, str | None]:
+        """:meth:`standing_pairs` before run ``run_id`` and the standing of ``metric`` kept for
+        them under ``rules`` (None: none), in one question."""
+        with self._tx() as cur:
+            return self._revisions.before_kept(cur, key, run_id, metric, rules)
+
     def newest_run_of(self, key: str) -> str | None:
         """The run whose rows of context ``key`` began last."""
         with self._tx() as cur:
@@ -62,6 +70,11 @@ class KeptStandings:
         """Each context run ``run_id`` measured: all its pairs, those before the run, the cut."""
         with self._tx() as cur:
             return self._revisions.of_run(cur, run_id)
+
+    def every_pairs_of_run(self, run_id: str) -> dict[str, PairSet]:
+        """All the pairs of each context run ``run_id`` measured, by context."""
+        with self._tx() as cur:
+            return self._revisions.every_of_run(cur, run_id)
 
     def kept_standings(self, metric: str, rules: str, wanted: dict[str, PairSet]) -> dict[str, str]:
         """The standings kept for exactly the pairs ``wanted`` names, by context."""

@@ -18,7 +18,9 @@ from .place_keeper import PlaceChooser, PlaceKeeper
 from .settings import PinetSettings
 
 if TYPE_CHECKING:
+    from ..judge.baseline import BaselinePolicy
     from ..lab.strategy import PinetBoardStrategy
+    from ..record.standing_memo import StandingBook
 
 
 class PinetRun:
@@ -36,6 +38,8 @@ class PinetRun:
         self.labgrid_env: object | None = None  # the one labgrid Environment of this process
         self._store: ResultsStore | None = None
         self.row_ids: dict[str, int] = {}  # Measurement.id -> store row
+        self._runs_added: set[str] = set()  # labs this run is registered under in the store
+        self._books: dict[BaselinePolicy, StandingBook] = {}
         self.strategies: dict[str, PinetBoardStrategy] = {}  # host name -> its strategy, this process
         self.places = PlaceKeeper(settings, run_id, self.results, chooser)
         self._absent_told = False
@@ -47,10 +51,23 @@ class PinetRun:
             self._store = ResultsStore(store_url(self.settings.db))
         return self._store
 
+    def standings(self, policy: BaselinePolicy) -> StandingBook:
+        """The contexts' standings before this run, for ``policy`` (record/standing_memo.py):
+        one book for the run, so every verdict of the night reads the acceptances as they
+        stood at its first verdict (one made meanwhile counts from the next night on), and
+        the store is asked for them once, not twice per measurement."""
+        if policy not in self._books:
+            from ..record.standing_memo import StandingBook
+
+            self._books[policy] = StandingBook(self.store, policy)
+        return self._books[policy]
+
     def record(self, measurement: Measurement) -> Path:
         """Commit a measurement to the results files and the store; return its raw directory."""
         raw_dir = self.results.record(measurement)
-        self.store.add_run(self.run_id, measurement.context.lab, __version__)
+        if measurement.context.lab not in self._runs_added:
+            self.store.add_run(self.run_id, measurement.context.lab, __version__)
+            self._runs_added.add(measurement.context.lab)
         self.row_ids[measurement.id] = self.store.add(self.run_id, measurement, __version__)
         return raw_dir
 

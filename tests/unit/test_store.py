@@ -71,9 +71,20 @@ def _exercise(store: ResultsStore) -> None:
     store.add_run("r2", "pinet", "0.1.0")
     store.add("r2", _measurement(914.0, started=100.0), "0.1.0")
     store.add("r2", _measurement(930.0, direction="peer->board", started=101.0), "0.1.0")
-    store.set_verdict(first, "pass", "measured 942.0")
-    assert store.count() == 3 and store.count("r2") == 2
     key = context_key(_measurement(1).context.as_match())
+    # A verdict decides whether a row is evidence: it gives its (context, run) pair a new
+    # revision, the highest of the context, and counts no new run (PostgreSQL does it in the
+    # update's own statement, SQLite in three).
+    all_pairs, (before_r2, cut) = store.standing_pairs(key, None)[0], store.standing_pairs(key, "r2")
+    assert all_pairs is not None and all_pairs.runs == 2 and before_r2 is not None and before_r2.runs == 1
+    assert cut == 100.0
+    store.set_verdict(first, "pass", "measured 942.0")
+    moved, (r1_moved, _) = store.standing_pairs(key, None)[0], store.standing_pairs(key, "r2")
+    assert moved is not None and moved.runs == 2 and moved.revision > all_pairs.revision
+    assert r1_moved is not None and r1_moved.runs == 1 and r1_moved.revision == moved.revision
+    store.set_latency_verdict(first, "pass", "p99 2.0 ms")
+    assert store.standing_pairs(key, None)[0] == type(moved)(2, moved.revision + 1)
+    assert store.count() == 3 and store.count("r2") == 2
     history = store.history(key)
     assert [h.goodput_mbps for h in history] == [942.0, 914.0]  # oldest first, same context only
     assert history[0].verdict == "pass" and history[0].kernel == "6.1.0"
