@@ -44,9 +44,12 @@ setup() {
   (cd .allure && npm install --silent --no-audit --no-fund "allure@$ALLURE_VERSION") ||
     die "npm could not install allure@$ALLURE_VERSION"
   [ -f .allure/node_modules/allure/cli.js ] || die "no Allure 3 CLI in .allure after npm install"
-  # A pinet that does not start (an extra missing, a broken install) stops the night here.
+  # A pinet that does not start (a broken install) stops the night here, and so does one
+  # without the lab extra: its first step, pinet lab check, could not reach the lab.
   version=$("$PINET" --version) || die "$PINET --version failed: the install of $PINET_SPEC is broken"
   [ -n "$version" ] || die "$PINET --version printed nothing: the install of $PINET_SPEC is broken"
+  .venv/bin/python -c "import labgrid, allure" 2>/dev/null ||
+    die "$PINET_SPEC has no lab extra (labgrid, allure-pytest): a night cannot reach the lab; name it with [lab,postgres,charts]"
   echo "pinet-ci: $version, Node.js $(node --version), allure $ALLURE_VERSION"
 }
 

@@ -6,6 +6,7 @@ import contextlib
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,6 +14,8 @@ import pytest
 
 from pytest_pinet.virtlab import virtual_lab
 from pytest_pinet.virtlab.topology import LabSpec
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="package", autouse=True)
@@ -110,3 +113,18 @@ def lab_users(root_required) -> Iterator[None]:
         SUDOERS.unlink(missing_ok=True)
         for user in (SUDO_USER, PLAIN_USER):
             subprocess.run(["userdel", user], capture_output=True, check=False)
+
+
+@pytest.fixture(scope="session")
+def built(tmp_path_factory) -> dict[str, Path]:
+    """The wheel and the sdist of this checkout, built once per session: what a lab installs."""
+    out = tmp_path_factory.mktemp("dist")
+    subprocess.run(
+        [sys.executable, "-m", "build", "--sdist", "--wheel", "--outdir", str(out), str(REPO)],
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
+    (wheel,) = out.glob("pytest_pinet-*.whl")
+    (sdist,) = out.glob("pytest_pinet-*.tar.gz")
+    return {"wheel": wheel, "sdist": sdist}

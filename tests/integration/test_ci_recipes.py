@@ -1,12 +1,13 @@
 """The CI recipes of examples/ci run as written, as far as a machine without a runner allows.
 
-The GitLab job's script lines are taken from the YAML and run in a scratch copy of a lab's
-repository (ci/pinet-ci.sh, lab/rpi-lab.yaml): two nights of a small stand-in suite (fake
-measurements of lab "bench", no hardware), each building the report with the lab's Allure
-history from the store, then the publish step and the Pages job's check.  What needs the
-network (pip and npm in ``setup``) is replaced by links to this checkout's venv and Allure
-CLI; ``setup``'s own first check, for Node.js, is run.  The Jenkinsfile's steps are the same
-commands, which the test checks line by line.
+The GitLab job's lines are taken from the YAML and run in a scratch copy of a lab's
+repository (ci/pinet-ci.sh, lab/rpi-lab.yaml). ``setup`` runs as written: the wheel built
+from this checkout, named with the extras a night needs as the docs tell a lab to name it,
+goes into a fresh venv with its dependencies from the package index, and the Allure 3 CLI
+into .allure from npm (nothing is linked from this checkout). Then two nights of a small
+stand-in suite (fake measurements of lab "bench", no hardware), each building the report
+with the lab's Allure history from the store, then the publish step and the Pages job's
+check. The Jenkinsfile's steps are the same commands, which the test checks line by line.
 """
 
 from __future__ import annotations
@@ -32,21 +33,58 @@ FAKE_SUITE = re.search(r'TESTS = """\n(.*?)"""', SUITE, re.S)
 THRESHOLDS = "replace: true\nrules:\n  - {id: gbe, match: {scenario: ethernet}, min_mbps: 940}\n"
 
 
-def _lab_repository(root: Path, with_allure: bool) -> Path:
-    """A lab's repository as the recipes expect it, with setup's results linked in."""
+def _lab_repository(root: Path) -> Path:
+    """A lab's repository as the recipes expect it, before ``setup``."""
     (root / "ci").mkdir(parents=True)
     (root / "lab").mkdir()
     shutil.copy(CI / "pinet-ci.sh", root / "ci" / "pinet-ci.sh")
     keyed_example(root / "lab")  # the example with the lab's own key and host keys
-    (root / ".venv" / "bin").mkdir(parents=True)
-    (root / ".venv" / "bin" / "pinet").symlink_to(REPO / ".venv" / "bin" / "pinet")
-    if with_allure:
-        (root / ".allure").symlink_to(REPO / ".allure")
     (root / "suite").mkdir()
     assert FAKE_SUITE is not None
     (root / "suite" / "test_net.py").write_text(FAKE_SUITE.group(1), encoding="utf-8")
     (root / "thresholds.yaml").write_text(THRESHOLDS, encoding="utf-8")
     return root
+
+
+def _setup(root: Path, spec: str) -> subprocess.CompletedProcess[str]:
+    """The job's ``before_script`` as written, with the lab's wheel as PINET_SPEC."""
+    (line,) = _gitlab()["nightly-network"]["before_script"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("VIRTUAL_ENV", "PYTHONPATH"))}
+    # The runner's PATH, without this checkout's venv: setup makes the lab's own.
+    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if str(REPO) not in p)
+    return subprocess.run(
+        ["/bin/sh", "-c", line],
+        cwd=root,
+        env={**env, "PINET_SPEC": spec},
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+
+
+@pytest.fixture(scope="module")
+def set_up(built, tmp_path_factory) -> Path:
+    """A lab's repository after ``sh ci/pinet-ci.sh setup`` with the lab's wheel and the
+    extras the docs name: pytest-pinet and its dependencies in .venv, Allure in .allure."""
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        pytest.skip("the recipe's setup needs Node.js and npm (scripts/setup.sh installs them)")
+    root = _lab_repository(tmp_path_factory.mktemp("set-up") / "lab-repo")
+    done = _setup(root, f"{built['wheel']}[lab,postgres,charts]")
+    assert done.returncode == 0, f"setup: {done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    assert "pinet-ci: pytest-pinet 0.1.0, Node.js v" in done.stdout
+    assert (
+        not (root / ".venv").is_symlink()
+        and (root / ".allure" / "node_modules" / "allure" / "cli.js").exists()
+    )
+    return root
+
+
+def _fresh_night(root: Path) -> None:
+    """The set-up repository as a new lab's: no results, pages or store of another test."""
+    for left in ("results", "public"):
+        shutil.rmtree(root / left, ignore_errors=True)
+    for store in root.glob("store*.sqlite*"):
+        store.unlink()
 
 
 def _gitlab() -> dict[str, Any]:
@@ -72,13 +110,12 @@ def _night_env(root: Path, recipe: dict[str, Any]) -> dict[str, str]:
     }
 
 
-def test_the_gitlab_recipe_measures_builds_the_report_with_its_history_and_publishes_it(tmp_path):
-    if not (REPO / ".allure" / "node_modules" / "allure" / "cli.js").exists() or shutil.which("node") is None:
-        pytest.skip("the Allure 3 CLI is not installed: scripts/setup.sh installs it into .allure")
+def test_the_gitlab_recipe_measures_builds_the_report_with_its_history_and_publishes_it(set_up):
     recipe = _gitlab()
     job = recipe["nightly-network"]
-    assert job["before_script"] == ["sh ci/pinet-ci.sh setup"]  # needs the network: not run here
-    root = _lab_repository(tmp_path / "lab-repo", with_allure=True)
+    assert job["before_script"] == ["sh ci/pinet-ci.sh setup"]  # run as written by ``set_up``
+    root = set_up
+    _fresh_night(root)
     env = _night_env(root, recipe)
     for night in (1, 2):
         said = []
@@ -109,9 +146,10 @@ def test_the_gitlab_recipe_measures_builds_the_report_with_its_history_and_publi
     assert "googletagmanager" not in index  # the pages call nobody
 
 
-def test_a_night_whose_report_cannot_be_built_fails_visibly(tmp_path):
+def test_a_night_whose_report_cannot_be_built_fails_visibly(set_up, tmp_path):
     recipe = _gitlab()
-    root = _lab_repository(tmp_path / "lab-repo", with_allure=False)
+    root = _lab_repository(tmp_path / "lab-repo")
+    (root / ".venv").symlink_to(set_up / ".venv")  # the lab's install, without its Allure CLI
     env = _night_env(root, recipe)
     (line,) = recipe["nightly-network"]["script"]
     done = _run(line, root, env)
@@ -124,9 +162,23 @@ def test_a_night_whose_report_cannot_be_built_fails_visibly(tmp_path):
     for line in recipe["pages"]["script"]:
         assert _run(line, root, env).returncode == 1  # no pages from a night without a report
     # setup stops at once when the runner has no Node.js, before anything is installed.
-    no_node = _run("/bin/sh ci/pinet-ci.sh setup", root, {**env, "PATH": str(tmp_path / "empty-bin")})
+    bare = _lab_repository(tmp_path / "bare-repo")
+    no_node = _run("/bin/sh ci/pinet-ci.sh setup", bare, {**env, "PATH": str(tmp_path / "empty-bin")})
     assert no_node.returncode == 1 and "Node.js is missing" in no_node.stderr
-    assert not (root / ".venv" / "bin" / "python").exists()
+    assert not (bare / ".venv").exists()
+
+
+def test_setup_with_the_package_spec_that_lacks_the_lab_extra_stops_at_once(built, tmp_path):
+    """The spec the recipe once had ([postgres,charts]: no labgrid, no allure-pytest) made a
+    pinet whose night stopped at its first step; setup now stops, naming the extra."""
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        pytest.skip("the recipe's setup needs Node.js and npm (scripts/setup.sh installs them)")
+    root = _lab_repository(tmp_path / "lab-repo")
+    done = _setup(root, f"{built['wheel']}[postgres,charts]")
+    assert done.returncode == 1, done.stdout[-2000:]
+    assert (
+        "has no lab extra (labgrid, allure-pytest)" in done.stderr and "[lab,postgres,charts]" in done.stderr
+    )
 
 
 def test_the_jenkinsfile_runs_the_same_steps_and_publishes_the_same_report():
@@ -147,17 +199,16 @@ def test_the_recipe_installs_the_allure_cli_setup_sh_installs():
     assert f"ALLURE_VERSION={version.group(1)}\n" in setup and '"allure@$ALLURE_VERSION"' in setup
 
 
-def test_the_github_workflow_runs_the_same_steps_on_a_self_hosted_runner(tmp_path):
-    if not (REPO / ".allure" / "node_modules" / "allure" / "cli.js").exists() or shutil.which("node") is None:
-        pytest.skip("the Allure 3 CLI is not installed: scripts/setup.sh installs it into .allure")
+def test_the_github_workflow_runs_the_same_steps_on_a_self_hosted_runner(set_up):
     workflow: dict[Any, Any] = yaml.safe_load((CI / "github-nightly.yml").read_text(encoding="utf-8"))
     job = workflow["jobs"]["nightly-network"]
     assert "self-hosted" in job["runs-on"] and job["env"]["PINET_DB"] == "${{ secrets.PINET_DB }}"
     steps = {step["name"]: step for step in job["steps"] if "name" in step}
     gitlab = _gitlab()["nightly-network"]
-    assert [steps["setup"]["run"]] == gitlab["before_script"]  # needs the network: not run here
+    assert [steps["setup"]["run"]] == gitlab["before_script"]  # the line ``set_up`` ran
     assert steps["publish"]["if"] == "always()" and steps["pages artifact"]["with"]["path"] == "public/"
-    root = _lab_repository(tmp_path / "lab-repo", with_allure=True)
+    root = set_up
+    _fresh_night(root)
     env = {**_night_env(root, _gitlab()), **{k: str(v) for k, v in workflow["env"].items()}}
     said = []
     for name in ("nightly", "publish"):

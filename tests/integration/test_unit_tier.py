@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from .test_wheel import NOBODY, SITE, _everyone_can_reach, _interpreter, built  # noqa: F401 (fixture)
+from .test_wheel import NOBODY, SITE, _everyone_can_reach, _interpreter
 
 # What any Linux machine has (coreutils, a shell, git): the unit tier may use these and no more.
 BASIC_TOOLS = [
@@ -73,7 +73,7 @@ NOT_DEPENDENCIES = ("pytest_pinet", "__editable__", "distutils-")
 
 
 @pytest.fixture(scope="module")
-def contributor(built, root_required) -> Iterator[dict[str, Path]]:  # noqa: F811 (the fixture)
+def contributor(built, root_required) -> Iterator[dict[str, Path]]:
     """The unpacked sdist, a venv with the wheel and its dependencies, and a PATH of basic
     tools only, all readable (and the sdist writable) by the ordinary user ``nobody``."""
     for needed in (SITE, Path(_interpreter())):

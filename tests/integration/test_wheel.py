@@ -81,21 +81,6 @@ def _installed_closure(names: tuple[str, ...]) -> set[str]:
 
 
 @pytest.fixture(scope="session")
-def built(tmp_path_factory) -> dict[str, Path]:
-    """The wheel and the sdist, built once per session."""
-    out = tmp_path_factory.mktemp("dist")
-    subprocess.run(
-        [sys.executable, "-m", "build", "--sdist", "--wheel", "--outdir", str(out), str(REPO)],
-        check=True,
-        capture_output=True,
-        timeout=600,
-    )
-    (wheel,) = out.glob("pytest_pinet-*.whl")
-    (sdist,) = out.glob("pytest_pinet-*.tar.gz")
-    return {"wheel": wheel, "sdist": sdist}
-
-
-@pytest.fixture(scope="session")
 def venvs(built) -> Iterator[dict[str, Path]]:
     """Two venvs an ordinary user can read: ``bare`` (pytest and xdist only) and ``pinet`` (the
     wheel, its dependencies from this venv).  Outside pytest's 0700 temp root, removed after."""
