@@ -22,6 +22,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from ..judge.baseline import BaselinePolicy
+from ..judge.detection import predicted_red
 from ..judge.standing import Night, Standing, judge_night, standing_of
 from ..virtlab.jitter import NoiseModel
 
@@ -44,6 +46,8 @@ class Cell:
     trials: int
     false_alarms: float  # share of clean nights judged a regression
     detected: dict[str, list[float]]  # drop percent -> share caught within 1..NIGHTS_AFTER nights
+    # The same, as judge.detection predicts it from each trial's history (the mean over trials).
+    predicted: dict[str, list[float]] | None = None
 
 
 def _night(model: NoiseModel, n: int, level: float, seconds: int, rng: random.Random) -> Night:
@@ -68,9 +72,13 @@ def simulate(spread_pct: float, history: int, seconds: int, trials: int, seed: i
     rng = random.Random(seed)  # noqa: S311 - simulated noise
     alarms = 0
     caught: dict[float, list[int]] = {drop: [0] * NIGHTS_AFTER for drop in DROPS}
+    predicted: dict[float, list[float]] = {drop: [0.0] * NIGHTS_AFTER for drop in DROPS}
     for _ in range(trials):
         clean = [_night(model, n, RATE, seconds, rng) for n in range(history)]
         standing = standing_of("simulated", clean)
+        for drop in DROPS:
+            for k, share in enumerate(predicted_red(standing.accepted, drop, NIGHTS_AFTER, BaselinePolicy())):
+                predicted[drop][k] += share
         alarms += caught_within(standing, [_night(model, history, RATE, seconds, rng)]) is not None
         for drop in DROPS:
             after = [
@@ -86,6 +94,7 @@ def simulate(spread_pct: float, history: int, seconds: int, trials: int, seed: i
         trials,
         alarms / trials,
         {f"{drop:g}": [c / trials for c in counts] for drop, counts in caught.items()},
+        {f"{drop:g}": [c / trials for c in shares] for drop, shares in predicted.items()},
     )
 
 
@@ -142,13 +151,23 @@ def format_noise(table: dict[str, Any]) -> list[str]:
         "the nightly verdict's rules): detected within 1/2/3/4/5 nights, false alarms per clean night"
     ]
     for cell in table["cells"]:
+        predicted = cell.get("predicted") or {}
         drops = "  ".join(
-            f"{drop} %: " + "/".join(f"{100 * r:3.0f}" for r in rates)
+            f"{drop} %: "
+            + "/".join(f"{100 * r:3.0f}" for r in rates)
+            + (f" (predicted {_shares(predicted[drop])})" if drop in predicted else "")
             for drop, rates in cell["detected"].items()
         )
         lines.append(
             f"  spread {cell['spread_pct']:3g} %, history {cell['history']:2d}, {cell['seconds']:2d} s runs: "
             f"false alarms {100 * cell['false_alarms']:4.1f} %; detected {drops}"
+        )
+    gap = prediction_gap(table)
+    if gap is not None:
+        points, where = gap
+        lines.append(
+            f"  detection power (judge.detection) against the verdict: largest gap {points:.0f} points "
+            f"({where})"
         )
     for spread, by_drop in table["needs"].items():
         for drop, need in by_drop.items():
@@ -165,3 +184,25 @@ def format_noise(table: dict[str, Any]) -> list[str]:
                     f"({100 * need['detected']:.0f} %, false alarms {100 * need['false_alarms']:.1f} %)"
                 )
     return lines
+
+
+def prediction_gap(table: dict[str, Any]) -> tuple[float, str] | None:
+    """The largest gap, in percentage points, between the detection rate judge.detection
+    predicts and the one the verdict reached, over every cell, drop and night; and where."""
+    worst: tuple[float, str] | None = None
+    for cell in table["cells"]:
+        for drop, predicted in (cell.get("predicted") or {}).items():
+            for night, (p, o) in enumerate(zip(predicted, cell["detected"][drop], strict=True), 1):
+                gap = 100 * abs(p - o)
+                if worst is None or gap > worst[0]:
+                    where = (
+                        f"spread {cell['spread_pct']:g} %, history {cell['history']}, "
+                        f"{cell['seconds']} s runs, {drop} % drop, night {night}: "
+                        f"predicted {100 * p:.0f} %, observed {100 * o:.0f} %"
+                    )
+                    worst = (gap, where)
+    return worst
+
+
+def _shares(rates: Sequence[float]) -> str:
+    return "/".join(f"{100 * r:.0f}" for r in rates)

@@ -9,7 +9,9 @@ import json
 import time
 from typing import Any
 
+from ..judge.detection import detection_power
 from ..model.context_key import ContextKey
+from ..record.detection_page import power_json
 from ..record.night_digest import context_text, scope_text
 from ..record.nightly import Persisting
 from ..record.standing_memo import persisting_regressions
@@ -24,8 +26,16 @@ def cmd_regressions(args: argparse.Namespace) -> int:
     try:
         pending = persisting_regressions(store, lab=args.lab)
         recent = store.acceptances(since=time.time() - WEEK_S)
+        floors = store.floors([p.key for p in pending])
     finally:
         store.close()
+    # What each context's accepted nights let one night catch (goodput: against its floor too).
+    powers = {
+        (p.key, p.metric.name): detection_power(
+            p.standing.accepted, floor=floors.get(p.key) if p.metric.sign > 0 else None
+        )
+        for p in pending
+    }
     if args.json:
         data: dict[str, Any] = {
             "regressions": [
@@ -42,6 +52,7 @@ def cmd_regressions(args: argparse.Namespace) -> int:
                     "regressed": p.now,
                     **({"accepted_mbps": p.before, "regressed_mbps": p.now} if p.metric.sign > 0 else {}),
                     "change_pct": p.change_pct,
+                    "detection": power_json(powers[p.key, p.metric.name]),
                 }
                 for p in pending
             ],
@@ -57,6 +68,9 @@ def cmd_regressions(args: argparse.Namespace) -> int:
             print(f"lab {lab}: {len(of_lab)} context(s) in regression")
         for p in of_lab:
             print(f"{context_text(p.key)}\n  {p.explain()}")
+            power = powers[p.key, p.metric.name]
+            if power is not None:
+                print(f"  what it can catch: {power.explain()}")
     print(f"{len(pending)} context(s) in regression" if pending else "no context in regression")
     for accepted in recent:
         print(f"accepted this week: {accepted.explain()}  [{scope_text(accepted.context_key)}]")

@@ -18,7 +18,11 @@ from .store_access import STORE_HELP, open_store
 
 def cmd_trends(args: argparse.Namespace) -> int:
     """Change points over every context's history in the results store."""
+    from ..judge.detection import detection_power
     from ..record.context_trend import run_series
+    from ..record.detection_page import power_json
+    from ..record.nightly import GOODPUT, LATENCY
+    from ..record.standing_memo import StandingBook
 
     store = open_store(args.db)
     policy = ChangePolicy(min_change_percent=args.min_change)
@@ -26,18 +30,24 @@ def cmd_trends(args: argparse.Namespace) -> int:
     report: list[dict[str, Any]] = []
     try:
         acceptances = store.acceptances()
-        for key in store.context_keys(args.lab):
+        keys = store.context_keys(args.lab)
+        book = StandingBook(store)
+        metric = LATENCY if args.metric == "latency" else GOODPUT
+        floors = store.floors(keys) if metric is GOODPUT else {}
+        for key in keys:
             series = run_series(store.history(key, probes=args.metric == "latency"), args.metric)
             if not series:
                 continue
             changes = detect_change_points(series, policy)
             label = ", ".join(ContextKey.parse(key).shown())
             found += len(changes)
+            power = detection_power(book.now(key, metric).accepted, floor=floors.get(key))
             report.append(
                 {
                     "context": key,
                     "label": label,
                     "runs": len(series),
+                    "detection": power_json(power),
                     "change_points": [
                         {
                             **asdict(change),
@@ -52,6 +62,8 @@ def cmd_trends(args: argparse.Namespace) -> int:
                 continue
             if args.verbose or changes:
                 print(f"{label}  ({len(series)} runs)")
+                if power is not None:
+                    print(f"  what it can catch: {power.explain()}")
             for change in changes:
                 print(f"  change point: {explain_change(change, args.metric)}")
                 for line in _accepted(key, change, acceptances):

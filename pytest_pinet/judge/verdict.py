@@ -69,6 +69,7 @@ class Verdict:
     remeasure: bool = False
     undecided: tuple[str, ...] = ()
     rule_id: str = ""  # the threshold rule that judged it ('' : none did)
+    floor_mbps: float | None = None  # that rule's floor (None: none did)
 
     @property
     def kind(self) -> VerdictKind:
@@ -159,6 +160,7 @@ def judge_measurement(
         remeasure=bool(failures) and VerdictKind.NO_RULE not in kinds,
         undecided=tuple(undecided),
         rule_id=check.rule_id if check else "",
+        floor_mbps=check.expected_mbps if check else None,
     )
 
 

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..judge.detection import DetectionPower
 from ..model import Measurement
 from ..redaction import mask, mask_data
 from .metric_sets import context_label, perf_entry, samples, system_of
@@ -159,6 +160,20 @@ def label_rule(test_id: str, rule_id: str) -> None:
     if rule_id and "threshold_rule" not in _LABELLED.get(_running(test_id), set()):
         _label_once(test_id, "threshold_rule", rule_id)
         allure.dynamic.tag(f"rule:{rule_id}")
+
+
+def label_detection(test_id: str, context: str, power: DetectionPower | None) -> None:
+    """What the context's accepted nights let one night catch, as a parameter of the test's
+    result (kept out of its history id: the figure moves night by night), and the tag
+    ``blind`` when the drop it catches is wider than its margin to the floor."""
+    import allure
+
+    if power is None:
+        return
+    allure.dynamic.parameter(f"can catch ({context})", power.explain(), excluded=True)
+    if power.blind and "blind" not in _LABELLED.get(_running(test_id), set()):
+        _LABELLED.setdefault(_running(test_id), set()).add("blind")
+        allure.dynamic.tag("blind")
 
 
 def title_test(title: str) -> None:

@@ -19,8 +19,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..judge.standing import EVERY_CONTEXT
+from ..judge.detection import DetectionPower, detection_power
+from ..judge.standing import EVERY_CONTEXT, Standing
 from ..model.context_key import ContextKey
+from .detection_page import detection_markdown
 from .lab_nights import LabNight, lab_nights, labs_markdown
 from .nightly import GOODPUT, LATENCY, Metric, nights_of
 from .standing_memo import standing_before
@@ -64,10 +66,13 @@ class Regressed:
     first_seen: str = ""  # ... its date
     nights: int = 1
     unit: str = GOODPUT.unit  # latency: LATENCY.short_unit
+    catches_pct: float | None = None  # the drop one night of the context catches (judge.detection)
 
     def line(self) -> str:
         """One line for the Variables block and the morning page."""
         figures = f"{self.accepted:.1f} -> {self.tonight:.1f} {self.unit} ({self.change_pct:+.1f} %)"
+        if self.catches_pct is not None:
+            figures += f"; one night catches a {self.catches_pct:.1f} % change"
         if not self.since_run:
             return f"{self.context}: {figures}"
         since = f"since run {self.since_run} ({self.nights} nights, first seen {self.first_seen})"
@@ -91,6 +96,7 @@ class NightDigest:
     latency_new: list[Regressed] = field(default_factory=list)  # p90 under load rose: new tonight
     latency_persisting: list[Regressed] = field(default_factory=list)  # ... and since an earlier run
     labs: list[LabNight] = field(default_factory=list)  # every lab of a shared store, side by side
+    powers: list[tuple[str, DetectionPower]] = field(default_factory=list)  # each context's, goodput
 
     def variables(self) -> dict[str, str]:
         """The Allure "Variables" block, in reading order (latency regressions after the drops).
@@ -176,6 +182,7 @@ class NightDigest:
             ]
         else:
             lines.append("No context fell below its own history.")
+        lines += ["", *detection_markdown(self.powers)]
         if self.labs:
             lines += ["", *labs_markdown(self.labs)]
         return "\n".join(lines).rstrip("\n") + "\n"
@@ -199,19 +206,25 @@ def _verdict(row: StoredMeasurement, metric: Metric) -> str:
 
 
 def _regressed(
-    store: ResultsStore, run_id: str, rows: list[StoredMeasurement], key: str, metric: Metric
-) -> tuple[Regressed | None, Drop | None]:
-    """Context ``key`` tonight in ``metric``: a regression (new or persisting) and, for goodput,
-    its drop against the accepted baseline."""
+    store: ResultsStore,
+    run_id: str,
+    rows: list[StoredMeasurement],
+    key: str,
+    metric: Metric,
+    floor: float | None,
+) -> tuple[Regressed | None, Drop | None, DetectionPower | None]:
+    """Context ``key`` tonight in ``metric``: a regression (new or persisting), for goodput its
+    drop against the accepted baseline, and what its accepted nights let one night catch."""
     own = [r for r in rows if r.context_key == key]
     tonight = nights_of(own, metric)
     standing = standing_before(store, key, run_id, metric=metric)
+    power = detection_power(standing.accepted, floor=floor if metric is GOODPUT else None)
     if not tonight or not standing.accepted:
-        return None, None
+        return None, None, power
     baseline = metric.shown(statistics.median(standing.history))
     value = metric.shown(tonight[0].value)
     if baseline <= 0:
-        return None, None
+        return None, None, power
     change = 100.0 * (value - baseline) / baseline
     verdict = _verdict(own[-1], metric)  # a re-measured context: its last attempt
     drop = (
@@ -220,15 +233,28 @@ def _regressed(
         else None
     )
     if "regression" not in verdict:
-        return None, drop
+        return None, drop, power
+    return _regression(key, standing, baseline, value, change, metric, power), drop, power
+
+
+def _regression(
+    key: str,
+    standing: Standing,
+    baseline: float,
+    value: float,
+    change: float,
+    metric: Metric,
+    power: DetectionPower | None,
+) -> Regressed:
     unit = metric.short_unit or metric.unit
+    catches = power.one_night_pct if power is not None else None
     # Tonight's verdict says whether it regressed; the standing says since when.
     if standing.since is None:
-        return Regressed(context_text(key), baseline, value, change, unit=unit), drop
+        return Regressed(context_text(key), baseline, value, change, unit=unit, catches_pct=catches)
     first = standing.since
     day = time.strftime("%Y-%m-%d", time.gmtime(first.started))
     nights = len(standing.regressed) + 1
-    return Regressed(context_text(key), baseline, value, change, first.run_id, day, nights, unit), drop
+    return Regressed(context_text(key), baseline, value, change, first.run_id, day, nights, unit, catches)
 
 
 def night_digest_of(
@@ -244,9 +270,13 @@ def night_digest_of(
         GOODPUT.name: ([], []),
         LATENCY.name: ([], []),
     }
+    floors = store.floors(list(latest))
+    powers: list[tuple[str, DetectionPower]] = []
     for key in latest:
         for metric in (GOODPUT, LATENCY):
-            regressed, drop = _regressed(store, run_id, rows, key, metric)
+            regressed, drop, power = _regressed(store, run_id, rows, key, metric, floors.get(key))
+            if power is not None and metric is GOODPUT:
+                powers.append((context_text(key), power))
             if drop is not None:
                 drops.append(drop)
             if regressed is not None:
@@ -275,4 +305,5 @@ def night_digest_of(
         latency_new=sorted(latency_new, key=lambda r: -r.change_pct),
         latency_persisting=sorted(latency_persisting, key=lambda r: -r.change_pct),
         labs=lab_nights(store) if len(store.labs()) > 1 else [],
+        powers=powers,
     )

@@ -21,6 +21,7 @@ from ..errors import ConfigError
 from ..model import Measurement
 from ..polling import Pace, poll_for
 from .store_curation import Curation, masked_url
+from .store_floors import Floors
 from .store_revisions import Revisions, pairs_of_rows
 from .store_rows import GOODPUT_COLUMNS, STORED_COLUMNS, missing_figures, stored_row
 from .store_rows import StoredMeasurement as StoredMeasurement  # re-exported: rows read back
@@ -41,7 +42,7 @@ SCHEMA_LOCK_KEY = 7_205_449_001  # PostgreSQL advisory lock of pinet's schema ch
 SCHEMA_LOCK_WAIT_S = 300.0
 
 
-class ResultsStore(Curation, KeptStandings):
+class ResultsStore(Curation, KeptStandings, Floors):
     """SQLite or PostgreSQL behind one small interface; safe to share between threads."""
 
     def __init__(self, url: str) -> None:
@@ -277,9 +278,12 @@ class ResultsStore(Curation, KeptStandings):
             cur.execute(self._sql(query), (run_id,))
             return [dict(zip(IMPORTED_COLUMNS, row, strict=True)) for row in cur.fetchall()]
 
-    def set_verdict(self, row_id: int, verdict: str, reason: str) -> None:
-        """Record the verdict a measurement got (pass, below-threshold, regression, ...)."""
-        self._set_verdict("verdict = ?, verdict_reason = ?", (verdict, reason, row_id))
+    def set_verdict(self, row_id: int, verdict: str, reason: str, floor_mbps: float | None = None) -> None:
+        """Record the verdict a measurement got (pass, below-threshold, regression, ...) and
+        the floor its threshold rule held it to (None: no rule did)."""
+        self._set_verdict(
+            "verdict = ?, verdict_reason = ?, floor_mbps = ?", (verdict, reason, floor_mbps, row_id)
+        )
 
     def set_latency_verdict(self, row_id: int, verdict: str, reason: str) -> None:
         """Record the verdict a measurement's latency under load got (pass, above-ceiling,

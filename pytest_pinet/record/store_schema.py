@@ -136,6 +136,11 @@ MIGRATIONS = (
         sqlite=SQLITE_COUNTER,
         postgresql=POSTGRES_COUNTER,
     ),
+    Migration(
+        5,
+        "the floor a measurement's verdict held it to: how far a context is above it (judge.detection)",
+        add_columns={"floor_mbps": "DOUBLE PRECISION"},
+    ),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
 

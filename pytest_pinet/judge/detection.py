@@ -1,0 +1,191 @@
+"""What a context's verdict can catch: its detection power, from its own accepted nights.
+
+"0 regressions" says nothing unless a drop of the size that matters would have been seen.
+The answer depends on the context: a Pi's full-duplex run wanders by percents, a
+half-duplex run at line rate by tenths. This module asks the verdict's own rules
+(:mod:`.baseline`'s band, :mod:`.standing`'s step gate) how they would treat a persisting drop
+of a given size on this context, with the context's accepted nights as the noise:
+
+- **run-to-run spread**: the standard deviation of the last window of accepted nights, as a
+  share of their median (what the band is built from);
+- **one night**: the smallest drop that a single night flags in 90 % of nights, at the
+  verdict's own false-alarm rate (the band is a 99.5 % prediction bound: the band plus 1.28
+  spreads, the night's own scatter);
+- **nights to red**: for a persisting drop of 1 %, 3 % and the context's margin to its floor,
+  the nights after the drop until it is red in 90 % of cases: on each night the band may
+  flag it, and from the second night the step test may (its gate narrows with the square
+  root of the nights since the step, its floor never does);
+- **blind**: the drop one night flags is larger than the margin to the floor: the context
+  could fall below its floor before its baseline notices a thing.
+
+No second model: the figures come from the same band, gate and floor the verdict applies;
+``pinet bench --noise-only`` puts them beside the rates the verdict really reaches.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+from statistics import NormalDist
+
+from .baseline import BaselinePolicy, spread_band
+from .standing import MIN_NIGHTS_AFTER_STEP, Night
+from .stats import t_cdf
+
+POWER = 0.9  # "catches": in this share of cases
+NIGHTS_HORIZON = 30  # nights to red beyond this are "not within a month"
+PLANTED = (1.0, 3.0)  # the drops every context is asked about, percent
+_Z_POWER = NormalDist().inv_cdf(POWER)
+
+
+@dataclass(frozen=True)
+class DetectionPower:
+    """One context's power to see a drop, from ``nights`` accepted nights."""
+
+    nights: int
+    level: float  # the accepted level (the window's median), in the figure's unit
+    spread_pct: float  # run-to-run spread of the accepted nights, % of the level
+    one_night_pct: float  # the smallest drop one night flags (90 % of nights), % of the level
+    nights_to_red: dict[str, int | None]  # drop (% text) -> nights until red; None: not within a month
+    floor_margin_pct: float | None = None  # how far the level is above its floor, %; None: no floor
+
+    @property
+    def blind(self) -> bool:
+        """The context could fall below its floor before its baseline flags the drop."""
+        return self.floor_margin_pct is not None and self.one_night_pct > self.floor_margin_pct
+
+    def explain(self) -> str:
+        """One line, in a lab engineer's words."""
+        reds = ", ".join(
+            f"{drop} %: {'not within a month' if n is None else f'{n} night' + ('s' if n > 1 else '')}"
+            for drop, n in self.nights_to_red.items()
+        )
+        floor = ""
+        if self.floor_margin_pct is not None:
+            floor = f"; {self.floor_margin_pct:.1f} % above its floor"
+            floor += " (BLIND: it could fall below its floor unnoticed)" if self.blind else ""
+        catches = (
+            f"a drop of {self.one_night_pct:.1f} %"
+            if self.one_night_pct < 100
+            else f"no drop at all ({self.one_night_pct:.0f} %: even a total loss is inside its noise)"
+        )
+        return (
+            f"spread {self.spread_pct:.2f} % over {self.nights} nights; one night catches {catches}; "
+            f"a persisting drop is red after {reds}{floor}"
+        )
+
+
+def detection_power(
+    accepted: Sequence[Night], policy: BaselinePolicy | None = None, floor: float | None = None
+) -> DetectionPower | None:
+    """The detection power of a context whose accepted nights are ``accepted`` (oldest first)
+    under ``policy``; ``floor``: its threshold in the figure's unit (goodput's), if any.
+    None without the nights a baseline needs: nothing is judged against it yet."""
+    policy = policy or BaselinePolicy()
+    recent = list(accepted)[-policy.window :]
+    if len(recent) < policy.min_history:
+        return None
+    values = [night.value for night in recent]
+    level = statistics.median(values)
+    if level == 0:
+        return None
+    scale = abs(level)
+    spread = statistics.stdev(values) if len(values) > 1 else 0.0
+    margin = recent[-1].margin
+    band = _band(spread, len(values), policy, scale, margin)
+
+    def percent(drop: float) -> float:
+        return 100.0 * drop / scale
+
+    floor_margin = None
+    if floor is not None and level > 0:
+        floor_margin = percent(level - floor)
+    asked = {f"{d:g}": d for d in PLANTED}
+    if floor_margin is not None and floor_margin > 0:
+        asked[f"{floor_margin:.1f} (to the floor)"] = floor_margin
+    return DetectionPower(
+        nights=len(values),
+        level=level,
+        spread_pct=percent(spread),
+        one_night_pct=percent(band + _Z_POWER * spread),
+        nights_to_red={
+            text: nights_to_red(d / 100.0 * scale, spread, len(values), policy, scale, margin)
+            for text, d in asked.items()
+        },
+        floor_margin_pct=floor_margin,
+    )
+
+
+def _band(spread: float, count: int, policy: BaselinePolicy, scale: float, margin: float) -> float:
+    """The band one night is judged with (:func:`.baseline.judge_baseline`)."""
+    return max(
+        spread_band(spread, count, policy.spread_factor), policy.min_band_percent / 100.0 * scale, margin
+    )
+
+
+def _above(drop: float, threshold: float, sd: float, degrees: int) -> float:
+    """P(a figure ``drop`` below the level on average is more than ``threshold`` below the
+    level as estimated): the figure and the estimate scattered by ``sd`` together, Student's t
+    of the estimate's ``degrees`` (the band's own t: a clean night crosses it once in 200)."""
+    if sd <= 0 or degrees < 1:
+        return 1.0 if drop > threshold else 0.0
+    return t_cdf((drop - threshold) / sd, degrees)
+
+
+def red_by_night(
+    drop: float, spread: float, count: int, policy: BaselinePolicy, scale: float, margin: float, night: int
+) -> float:
+    """P(a persisting drop of ``drop`` (the figure's unit) is red by night ``night`` after it
+    began), on a context whose ``count`` accepted nights spread by ``spread``.
+
+    Each night alone is flagged when it falls below the band. From the second night on, the
+    step test flags the step when the median of the nights since it, and of them without
+    tonight, are both beyond its gate (the prediction band of the nights before it, narrowed
+    by the square root of the nights since; never below the band's floor)."""
+    band = _band(spread, count, policy, scale, margin)
+    one = _above(drop, band, spread * math.sqrt(1.0 + 1.0 / count), count - 1)
+    missed = (1.0 - one) ** night
+    best_step = 0.0
+    for k in range(MIN_NIGHTS_AFTER_STEP, night + 1):
+        before = max(count - (k - 1), policy.min_history)  # the unflagged drop nights joined the window
+        gate = max(
+            spread_band(spread, before, policy.spread_factor) / math.sqrt(k),
+            policy.min_band_percent / 100.0 * scale,
+            margin,
+        )
+        # The weaker of the two medians: the nights since the step without tonight.
+        sd = spread * math.sqrt(1.0 / (k - 1) + 1.0 / before)
+        best_step = max(best_step, _above(drop, gate, sd, before - 1))
+    return 1.0 - missed * (1.0 - best_step)
+
+
+def nights_to_red(
+    drop: float, spread: float, count: int, policy: BaselinePolicy, scale: float, margin: float = 0.0
+) -> int | None:
+    """The nights after a persisting drop of ``drop`` until it is red in :data:`POWER` of
+    cases; None when not within :data:`NIGHTS_HORIZON`."""
+    for night in range(1, NIGHTS_HORIZON + 1):
+        if red_by_night(drop, spread, count, policy, scale, margin, night) >= POWER:
+            return night
+    return None
+
+
+def predicted_red(
+    accepted: Sequence[Night], drop_pct: float, nights: int, policy: BaselinePolicy | None = None
+) -> list[float]:
+    """P(a persisting drop of ``drop_pct`` % is red by night 1, 2, ... ``nights``) on a context
+    whose accepted nights are ``accepted`` (all 0 without a baseline: nothing is judged)."""
+    policy = policy or BaselinePolicy()
+    recent = list(accepted)[-policy.window :]
+    if len(recent) < policy.min_history:
+        return [0.0] * nights
+    values = [night.value for night in recent]
+    scale = abs(statistics.median(values))
+    spread = statistics.stdev(values) if len(values) > 1 else 0.0
+    drop = drop_pct / 100.0 * scale
+    return [
+        red_by_night(drop, spread, len(values), policy, scale, recent[-1].margin, night)
+        for night in range(1, nights + 1)
+    ]

@@ -1,0 +1,39 @@
+"""The floor each context's verdict held it to, as a method of :class:`..store.ResultsStore`:
+what judge.detection measures a context's margin against (blind or not)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from typing import Any
+
+
+class Floors:
+    """What a store answers about floors; the store supplies its transactions."""
+
+    def _tx(self) -> AbstractContextManager[Any]:
+        raise NotImplementedError
+
+    def _sql(self, statement: str) -> str:
+        raise NotImplementedError
+
+    def floors(self, keys: Sequence[str]) -> dict[str, float]:
+        """The floor the newest measurement of each context of ``keys`` was held to (none for a
+        context no rule judged, or whose newest measurement has no verdict yet)."""
+        found: dict[str, float] = {}
+        wanted = sorted(set(keys))
+        with self._tx() as cur:
+            for start in range(0, len(wanted), 400):
+                chunk = wanted[start : start + 400]
+                marks = ", ".join("?" for _ in chunk)
+                cur.execute(
+                    self._sql(
+                        # The newest row of each (its id from the history index), one row read each.
+                        "SELECT context_key, floor_mbps FROM measurements WHERE id IN ("  # noqa: S608 - marks
+                        f"SELECT MAX(id) FROM measurements WHERE context_key IN ({marks}) "
+                        "GROUP BY context_key)"
+                    ),
+                    tuple(chunk),
+                )
+                found |= {str(key): float(floor) for key, floor in cur.fetchall() if floor is not None}
+        return found

@@ -1,0 +1,103 @@
+"""What a context can catch (judge.detection): figures from its own accepted nights under the
+verdict's rules, blind contexts named, and shown where people look (issue 48)."""
+
+from __future__ import annotations
+
+import json
+import statistics
+
+import pytest
+
+from pytest_pinet.judge.baseline import BaselinePolicy, judge_baseline
+from pytest_pinet.judge.detection import detection_power, nights_to_red, predicted_red
+from pytest_pinet.judge.standing import Night
+from pytest_pinet.record.night_digest import night_digest_of
+from pytest_pinet.record.store import StoredMeasurement
+
+from ..fake_store import store_of_rows
+
+LEVEL = 941.0
+
+
+def _nights(spread_pct: float, count: int = 10) -> list[Night]:
+    # Alternating +-: a spread of exactly ``spread_pct`` (sample sd) around the level.
+    values = [LEVEL * (1 + (spread_pct / 100) * (1 if n % 2 else -1)) for n in range(count)]
+    scale = spread_pct / 100 * LEVEL / statistics.stdev(values) if spread_pct else 1.0
+    return [Night(f"n{n}", float(n), LEVEL + (v - LEVEL) * scale) for n, v in enumerate(values)]
+
+
+def test_the_drop_one_night_catches_is_the_band_plus_the_nights_own_scatter():
+    nights = _nights(1.0)
+    power = detection_power(nights)
+    assert power is not None and power.nights == 10
+    assert power.spread_pct == pytest.approx(1.0, rel=1e-9)
+    band = judge_baseline(LEVEL, [n.value for n in nights]).band
+    assert band is not None
+    # 90 % of nights a drop of band + 1.28 spreads falls below the band.
+    assert power.one_night_pct == pytest.approx(100 * (band + 1.2816 * 0.01 * LEVEL) / LEVEL, rel=1e-3)
+    # A drop one night catches is red after one night; a small one needs the step test's nights.
+    assert power.nights_to_red["3"] is not None and power.nights_to_red["1"] is None
+    quiet = detection_power(_nights(0.1))
+    assert quiet is not None and quiet.one_night_pct < power.one_night_pct
+    assert quiet.nights_to_red["1"] is not None and quiet.nights_to_red["1"] <= 3
+    assert quiet.nights_to_red["3"] == 1
+
+
+def test_more_nights_catch_smaller_drops_and_larger_drops_turn_red_sooner():
+    policy = BaselinePolicy()
+    spread, scale = 0.01 * LEVEL, LEVEL
+    found = [nights_to_red(d / 100 * scale, spread, 10, policy, scale) for d in (2.0, 3.0, 4.0, 6.0)]
+    reds = [r for r in found if r is not None]
+    assert len(reds) == len(found)
+    assert reds == sorted(reds, reverse=True) and reds[-1] == 1 and reds[0] > 1
+    shares = predicted_red(_nights(1.0), 3.0, 5)
+    assert shares == sorted(shares) and 0 < shares[0] < shares[-1] <= 1
+
+
+def test_a_context_whose_one_night_catch_is_wider_than_its_margin_to_the_floor_is_blind():
+    noisy = _nights(3.0)
+    blind = detection_power(noisy, floor=LEVEL * 0.95)  # 5 % above the floor; one night catches ~13 %
+    assert blind is not None and blind.blind and blind.floor_margin_pct == pytest.approx(5.0)
+    assert "BLIND" in blind.explain() and "to the floor" in " ".join(blind.nights_to_red)
+    sighted = detection_power(_nights(0.2), floor=LEVEL * 0.95)
+    assert sighted is not None and not sighted.blind
+    assert detection_power(noisy[:1]) is None  # no baseline yet: nothing to say
+
+
+def _row(run: str, at: float, mbps: float, key: str, verdict: str = "pass") -> StoredMeasurement:
+    return StoredMeasurement(0, run, "t", key, at, mbps, "6.1", "os", "usb", "pi", verdict, (mbps,) * 3)
+
+
+def test_the_morning_page_lists_what_each_context_catches_and_names_the_blind_ones(tmp_path):
+    steady, wobbly = "board=pi|link=lan|direction=upload", "board=qpi|link=lan|direction=upload"
+    rows = []
+    for n, night in enumerate(_nights(0.2, 8)):
+        rows.append(_row(f"n{n}", float(2 * n), night.value, steady))
+    for n, night in enumerate(_nights(4.0, 8)):
+        rows.append(_row(f"n{n}", float(2 * n + 1), night.value, wobbly))
+    rows += [_row("n8", 16.0, LEVEL, steady), _row("n8", 17.0, LEVEL, wobbly)]
+    store = store_of_rows(rows, tmp_path / "s.sqlite")
+    for key in (steady, wobbly):  # the floor tonight's verdict held each to: 5 % below
+        (tonight,) = [r for r in store.history(key) if r.run_id == "n8"]
+        store.set_verdict(tonight.id, "pass", "floor", LEVEL * 0.95)
+    page = night_digest_of(store, "n8", []).markdown()
+    assert "## Blind contexts: 1" in page
+    assert "- qpi / lan / upload: one night catches" in page
+    table = page[page.index("## What each context can catch") :]
+    assert table.index("qpi / lan / upload (BLIND)") < table.index(
+        "pi / lan / upload |"
+    )  # least sensitive first
+    assert store.floors([steady, wobbly]) == {steady: LEVEL * 0.95, wobbly: LEVEL * 0.95}
+
+
+def test_regressions_json_says_what_the_regressed_context_could_catch(tmp_path, capsys):
+    from pytest_pinet.cli.main import main
+
+    key = "board=pi|link=lan|direction=upload"
+    rows = [_row(f"n{n}", float(n), night.value, key) for n, night in enumerate(_nights(0.3, 8))]
+    rows += [_row(f"n{n}", float(n), LEVEL * 0.9, key, "regression") for n in (8, 9)]
+    store_of_rows(rows, tmp_path / "s.sqlite").close()
+    assert main(["regressions", "--db", str(tmp_path / "s.sqlite"), "--json"]) == 1
+    (found,) = json.loads(capsys.readouterr().out)["regressions"]
+    assert found["detection"]["nights"] == 8 and found["detection"]["blind"] is False
+    assert 0 < found["detection"]["one_night_pct"] < 3
