@@ -32,7 +32,7 @@ from statistics import NormalDist
 
 from .baseline import BaselinePolicy, spread_band
 from .standing import MIN_NIGHTS_AFTER_STEP, Night
-from .stats import t_cdf
+from .stats import t_cdf, t_one_sided
 
 POWER = 0.9  # "catches": in this share of cases
 NIGHTS_HORIZON = 30  # nights to red beyond this are "not within a month"
@@ -189,3 +189,37 @@ def predicted_red(
         red_by_night(drop, spread, len(values), policy, scale, recent[-1].margin, night)
         for night in range(1, nights + 1)
     ]
+
+
+def night_precision_for(detect_pct: float, window: int) -> float:
+    """The 95 % half-width of a run's mean, in percent, that lets one night catch a drop of
+    ``detect_pct`` when the nights differ by nothing but each run's own scatter: the band of
+    ``window`` such nights (the 99.5 % prediction bound) plus 1.28 of that scatter (caught 9
+    times in 10) must fit in the drop. A lab's run-to-run spread comes on top, and longer runs
+    cannot average it away: that context is reported blind (:func:`cannot_catch`)."""
+    count = max(window, 2)
+    spreads = t_one_sided(0.995, count - 1) * math.sqrt(1.0 + 1.0 / count) + _Z_POWER
+    return 1.96 * detect_pct / spreads
+
+
+def cannot_catch(
+    power: DetectionPower, detect_pct: float, policy: BaselinePolicy | None = None
+) -> str | None:
+    """Why ``power``'s context cannot catch a ``detect_pct`` drop in one night (None: it can):
+    what it catches instead and the nights a persisting drop of that size needs."""
+    if power.one_night_pct <= detect_pct:
+        return None
+    policy = policy or BaselinePolicy()
+    scale = abs(power.level)
+    nights = nights_to_red(
+        detect_pct / 100.0 * scale, power.spread_pct / 100.0 * scale, power.nights, policy, scale
+    )
+    needs = (
+        f"a persisting {detect_pct:g} % drop is red after {nights} nights"
+        if nights
+        else (f"not even a persisting {detect_pct:g} % drop turns red within a month")
+    )
+    return (
+        f"one night catches {power.one_night_pct:.1f} %, not {detect_pct:g} %: its nights differ by "
+        f"{power.spread_pct:.2f} % (longer runs do not average that away); {needs}"
+    )

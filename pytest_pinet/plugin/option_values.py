@@ -200,6 +200,16 @@ def precision(value: str, source: str) -> float:
     return number
 
 
+def detect_target(value: str, source: str) -> float | None:
+    """The drop one night is asked to catch, percent; None ("") asks nothing."""
+    if value == "":
+        return None
+    number = percent(value, source)
+    if not 0 < number <= 50:
+        raise ConfigError(source, f"must be more than 0 and at most 50, got {number}")
+    return number
+
+
 def virtual_lab_name(value: str, source: str) -> str:
     """A virtual lab's name; the lab tooling knows only pinet and pinet1..pinet99."""
     if not LAB_NAME.match(value):

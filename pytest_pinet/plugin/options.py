@@ -27,6 +27,7 @@ from .option_values import (
     adaptive_min,
     coordinator_address,
     data_file,
+    detect_target,
     duration,
     host_names,
     image_names,
@@ -207,6 +208,17 @@ OPTIONS: tuple[Option, ...] = (
         "stop when the 95% confidence half-width of the mean is within PCT %",
         "PCT",
         "float",
+    ),
+    Option(
+        "detect",
+        detect_target,
+        "",
+        "ask one night to catch a drop of PCT %: adaptive runs measure until their interval is narrow "
+        "enough for it (within --pinet-duration); a context whose nights differ too much for it is "
+        "reported as blind for one night, with the nights a persisting drop of PCT % needs",
+        "PCT",
+        "string",
+        default_text="none asked",
     ),
     Option(
         "baseline_window",

@@ -38,7 +38,12 @@ def write_summary(
     from ..record.data_home import store_url
     from ..record.image_table import image_table
     from ..record.planned import coverage_lines, measured_nothing
-    from ..record.run_summary import lab_fault_lines, measurement_lines, no_baseline_lines
+    from ..record.run_summary import (
+        cannot_detect_lines,
+        lab_fault_lines,
+        measurement_lines,
+        no_baseline_lines,
+    )
     from ..record.summary_tables import (
         link_latency_table,
         routing_latency_table,
@@ -83,9 +88,9 @@ def write_summary(
         for report in undecided:
             reason = str(report.longrepr[2]).split(UNDECIDED_PREFIX, 1)[-1]
             terminalreporter.write_line(f"  {report.nodeid}: {reason}", yellow=True)
-    for line in no_baseline_lines(
-        run.results.load_facts(), mask(store_url(run.settings.db)), run.settings.baseline_min
-    ):
+    facts = run.results.load_facts()
+    store = mask(store_url(run.settings.db))
+    for line in no_baseline_lines(facts, store, run.settings.baseline_min) + cannot_detect_lines(facts):
         terminalreporter.write_line(line, yellow=True)
     for line in coverage_lines(planned, rows):
         terminalreporter.write_line(line)

@@ -82,6 +82,21 @@ def no_baseline_lines(facts: list[dict[str, Any]], store: str, needed: int) -> l
     ]
 
 
+def cannot_detect_lines(facts: list[dict[str, Any]]) -> list[str]:
+    """``--pinet-detect``: the contexts blind for one night to the drop asked, and why."""
+    found = {str(f.get("context")): f for f in facts if f.get("kind") == "cannot-detect"}
+    if not found:
+        return []
+    detect = next(iter(found.values())).get("detect")
+    lines = [
+        f"pinet: {len(found)} context{'s' if len(found) != 1 else ''} cannot catch a {detect} % drop in "
+        f"one night (--pinet-detect; {doc('results-and-reports.md')}, what a context can catch):"
+    ]
+    return lines + [
+        f"  {fact.get('test_id')} [{key}]: {fact.get('why')}" for key, fact in sorted(found.items())
+    ]
+
+
 def _ended(row: dict[str, Any]) -> str:
     """How long a run measured and what ended it: "7 s settled", "20 s fixed"."""
     seconds = row.get("measured_s")

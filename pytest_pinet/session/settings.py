@@ -39,6 +39,7 @@ class PinetSettings:
     adaptive: bool  # stop a run once per-second goodput settled
     adaptive_min: int  # measured seconds before an adaptive stop
     adaptive_precision: float  # 95 % half-width of the mean, percent
+    detect: float | None  # the drop one night is asked to catch, percent (None: none asked)
     max_temp: float  # a board above this (°C) measures invalid results
     udp_duration: int  # seconds per UDP packet-rate run (a sweep runs one per thread count)
     storage_mib: int  # MiB written and read per block size in the storage sweep
@@ -72,7 +73,13 @@ class PinetSettings:
 
         if not self.adaptive or self.adaptive_min >= self.duration:
             return None
-        return SettleRule(self.adaptive_min, self.adaptive_precision)
+        precision = self.adaptive_precision
+        if self.detect is not None:
+            from ..judge.detection import night_precision_for
+
+            # Narrow enough that one night's own scatter lets the band catch the drop asked.
+            precision = min(precision, night_precision_for(self.detect, self.baseline_window))
+        return SettleRule(self.adaptive_min, precision)
 
     @property
     def lab_files(self) -> tuple[Path, ...]:

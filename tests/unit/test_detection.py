@@ -101,3 +101,45 @@ def test_regressions_json_says_what_the_regressed_context_could_catch(tmp_path, 
     (found,) = json.loads(capsys.readouterr().out)["regressions"]
     assert found["detection"]["nights"] == 8 and found["detection"]["blind"] is False
     assert 0 < found["detection"]["one_night_pct"] < 3
+
+
+def test_asking_one_night_to_catch_a_drop_narrows_the_runs_and_names_the_contexts_it_cannot():
+    from pytest_pinet.errors import ConfigError
+    from pytest_pinet.judge.detection import cannot_catch, night_precision_for
+    from pytest_pinet.plugin.option_values import detect_target
+    from pytest_pinet.record.run_summary import cannot_detect_lines
+
+    # A night's scatter alone: band (t 3.25 x 1.05) plus 1.28 of it must fit in the drop asked.
+    assert night_precision_for(1.0, 10) == pytest.approx(1.96 / (3.2498 * (1.1**0.5) + 1.2816), rel=1e-3)
+    assert night_precision_for(2.0, 10) == pytest.approx(2 * night_precision_for(1.0, 10))
+    assert detect_target("", "PINET_DETECT") is None and detect_target("1", "PINET_DETECT") == 1.0
+    with pytest.raises(ConfigError, match="PINET_DETECT"):
+        detect_target("0", "PINET_DETECT")
+    steady = detection_power(_nights(0.1))
+    wobbly = detection_power(_nights(1.0))
+    assert steady is not None and wobbly is not None
+    assert cannot_catch(steady, 1.0) is None  # 0.1 % between nights: one night catches 1 %
+    why = cannot_catch(wobbly, 1.0)
+    assert why is not None and "its nights differ by 1.00 %" in why and "longer runs do not" in why
+    assert "not even a persisting 1 % drop turns red within a month" in why  # the gate's floor holds
+    assert "a persisting 3 % drop is red after 3 nights" in (cannot_catch(wobbly, 3.0) or "")
+    facts = [{"kind": "cannot-detect", "test_id": "t", "context": "k", "detect": 1.0, "why": why}]
+    assert cannot_detect_lines(facts)[0].startswith("pinet: 1 context cannot catch a 1.0 % drop in one night")
+
+
+def test_the_detect_target_narrows_the_settle_rule(tmp_path):
+    import dataclasses
+
+    from pytest_pinet.judge.detection import night_precision_for
+
+    from .test_options import _lab_data, settings
+
+    _lab_data(tmp_path)
+    plain = settings(tmp_path)
+    rule = plain.settle_rule()
+    assert rule is not None and rule.precision_pct == 0.5
+    asked = dataclasses.replace(plain, detect=1.0).settle_rule()
+    assert asked is not None and asked.precision_pct == pytest.approx(night_precision_for(1.0, 10))
+    assert asked.precision_pct < 0.5
+    loose = dataclasses.replace(plain, detect=5.0).settle_rule()
+    assert loose is not None and loose.precision_pct == 0.5  # never looser than asked by its own option

@@ -70,6 +70,7 @@ def test_the_defaults_are_the_ones_pinet_always_had(tmp_path):
         adaptive=True,
         adaptive_min=3,  # on the virtual lab; 5 on a lab's hardware
         adaptive_precision=0.5,
+        detect=None,  # no drop asked for (--pinet-detect)
         max_temp=80.0,
         udp_duration=3,  # on the virtual lab; 5 on a lab's hardware
         storage_mib=8,
