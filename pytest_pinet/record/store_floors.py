@@ -28,10 +28,11 @@ class Floors:
                 marks = ", ".join("?" for _ in chunk)
                 cur.execute(
                     self._sql(
-                        # The newest row of each (its id from the history index), one row read each.
-                        "SELECT context_key, floor_mbps FROM measurements WHERE id IN ("  # noqa: S608 - marks
-                        f"SELECT MAX(id) FROM measurements WHERE context_key IN ({marks}) "
-                        "GROUP BY context_key)"
+                        # Each context's newest row, from the (context, started) index: one row
+                        # read per context, however long its history.
+                        "SELECT c.context_key, (SELECT m.floor_mbps FROM measurements m "  # noqa: S608 - marks
+                        "WHERE m.context_key = c.context_key ORDER BY m.started DESC LIMIT 1) "
+                        f"FROM contexts c WHERE c.context_key IN ({marks})"
                     ),
                     tuple(chunk),
                 )
