@@ -68,13 +68,7 @@ def write_summary(
         for line in image_table(rows):
             terminalreporter.write_line(line)
         terminalreporter.write_line(f"results: {run.results.measurements_file}")
-    unsupported = {
-        f"unsupported: {fact['host']} {fact['tunable']} ({fact.get('what', 'profile')} {fact['profile']}): "
-        f"{fact['reason']}"
-        for fact in run.results.load_facts()
-        if fact.get("kind") == "unsupported-tunable"
-    }
-    for line in sorted(unsupported):
+    for line in unsupported_lines(run.results.load_facts()):
         terminalreporter.write_line(line)
     for line in lab_fault_lines(run.results.load_facts()):
         terminalreporter.write_line(line)
@@ -115,6 +109,18 @@ def write_summary(
         )
     if run.lab_error:
         terminalreporter.write_line(f"pinet: virtual lab teardown failed: {run.lab_error}", red=True)
+
+
+def unsupported_lines(facts: list[dict[str, Any]]) -> list[str]:
+    """Each tunable a host could not set, once: what the profile asked and why not."""
+    return sorted(
+        {
+            f"unsupported: {fact['host']} {fact['tunable']} "
+            f"({fact.get('what', 'profile')} {fact['profile']}): {fact['reason']}"
+            for fact in facts
+            if fact.get("kind") == "unsupported-tunable"
+        }
+    )
 
 
 def absent_lines(facts: list[dict[str, Any]]) -> list[str]:

@@ -154,7 +154,8 @@ def test_the_morning_lists_what_failed_first_then_the_largest_drops(tmp_path):
     ]
     assert shown["Regressions"] == "1 (1 new tonight, 0 persisting)"
     assert (
-        shown["New regression 1"] == "pi / builtin / ethernet / board->peer: 941.3 -> 913.2 Mbit/s (-3.0 %)"
+        shown["New regression 1"] == "pi / builtin / ethernet / board->peer: 941.3 -> 913.2 Mbit/s (-3.0 %); "
+        "one night catches a 0.5 % change"  # two equal nights: the band is its 0.5 % floor
     )
     assert shown["Largest drop 1"].startswith(
         "-3.0 %  pi / builtin / ethernet / board->peer  (941.3 -> 913.2"
