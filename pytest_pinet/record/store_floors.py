@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
+from .store_revisions import in_chunks
+
 
 class Floors:
     """What a store answers about floors; the store supplies its transactions."""
@@ -21,11 +23,8 @@ class Floors:
         """The floor the newest measurement of each context of ``keys`` was held to (none for a
         context no rule judged, or whose newest measurement has no verdict yet)."""
         found: dict[str, float] = {}
-        wanted = sorted(set(keys))
         with self._tx() as cur:
-            for start in range(0, len(wanted), 400):
-                chunk = wanted[start : start + 400]
-                marks = ", ".join("?" for _ in chunk)
+            for chunk, marks in in_chunks(keys):
                 cur.execute(
                     self._sql(
                         # Each context's newest row, from the (context, started) index: one row

@@ -16,7 +16,7 @@ committed in order; SQLite has one writer at a time.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -238,10 +238,7 @@ class Revisions:
     def kept_of(self, cur: Any, metric: str, rules: str, wanted: dict[str, PairSet]) -> dict[str, str]:
         """The standings kept for exactly the pairs ``wanted`` names per context, by context."""
         found: dict[str, str] = {}
-        keys = sorted(wanted)
-        for start in range(0, len(keys), 400):
-            chunk = keys[start : start + 400]
-            marks = ", ".join("?" for _ in chunk)
+        for chunk, marks in in_chunks(wanted):
             cur.execute(
                 self._sql(
                     "SELECT context_key, runs, revision, state FROM standings "  # noqa: S608 - marks
@@ -391,6 +388,15 @@ class Revisions:
             )
             for k, lab_of, runs, revision, flag, state in cur.fetchall()
         ]
+
+
+def in_chunks(keys: Iterable[str], size: int = 400) -> Iterator[tuple[list[str], str]]:
+    """``keys`` (sorted, once each) a chunk at a time, with the chunk's ``?`` marks for an
+    ``IN (...)``: a lab group's thousands of contexts stay within SQLite's bound parameters."""
+    ordered = sorted(set(keys))
+    for start in range(0, len(ordered), size):
+        chunk = ordered[start : start + size]
+        yield chunk, ", ".join("?" for _ in chunk)
 
 
 def _each(cur: Any, sql: str, rows: Sequence[tuple[Any, ...]]) -> None:
