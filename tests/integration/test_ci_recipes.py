@@ -148,11 +148,15 @@ def test_the_gitlab_recipe_measures_builds_the_report_with_its_history_and_publi
 
 def test_a_night_whose_report_cannot_be_built_fails_visibly(set_up, tmp_path):
     recipe = _gitlab()
-    root = _lab_repository(tmp_path / "lab-repo")
-    (root / ".venv").symlink_to(set_up / ".venv")  # the lab's install, without its Allure CLI
+    root = set_up  # the lab's own install, its Allure CLI taken away for this night
+    _fresh_night(root)
     env = _night_env(root, recipe)
     (line,) = recipe["nightly-network"]["script"]
-    done = _run(line, root, env)
+    (root / ".allure").rename(root / ".allure-away")
+    try:
+        done = _run(line, root, env)
+    finally:
+        (root / ".allure-away").rename(root / ".allure")
     assert done.returncode == 6, done.stdout[-3000:]
     assert "pytest exit status: 0" in done.stdout  # every test passed, and still not green
     assert "REPORT NOT BUILT: Allure 3 CLI not found" in done.stdout
