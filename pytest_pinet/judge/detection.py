@@ -77,6 +77,41 @@ class DetectionPower:
         )
 
 
+@dataclass(frozen=True)
+class _Noise:
+    """What the verdict reads of a context's accepted nights: the last window of them."""
+
+    count: int
+    level: float
+    spread: float  # the standard deviation of their figures
+    margin: float  # the newest night's own uncertainty
+
+    @classmethod
+    def of(cls, accepted: Sequence[Night], policy: BaselinePolicy) -> _Noise | None:
+        """None without the nights a baseline needs, or at a level of 0: nothing is judged."""
+        recent = list(accepted)[-policy.window :]
+        if len(recent) < policy.min_history:
+            return None
+        values = [night.value for night in recent]
+        level = statistics.median(values)
+        if level == 0:
+            return None
+        spread = statistics.stdev(values) if len(values) > 1 else 0.0
+        return cls(len(values), level, spread, recent[-1].margin)
+
+    def red_by(self, drop_pct: float, night: int, policy: BaselinePolicy) -> float:
+        """:func:`red_by_night` for a drop of ``drop_pct`` % of the level."""
+        scale = abs(self.level)
+        return red_by_night(
+            drop_pct / 100.0 * scale, self.spread, self.count, policy, scale, self.margin, night
+        )
+
+    def nights_to_red(self, drop_pct: float, policy: BaselinePolicy) -> int | None:
+        """:func:`nights_to_red` for a drop of ``drop_pct`` % of the level."""
+        scale = abs(self.level)
+        return nights_to_red(drop_pct / 100.0 * scale, self.spread, self.count, policy, scale, self.margin)
+
+
 def detection_power(
     accepted: Sequence[Night], policy: BaselinePolicy | None = None, floor: float | None = None
 ) -> DetectionPower | None:
@@ -84,36 +119,21 @@ def detection_power(
     under ``policy``; ``floor``: its threshold in the figure's unit (goodput's), if any.
     None without the nights a baseline needs: nothing is judged against it yet."""
     policy = policy or BaselinePolicy()
-    recent = list(accepted)[-policy.window :]
-    if len(recent) < policy.min_history:
+    noise = _Noise.of(accepted, policy)
+    if noise is None:
         return None
-    values = [night.value for night in recent]
-    level = statistics.median(values)
-    if level == 0:
-        return None
-    scale = abs(level)
-    spread = statistics.stdev(values) if len(values) > 1 else 0.0
-    margin = recent[-1].margin
-    band = _band(spread, len(values), policy, scale, margin)
-
-    def percent(drop: float) -> float:
-        return 100.0 * drop / scale
-
-    floor_margin = None
-    if floor is not None and level > 0:
-        floor_margin = percent(level - floor)
+    scale = abs(noise.level)
+    band = _band(noise.spread, noise.count, policy, scale, noise.margin)
+    floor_margin = 100.0 * (noise.level - floor) / scale if floor is not None and noise.level > 0 else None
     asked = {f"{d:g}": d for d in PLANTED}
     if floor_margin is not None and floor_margin > 0:
         asked[f"{floor_margin:.1f} (to the floor)"] = floor_margin
     return DetectionPower(
-        nights=len(values),
-        level=level,
-        spread_pct=percent(spread),
-        one_night_pct=percent(band + _Z_POWER * spread),
-        nights_to_red={
-            text: nights_to_red(d / 100.0 * scale, spread, len(values), policy, scale, margin)
-            for text, d in asked.items()
-        },
+        nights=noise.count,
+        level=noise.level,
+        spread_pct=100.0 * noise.spread / scale,
+        one_night_pct=100.0 * (band + _Z_POWER * noise.spread) / scale,
+        nights_to_red={text: noise.nights_to_red(d, policy) for text, d in asked.items()},
         floor_margin_pct=floor_margin,
     )
 
@@ -178,17 +198,10 @@ def predicted_red(
     """P(a persisting drop of ``drop_pct`` % is red by night 1, 2, ... ``nights``) on a context
     whose accepted nights are ``accepted`` (all 0 without a baseline: nothing is judged)."""
     policy = policy or BaselinePolicy()
-    recent = list(accepted)[-policy.window :]
-    if len(recent) < policy.min_history:
+    noise = _Noise.of(accepted, policy)
+    if noise is None:
         return [0.0] * nights
-    values = [night.value for night in recent]
-    scale = abs(statistics.median(values))
-    spread = statistics.stdev(values) if len(values) > 1 else 0.0
-    drop = drop_pct / 100.0 * scale
-    return [
-        red_by_night(drop, spread, len(values), policy, scale, recent[-1].margin, night)
-        for night in range(1, nights + 1)
-    ]
+    return [noise.red_by(drop_pct, night, policy) for night in range(1, nights + 1)]
 
 
 def night_precision_for(detect_pct: float, window: int) -> float:
