@@ -33,7 +33,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..judge.baseline import BAND_CONFIDENCE
 from ..judge.standing import Night
 from ..judge.stats import prediction_band
 from ..model.context_key import ContextKey, context_key
@@ -79,6 +78,8 @@ class ProbeFailed(Exception):
 
 
 UNITS = {"goodput": "Mbit/s", "latency": "ms p90"}
+# One comparison of two images, not a night of many contexts: the one-sided 99.5 % bound.
+BISECT_CONFIDENCE = 0.995
 
 
 def figure_of(row: dict[str, Any], metric: str) -> float | None:
@@ -113,7 +114,7 @@ def band(reference: Sequence[float], repetitions: int, min_band_percent: float) 
     n = len(reference)
     centre = statistics.fmean(reference)
     spread = statistics.stdev(reference) if n > 1 else 0.0
-    noise = prediction_band(spread, n, BAND_CONFIDENCE, future=repetitions)
+    noise = prediction_band(spread, n, BISECT_CONFIDENCE, future=repetitions)
     return max(noise, min_band_percent / 100.0 * centre)
 
 

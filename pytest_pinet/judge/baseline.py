@@ -6,7 +6,7 @@ perfectly stable history does not turn 0.1 % of noise into an alarm.  Without en
 history the result is recorded, not failed.
 
 The spread of a short history is itself uncertain: two runs that happen to agree say little
-about how much the next one may differ.  The band is therefore a one-sided 99.5 %
+about how much the next one may differ.  The band is therefore a one-sided 99.75 %
 prediction bound for one more run, ``t(n-1) x s x sqrt(1 + 1/n)`` with Student's t, so it is
 wide while history is short and narrows as it grows (measured: a second run of loop-device
 disk and loopback UDP contexts differs from the first by 5-30 %, and a 3-sigma band from two
@@ -33,8 +33,12 @@ class BaselinePolicy:
     min_band_percent: float = 0.5  # ... but at least this share of the baseline
 
 
-# The one-sided confidence of the band: a clean run falls below it once in 200.
-BAND_CONFIDENCE = 0.995
+# A clean night of one context is called a regression at most this often: on a clean night
+# of 200 contexts, one false regression on average. The band spends half of it (a clean run
+# falls below the band once in 400), the standing rule's step tests the other half
+# (judge/pooled_step.py).
+NIGHT_FALSE_ALARMS = 0.005
+BAND_CONFIDENCE = 1.0 - NIGHT_FALSE_ALARMS / 2.0
 
 
 def spread_band(spread: float, count: int, factor: float | None) -> float:

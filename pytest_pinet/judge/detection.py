@@ -30,8 +30,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 
-from .baseline import BaselinePolicy, spread_band
-from .standing import MIN_NIGHTS_AFTER_STEP, Night
+from .baseline import BAND_CONFIDENCE, BaselinePolicy, spread_band
+from .pooled_step import critical_t, longest_step
+from .standing import HORIZON_NIGHTS, Night
 from .stats import t_cdf, t_one_sided
 
 POWER = 0.9  # "catches": in this share of cases
@@ -85,6 +86,7 @@ class _Noise:
     level: float
     spread: float  # the standard deviation of their figures
     margin: float  # the newest night's own uncertainty
+    history: int  # every accepted night kept: the step test's spread reads them all
 
     @classmethod
     def of(cls, accepted: Sequence[Night], policy: BaselinePolicy) -> _Noise | None:
@@ -97,19 +99,13 @@ class _Noise:
         if level == 0:
             return None
         spread = statistics.stdev(values) if len(values) > 1 else 0.0
-        return cls(len(values), level, spread, recent[-1].margin)
-
-    def red_by(self, drop_pct: float, night: int, policy: BaselinePolicy) -> float:
-        """:func:`red_by_night` for a drop of ``drop_pct`` % of the level."""
-        scale = abs(self.level)
-        return red_by_night(
-            drop_pct / 100.0 * scale, self.spread, self.count, policy, scale, self.margin, night
-        )
+        return cls(len(values), level, spread, recent[-1].margin, len(accepted))
 
     def nights_to_red(self, drop_pct: float, policy: BaselinePolicy) -> int | None:
         """:func:`nights_to_red` for a drop of ``drop_pct`` % of the level."""
         scale = abs(self.level)
-        return nights_to_red(drop_pct / 100.0 * scale, self.spread, self.count, policy, scale, self.margin)
+        drop = drop_pct / 100.0 * scale
+        return nights_to_red(drop, self.spread, self.count, policy, scale, self.margin, self.history)
 
 
 def detection_power(
@@ -154,42 +150,86 @@ def _above(drop: float, threshold: float, sd: float, degrees: int) -> float:
     return t_cdf((drop - threshold) / sd, degrees)
 
 
-def red_by_night(
-    drop: float, spread: float, count: int, policy: BaselinePolicy, scale: float, margin: float, night: int
-) -> float:
-    """P(a persisting drop of ``drop`` (the figure's unit) is red by night ``night`` after it
-    began), on a context whose ``count`` accepted nights spread by ``spread``.
+def red_curve(
+    drop: float,
+    spread: float,
+    count: int,
+    policy: BaselinePolicy,
+    scale: float,
+    margin: float,
+    nights: int,
+    history: int | None = None,
+) -> list[float]:
+    """P(a persisting drop of ``drop`` (the figure's unit) is red by night 1, 2, ... ``nights``
+    after it began), on a context whose accepted nights spread by ``spread``: ``count`` of them
+    in the window, ``history`` in all (the step test's spread reads them all; default ``count``).
 
     Each night alone is flagged when it falls below the band. From the second night on, the
-    step test flags the step when the median of the nights since it, and of them without
-    tonight, are both beyond its gate (the prediction band of the nights before it, narrowed
-    by the square root of the nights since; never below the band's floor)."""
-    band = _band(spread, count, policy, scale, margin)
-    one = _above(drop, band, spread * math.sqrt(1.0 + 1.0 / count), count - 1)
-    missed = (1.0 - one) ** night
-    best_step = 0.0
-    for k in range(MIN_NIGHTS_AFTER_STEP, night + 1):
-        before = max(count - (k - 1), policy.min_history)  # the unflagged drop nights joined the window
-        gate = max(
-            spread_band(spread, before, policy.spread_factor) / math.sqrt(k),
-            policy.min_band_percent / 100.0 * scale,
-            margin,
-        )
-        # The weaker of the two medians: the nights since the step without tonight.
-        sd = spread * math.sqrt(1.0 / (k - 1) + 1.0 / before)
-        best_step = max(best_step, _above(drop, gate, sd, before - 1))
-    return 1.0 - missed * (1.0 - best_step)
+    step test (:mod:`.pooled_step`) flags the nights since the drop, pooled, against the window
+    before them. A drop night neither flagged joined the accepted nights, so the window the
+    next night is held against has moved towards it: a drop not caught in its first nights is
+    caught ever less likely. Within one night the step tests count by the strongest; the
+    nights count as if independent, which overstates a short history's power (they share its
+    luck): ``pinet bench --noise-only`` shows by how much."""
+    history = max(history or count, count)
+    floor = max(policy.min_band_percent / 100.0 * scale, margin)
+    longest = longest_step(policy)
+    curve, missed = [], 1.0
+    for k in range(1, nights + 1):
+        # The band of night k: its window holds the k - 1 drop nights before it, accepted.
+        window = min(policy.window, count + k - 1)
+        band = _band(spread, window, policy, scale, margin)
+        shift = drop * (1.0 - (k - 1) / window) if k - 1 < window else 0.0
+        one = _above(shift, band, spread * math.sqrt(1.0 + 1.0 / window), window - 1)
+        step = 0.0
+        for j in range(2, min(k, longest) + 1):
+            before = min(policy.window, count + k - j)
+            shift = drop * (1.0 - (k - j) / before) if k - j < before else 0.0
+            degrees = min(history + k - j, HORIZON_NIGHTS) - 1 + (j - 1)
+            error = spread * math.sqrt(1.0 / before + 1.0 / j)
+            step = max(step, _step_fires(shift, error, critical_t(j, longest, degrees), degrees, floor))
+        missed *= (1.0 - one) * (1.0 - step)
+        curve.append(1.0 - missed)
+    return curve
+
+
+def red_by_night(
+    drop: float,
+    spread: float,
+    count: int,
+    policy: BaselinePolicy,
+    scale: float,
+    margin: float,
+    night: int,
+    history: int | None = None,
+) -> float:
+    """P(a persisting drop of ``drop`` is red by night ``night``: :func:`red_curve`'s last."""
+    return red_curve(drop, spread, count, policy, scale, margin, night, history)[-1]
+
+
+def _step_fires(shift: float, error: float, critical: float, degrees: int, floor: float) -> float:
+    """P(the step test passes its t and the floor) for a true ``shift`` whose estimate scatters
+    by ``error``: the non-central t by its normal approximation."""
+    if error <= 0:
+        return 1.0 if shift > floor else 0.0
+    spread_of_t = math.sqrt(1.0 + critical * critical / (2.0 * degrees))
+    by_t = NormalDist().cdf((shift / error - critical) / spread_of_t)
+    return min(by_t, NormalDist().cdf((shift - floor) / error))
 
 
 def nights_to_red(
-    drop: float, spread: float, count: int, policy: BaselinePolicy, scale: float, margin: float = 0.0
+    drop: float,
+    spread: float,
+    count: int,
+    policy: BaselinePolicy,
+    scale: float,
+    margin: float = 0.0,
+    history: int | None = None,
 ) -> int | None:
     """The nights after a persisting drop of ``drop`` until it is red in :data:`POWER` of
     cases; None when not within :data:`NIGHTS_HORIZON`."""
-    for night in range(1, NIGHTS_HORIZON + 1):
-        if red_by_night(drop, spread, count, policy, scale, margin, night) >= POWER:
-            return night
-    return None
+    curve = red_curve(drop, spread, count, policy, scale, margin, NIGHTS_HORIZON, history)
+    return next((night for night, p in enumerate(curve, 1) if p >= POWER), None)
 
 
 def predicted_red(
@@ -201,7 +241,9 @@ def predicted_red(
     noise = _Noise.of(accepted, policy)
     if noise is None:
         return [0.0] * nights
-    return [noise.red_by(drop_pct, night, policy) for night in range(1, nights + 1)]
+    scale = abs(noise.level)
+    drop = drop_pct / 100.0 * scale
+    return red_curve(drop, noise.spread, noise.count, policy, scale, noise.margin, nights, noise.history)
 
 
 def night_precision_for(detect_pct: float, window: int) -> float:
@@ -211,7 +253,7 @@ def night_precision_for(detect_pct: float, window: int) -> float:
     times in 10) must fit in the drop. A lab's run-to-run spread comes on top, and longer runs
     cannot average it away: that context is reported blind (:func:`cannot_catch`)."""
     count = max(window, 2)
-    spreads = t_one_sided(0.995, count - 1) * math.sqrt(1.0 + 1.0 / count) + _Z_POWER
+    spreads = t_one_sided(BAND_CONFIDENCE, count - 1) * math.sqrt(1.0 + 1.0 / count) + _Z_POWER
     return 1.96 * detect_pct / spreads
 
 

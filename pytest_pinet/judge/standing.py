@@ -9,7 +9,8 @@ is read night by night, oldest first, and only *accepted* nights form the baseli
   stay out of the baseline, and each is reported as "regression since run R";
 - the pending regression ends when a person accepts it (:class:`Acceptance` of its run, of
   its context or of its change point: the history then restarts at the accepted night), or
-  when the level comes back (a night within or above the accepted band);
+  when the level comes back (a night no further below the accepted level than one spread of
+  its nights: inside a noisy context's wide band a night may still be as low as the drop);
 - a slow slide (each night inside the band, the step found over several) through a run a
   person accepted is that accepted level: the history restarts at the accepted run, though
   no regression of this context was pending when the run was accepted;
@@ -23,14 +24,14 @@ calls the regression again.  Nothing here reads a store or knows pytest.
 
 from __future__ import annotations
 
-import math
 import statistics
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from .baseline import BaselinePolicy, BaselineVerdict, judge_baseline, spread_band
-from .changepoints import ChangePoint, ChangePolicy, RunSeries, detect_change_points
+from .baseline import BaselinePolicy, BaselineVerdict, judge_baseline
+from .changepoints import ChangePoint, ChangePolicy, RunSeries
+from .pooled_step import pooled_step
 
 EVERY_CONTEXT = "*"  # an acceptance of a run in every context it regressed in
 # The accepted nights a standing keeps: the last this many. The baseline and the step test
@@ -171,7 +172,7 @@ def _judge_night(
     verdict = judge_baseline(night.value, [n.value for n in base], policy, night.margin)
     if verdict.status == "no-baseline":
         return NightVerdict("no-baseline", verdict, replace(standing, accepted=(*base, night)))
-    step = _last_step(base[-policy.window :], night, policy, change_policy)
+    step = _last_step(base, night, policy, change_policy)
     regressed = list(standing.regressed)
     change = standing.change
     accepted_by = standing.accepted_by
@@ -184,7 +185,11 @@ def _judge_night(
         base = base[[n.run_id for n in base].index(slide_accept.run_id) :]
         verdict = judge_baseline(night.value, [n.value for n in base], policy, night.margin)
         accepted_by, step, down = slide_accept, None, False
-    if verdict.status == "regression" or (down and not regressed):
+    # A pending regression ends when the level is back, not merely inside the band: a band wide
+    # enough for a noisy context's nights holds a drop the pooled nights showed.
+    back = _came_back(verdict, [n.value for n in base[-policy.window :]], policy, night.margin)
+    still_low = bool(regressed) and verdict.status == "within" and not back
+    if verdict.status == "regression" or (down and not regressed) or still_low:
         if down and not regressed and step is not None and step.run_id != night.run_id:
             # A slow slide: each night inside the band, the step seen over several of them.
             cut = [n.run_id for n in base].index(step.run_id)
@@ -202,6 +207,21 @@ def _judge_night(
     # Within or above the accepted band: a pending regression is over (the level came back).
     after = Standing(standing.key, (*base, night), (), None, accepted_by, standing.accepts)
     return NightVerdict(verdict.status, verdict, after, step)
+
+
+def _came_back(
+    verdict: BaselineVerdict, values: Sequence[float], policy: BaselinePolicy, margin: float
+) -> bool:
+    """Whether a night judged within the band is back at the accepted level: no further below
+    it than one spread of the accepted nights ``values`` (or the band's floor, when wider).
+
+    A context truly 3 spreads lower stays red on 49 nights of 50; one called red by chance is
+    back on 5 nights of 6."""
+    if verdict.baseline is None:
+        return True
+    spread = statistics.stdev(values) if len(values) > 1 else 0.0
+    tolerance = max(policy.min_band_percent / 100.0 * abs(verdict.baseline), margin, spread)
+    return verdict.value >= verdict.baseline - tolerance
 
 
 def _slide_accepted(
@@ -230,59 +250,28 @@ def _accepted(verdict: NightVerdict, acceptances: Sequence[Acceptance]) -> Night
 def _last_step(
     base: Sequence[Night], night: Night, policy: BaselinePolicy, change_policy: ChangePolicy | None
 ) -> ChangePoint | None:
-    """The latest change point over the accepted nights and this one that clears their
-    night-to-night noise, if any.
+    """The most significant step over the accepted nights and this one, if any
+    (:mod:`.pooled_step`: the nights since it pooled against the accepted window before it),
+    as a change point naming its first night and what came with it.
 
-    The change-point test reads seconds, and seconds of one run share that run's luck: on a
-    board whose runs differ by several percent, two runs always differ "significantly".  A
-    step therefore also has to exceed the prediction band of the nights before it, narrowed
-    by the square root of the nights after it (their median is steadier than one night).
-    """
+    ``change_policy`` is the trends command's; the standing rule tests nights, not seconds: on
+    a board whose runs differ by several percent, the seconds of two runs always differ
+    "significantly", so a test of seconds called noise a step."""
+    del change_policy  # kept for the callers' signature; the step is tested night by night
     if not base:
         return None
-    nights = sorted([*base, night], key=lambda n: n.started)  # as the change-point test orders them
-    ids = [n.run_id for n in nights]
-    if not _a_step_could_hold([n.value for n in nights], policy, night.margin):
-        return None  # no split clears even the gate's floor: the test's answer would be dropped
-    found = detect_change_points([n.series() for n in nights], change_policy or verdict_change_policy(policy))
-    if not found:
+    nights = sorted([*base, night], key=lambda n: n.started)
+    found = pooled_step([n.value for n in nights], policy, night.margin)
+    if found is None:
         return None
-    step = found[-1]
-    before = [n.value for n in nights[: ids.index(step.run_id)]]
-    after = [n.value for n in nights[ids.index(step.run_id) :]]
-    if len(after) < MIN_NIGHTS_AFTER_STEP:
-        return None  # one night alone is the band's to judge
-    if len(before) < policy.min_history:
-        # As for the band: fewer nights than a baseline needs say nothing of the noise, and
-        # one clean night then two at another level was called a slide "from 1 earlier result".
-        return None
-    level = statistics.median(before)
-    spread = statistics.stdev(before) if len(before) > 1 else 0.0
-    noise = spread_band(spread, len(before), policy.spread_factor) / math.sqrt(len(after))
-    gate = max(noise, policy.min_band_percent / 100.0 * abs(level), night.margin)
-    shift = statistics.median(after) - level
-    # The step must hold without tonight, on the same side: the median of two nights is
-    # their mean, and one night far off would otherwise date the step a night early
-    # (yesterday, a normal night, counted as the regression's first).
-    held = statistics.median(after[:-1]) - level
-    return step if abs(shift) > gate and abs(held) > gate and shift * held > 0 else None
-
-
-def _a_step_could_hold(values: Sequence[float], policy: BaselinePolicy, margin: float) -> bool:
-    """Whether any split of ``values`` (nights in order) could pass :func:`_last_step`'s gate:
-    enough nights on each side, and a shift, with and without the last night, beyond the
-    gate's floor (the band floor and the night's margin; the noise term only raises it).
-
-    When none could, the change-point test's answer would be dropped whatever it is, so it is
-    not asked: on a steady context that is every night, and it is most of a walk's cost."""
-    for split in range(max(1, policy.min_history), len(values) - MIN_NIGHTS_AFTER_STEP + 1):
-        level = statistics.median(values[:split])
-        floor = max(policy.min_band_percent / 100.0 * abs(level), margin)
-        shift = statistics.median(values[split:]) - level
-        held = statistics.median(values[split:-1]) - level
-        if abs(shift) > floor and abs(held) > floor and shift * held > 0:
-            return True
-    return False
+    before, first = nights[-found.nights - 1], nights[-found.nights]
+    came_with = {
+        k: (str(before.meta.get(k, "")), str(first.meta.get(k, "")))
+        for k in sorted(set(before.meta) | set(first.meta))
+        if before.meta.get(k) != first.meta.get(k)
+    }
+    change = 100.0 * (found.after - found.before) / abs(found.before) if found.before else 0.0
+    return ChangePoint(first.run_id, found.before, found.after, change, found.p_value, came_with)
 
 
 def verdict_change_policy(policy: BaselinePolicy) -> ChangePolicy:

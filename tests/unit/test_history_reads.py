@@ -145,25 +145,6 @@ def _walk(nights: list[Night]) -> list[tuple[str, tuple[str, ...], tuple[str, ..
     return seen
 
 
-def test_the_walk_skips_only_change_point_tests_whose_answer_its_gate_would_drop(monkeypatch):
-    rng = random.Random(11)
-    histories = []
-    for _ in range(120):
-        level, nights = 941.0, []
-        spread = rng.choice([0.001, 0.003, 0.01, 0.03])
-        for n in range(rng.randint(3, 25)):
-            if rng.random() < 0.12:
-                level *= rng.choice([0.97, 0.99, 0.995, 1.02])
-            value = level * (1 + rng.gauss(0, spread))
-            samples = tuple(value * (1 + rng.gauss(0, spread)) for _ in range(rng.choice([3, 10])))
-            nights.append(Night(f"n{n}", n * DAY, value, samples))
-        histories.append(nights)
-    fast = [_walk(h) for h in histories]
-    monkeypatch.setattr(standing_module, "_a_step_could_hold", lambda *args: True)
-    assert [_walk(h) for h in histories] == fast
-    assert any(status == "new-regression" for walk in fast for status, _, _ in walk)
-
-
 def _row(store: ResultsStore, run: str, day: float, goodput: float, verdict: str, test: str = "t::x") -> None:
     store.add_run(run, "pinet", "0.1.0")
     measured = _with_latency(_measurement(goodput, started=1_700_000_000 + day * DAY), goodput / 80)

@@ -1,0 +1,112 @@
+"""The standing rule's step test: the nights since a suspected change, pooled, against the
+accepted nights before them.
+
+One night is the band's to judge (:mod:`.baseline`).  A drop smaller than the band shows
+only in several nights together: the mean of the last ``j`` nights (tonight and the ``j - 1``
+accepted before it) against the mean of the window of accepted nights before them, over the
+standard error of that difference: a two-sample t test.  Its spread is pooled from every
+accepted night before the step (the standing keeps up to two months of them, so an
+established context knows its noise far better than ten nights tell) and from the scatter
+of the ``j`` nights about their own mean; its degrees of freedom are counted accordingly.
+
+Every length ``j`` from two nights up to a window is tried, each at its own share of the
+night's false-alarm budget: the band spends half of it (:data:`.baseline.BAND_CONFIDENCE`),
+two and three nights most of the other half (a drop seen within three nights), the longer
+lengths the rest (a slow slide).  A clean night of a context is then called a regression
+with a chance of at most :data:`.baseline.NIGHT_FALSE_ALARMS` (Bonferroni over the tests,
+which overlap, so less in fact): 200 contexts on a clean night give one false regression on
+average, and the budget is the same however many nights a context has.
+
+A step must also clear the band's floor (a share of the level; the night's own margin): on a
+nearly noiseless cable a t test finds steps of hundredths of a percent, which no lab calls a
+regression.  Nothing here reads a store or knows pytest.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from .baseline import NIGHT_FALSE_ALARMS, BaselinePolicy
+from .stats import t_cdf, t_one_sided
+
+# The step tests' half of the budget: two and three nights share most of it (a drop within
+# three nights), every longer length up to a window an equal part of the rest (a slow slide).
+SHORT_STEP_NIGHTS = (2, 3)
+SHORT_SHARE = 0.8
+
+
+@dataclass(frozen=True)
+class PooledStep:
+    """The most significant step over a context's last nights: where, how large, how sure."""
+
+    nights: int  # the nights since the step, tonight included
+    before: float  # mean of the window of accepted nights before it
+    after: float  # mean of the nights since
+    t: float  # (after - before) over the difference's standard error
+    degrees: int
+    p_value: float  # one-sided, of the step's direction
+
+
+def step_alpha(nights: int, longest: int) -> float:
+    """The false-alarm share of the test over the last ``nights`` nights, when lengths up to
+    ``longest`` are tried: the step tests' half of :data:`NIGHT_FALSE_ALARMS`, per direction."""
+    budget = NIGHT_FALSE_ALARMS / 2.0
+    short = [n for n in SHORT_STEP_NIGHTS if n <= longest]
+    longer = max(0, longest - max(SHORT_STEP_NIGHTS))
+    share = SHORT_SHARE if longer else 1.0
+    if nights in short:
+        return budget * share / len(short)
+    return budget * (1.0 - share) / longer
+
+
+@lru_cache(maxsize=4096)
+def critical_t(nights: int, longest: int, degrees: int) -> float:
+    """The t a step over ``nights`` nights must pass (one direction)."""
+    return t_one_sided(1.0 - step_alpha(nights, longest), degrees)
+
+
+def longest_step(policy: BaselinePolicy) -> int:
+    """The longest run of nights a step is tried over: a window."""
+    return max(policy.window, max(SHORT_STEP_NIGHTS))
+
+
+def pooled_step(values: Sequence[float], policy: BaselinePolicy, margin: float = 0.0) -> PooledStep | None:
+    """The most significant step at the end of ``values`` (accepted nights, oldest first, then
+    tonight) that passes its test and clears the floor; None when none does.
+
+    Prefix sums make each length O(1): a year's walk asks this for every night of every
+    context."""
+    count = len(values)
+    longest = longest_step(policy)
+    sums, squares = [0.0], [0.0]
+    for value in values:
+        sums.append(sums[-1] + value)
+        squares.append(squares[-1] + value * value)
+
+    def moments(lo: int, hi: int) -> tuple[int, float, float]:
+        n = hi - lo
+        mean = (sums[hi] - sums[lo]) / n
+        return n, mean, max(0.0, squares[hi] - squares[lo] - n * mean * mean)
+
+    best: PooledStep | None = None
+    for j in range(2, min(longest, count - policy.min_history) + 1):
+        start = count - j
+        _, after, after_ss = moments(start, count)
+        n_window, before, _ = moments(max(0, start - policy.window), start)
+        shift = after - before
+        if abs(shift) <= max(policy.min_band_percent / 100.0 * abs(before), margin):
+            continue  # inside the band's floor: no regression whatever the test says
+        n_spread, _, spread_ss = moments(0, start)
+        degrees = (n_spread - 1) + (j - 1)
+        spread = math.sqrt((spread_ss + after_ss) / degrees)
+        error = spread * math.sqrt(1.0 / n_window + 1.0 / j)
+        t = shift / error if error > 0 else math.copysign(math.inf, shift)
+        if abs(t) <= critical_t(j, longest, degrees):
+            continue
+        p = 1.0 - t_cdf(abs(t), degrees) if math.isfinite(t) else 0.0
+        if best is None or p < best.p_value or (p == best.p_value and abs(t) > abs(best.t)):
+            best = PooledStep(j, before, after, t, degrees, p)
+    return best
