@@ -28,6 +28,10 @@ from ..judge.standing import Night, Standing, judge_night, standing_of
 from ..virtlab.jitter import NoiseModel
 
 SPREADS = (0.3, 1.0, 3.0)  # percent, run to run and second to second
+# Which part of the noise model carries the spread: both (the lab's --jitter), the run's level
+# alone (a Pi's run-to-run luck, which longer runs cannot average) or the seconds alone (which
+# they can): the detection power has to hold for each.
+PARTS = ("both", "runs", "seconds")
 DROPS = (1.0, 3.0)  # percent slower
 HISTORIES = (3, 5, 10, 20)  # clean nights before the drop
 RUN_SECONDS = (3, 10, 30)
@@ -48,6 +52,16 @@ class Cell:
     detected: dict[str, list[float]]  # drop percent -> share caught within 1..NIGHTS_AFTER nights
     # The same, as judge.detection predicts it from each trial's history (the mean over trials).
     predicted: dict[str, list[float]] | None = None
+    part: str = "both"  # which part of the noise model carries the spread (PARTS)
+
+
+def model_of(spread_pct: float, part: str) -> NoiseModel:
+    """The noise model with ``spread_pct`` in ``part`` of it (:data:`PARTS`) and none in the other."""
+    if part == "runs":
+        return NoiseModel(spread_pct, second_pct=0.0)
+    if part == "seconds":
+        return NoiseModel(0.0, second_pct=spread_pct)
+    return NoiseModel(spread_pct)
 
 
 def _night(model: NoiseModel, n: int, level: float, seconds: int, rng: random.Random) -> Night:
@@ -65,10 +79,12 @@ def caught_within(standing: Standing, nights: Sequence[Night]) -> int | None:
     return None
 
 
-def simulate(spread_pct: float, history: int, seconds: int, trials: int, seed: int = 1) -> Cell:
+def simulate(
+    spread_pct: float, history: int, seconds: int, trials: int, seed: int = 1, part: str = "both"
+) -> Cell:
     """``trials`` histories of ``history`` clean nights, each followed by a clean night (false
     alarm?) and by ``NIGHTS_AFTER`` nights at each drop of :data:`DROPS` (caught when?)."""
-    model = NoiseModel(spread_pct)
+    model = model_of(spread_pct, part)
     rng = random.Random(seed)  # noqa: S311 - simulated noise
     alarms = 0
     caught: dict[float, list[int]] = {drop: [0] * NIGHTS_AFTER for drop in DROPS}
@@ -95,17 +111,19 @@ def simulate(spread_pct: float, history: int, seconds: int, trials: int, seed: i
         alarms / trials,
         {f"{drop:g}": [c / trials for c in counts] for drop, counts in caught.items()},
         {f"{drop:g}": [c / trials for c in shares] for drop, shares in predicted.items()},
+        part,
     )
 
 
 def noise_sensitivity(trials: int, say: Callable[[str], None] = print) -> dict[str, Any]:
     """Every cell of the grid, and per spread and drop the cheapest setting meeting the target."""
     cells = []
-    for spread in SPREADS:
-        for history in HISTORIES:
-            for seconds in RUN_SECONDS:
-                say(f"noise: spread {spread:g} %, {history} nights of history, {seconds} s runs")
-                cells.append(simulate(spread, history, seconds, trials))
+    for part in PARTS:
+        for spread in SPREADS:
+            for history in HISTORIES:
+                for seconds in RUN_SECONDS:
+                    say(f"noise ({part}): spread {spread:g} %, {history} nights of history, {seconds} s runs")
+                    cells.append(simulate(spread, history, seconds, trials, part=part))
     needs = {
         f"{spread:g}": {f"{drop:g}": cheapest(cells, spread, drop) for drop in DROPS} for spread in SPREADS
     }
@@ -117,7 +135,7 @@ def cheapest(cells: Sequence[Cell], spread: float, drop: float) -> dict[str, Any
     least history and the shortest runs; None when no setting of the grid does."""
     options = []
     for cell in cells:
-        if cell.spread_pct != spread or cell.false_alarms > TARGET_FALSE_ALARMS:
+        if cell.spread_pct != spread or cell.part != "both" or cell.false_alarms > TARGET_FALSE_ALARMS:
             continue
         for k, rate in enumerate(cell.detected[f"{drop:g}"], 1):
             if rate >= TARGET_DETECTION:
@@ -158,8 +176,10 @@ def format_noise(table: dict[str, Any]) -> list[str]:
             + (f" (predicted {_shares(predicted[drop])})" if drop in predicted else "")
             for drop, rates in cell["detected"].items()
         )
+        part = cell.get("part", "both")
         lines.append(
-            f"  spread {cell['spread_pct']:3g} %, history {cell['history']:2d}, {cell['seconds']:2d} s runs: "
+            f"  {part:7s} spread {cell['spread_pct']:3g} %, history {cell['history']:2d}, "
+            f"{cell['seconds']:2d} s runs: "
             f"false alarms {100 * cell['false_alarms']:4.1f} %; detected {drops}"
         )
     gap = prediction_gap(table)
@@ -196,7 +216,8 @@ def prediction_gap(table: dict[str, Any]) -> tuple[float, str] | None:
                 gap = 100 * abs(p - o)
                 if worst is None or gap > worst[0]:
                     where = (
-                        f"spread {cell['spread_pct']:g} %, history {cell['history']}, "
+                        f"{cell.get('part', 'both')}: spread {cell['spread_pct']:g} %, "
+                        f"history {cell['history']}, "
                         f"{cell['seconds']} s runs, {drop} % drop, night {night}: "
                         f"predicted {100 * p:.0f} %, observed {100 * o:.0f} %"
                     )

@@ -164,16 +164,21 @@ def _progress(line: str) -> None:
 def _noise(trials: int) -> dict[str, Any]:
     """The goodput verdict's sensitivity under noise, and the latency verdict's under probe
     noise (its ``latency`` key): both simulated, no lab needed."""
+    from ..bench.detect_target import detect_target
     from ..bench.latency_noise import latency_sensitivity
     from ..bench.noise import noise_sensitivity
 
     noise = noise_sensitivity(trials, say=print)
     noise["latency"] = latency_sensitivity(trials, say=print)
+    noise["detect_target"] = detect_target(trials, say=print)
     return noise
 
 
 def _noise_lines(noise: dict[str, Any]) -> list[str]:
+    from ..bench.detect_target import format_detect_target
     from ..bench.latency_noise import format_latency_noise
     from ..bench.noise import format_noise
 
-    return format_noise(noise) + format_latency_noise(noise["latency"])
+    lines = format_noise(noise) + format_latency_noise(noise["latency"])
+    # A recording made before the target's check has none.
+    return lines + (format_detect_target(noise["detect_target"]) if "detect_target" in noise else [])

@@ -128,7 +128,7 @@ def detection_power(
         nights=noise.count,
         level=noise.level,
         spread_pct=100.0 * noise.spread / scale,
-        one_night_pct=100.0 * (band + _Z_POWER * noise.spread) / scale,
+        one_night_pct=100.0 * (band + _Z_POWER * _night_scatter(noise.spread, noise.count, band)) / scale,
         nights_to_red={text: noise.nights_to_red(d, policy) for text, d in asked.items()},
         floor_margin_pct=floor_margin,
     )
@@ -246,15 +246,36 @@ def predicted_red(
     return red_curve(drop, noise.spread, noise.count, policy, scale, noise.margin, nights, noise.history)
 
 
+# A run the settle rule stops as soon as its half-width reaches a target stops when its
+# seconds happen to agree: its mean then scatters about 1.3 times what the half-width says
+# (1.23-1.31 over targets of 0.5-0.25 % under second-to-second noise, pinet bench).
+STOPPED_EARLY = 1.3
+
+
+def _night_scatter(spread: float, count: int, band: float) -> float:
+    """How far a night falls from the band's edge by chance, beyond its own ``spread``: the
+    accepted level is a median of ``count`` nights (pi/2 over count of a night's variance),
+    and a band made of their spread is itself estimated (its t times the spread over
+    sqrt(2 (count - 1)), when the spread and not the floor sets it)."""
+    variance = 1.0 + (math.pi / 2.0) / count
+    if spread > 0 and count > 1:
+        ratio = band / spread
+        variance += ratio * ratio / (2.0 * (count - 1))
+    return spread * math.sqrt(variance)
+
+
 def night_precision_for(detect_pct: float, window: int) -> float:
     """The 95 % half-width of a run's mean, in percent, that lets one night catch a drop of
     ``detect_pct`` when the nights differ by nothing but each run's own scatter: the band of
-    ``window`` such nights (the 99.5 % prediction bound) plus 1.28 of that scatter (caught 9
-    times in 10) must fit in the drop. A lab's run-to-run spread comes on top, and longer runs
-    cannot average it away: that context is reported blind (:func:`cannot_catch`)."""
+    ``window`` such nights (the 99.75 % prediction bound) plus 1.28 of a night's chance
+    distance from it (:func:`_night_scatter`; caught 9 times in 10) must fit in the drop, the
+    scatter being :data:`STOPPED_EARLY` times what a run stopped at that half-width states. A
+    lab's run-to-run spread comes on top, and longer runs cannot average it away: that
+    context is reported blind (:func:`cannot_catch`)."""
     count = max(window, 2)
-    spreads = t_one_sided(BAND_CONFIDENCE, count - 1) * math.sqrt(1.0 + 1.0 / count) + _Z_POWER
-    return 1.96 * detect_pct / spreads
+    band = t_one_sided(BAND_CONFIDENCE, count - 1) * math.sqrt(1.0 + 1.0 / count)
+    spreads = band + _Z_POWER * _night_scatter(1.0, count, band)
+    return 1.96 * detect_pct / (spreads * STOPPED_EARLY)
 
 
 def cannot_catch(

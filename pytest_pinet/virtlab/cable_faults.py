@@ -67,24 +67,33 @@ def deepen_queues(spec: LabSpec, packets: int) -> list[str]:
     return changed
 
 
-def degrade(spec: LabSpec, percent: float, jitter_pct: float = 0.0, hold_s: float = 10.0) -> list[str]:
+def degrade(
+    spec: LabSpec,
+    percent: float,
+    jitter_pct: float = 0.0,
+    hold_s: float = 10.0,
+    seconds_pct: float | None = None,
+) -> list[str]:
     """Slow every emulated cable of the lab by ``percent`` (0 restores the calibrated rate).
 
     This is the knob that lets a test (or a person) produce a known regression: three runs,
     the third on a link a few percent slower, must show up as a drop in the trends.  With
     ``jitter_pct`` the rate also varies by that spread, run to run (a level held ``hold_s``
-    seconds) and second to second (:mod:`.jitter`); 0 stops the variation.
+    seconds) and second to second (:mod:`.jitter`); ``seconds_pct`` sets the second-to-second
+    part apart (None: the same as the run-to-run one). Both 0 stop the variation.
     """
+    seconds = jitter_pct if seconds_pct is None else seconds_pct
     system.require_root("pinet lab degrade")
     if not 0 <= percent < 100:
         raise PinetError(f"degrade percent must be 0..99, got {percent}")
-    if not 0 <= jitter_pct <= 20:
-        raise PinetError(f"jitter percent must be 0..20, got {jitter_pct}")
+    for what, value in (("jitter", jitter_pct), ("second-to-second jitter", seconds)):
+        if not 0 <= value <= 20:
+            raise PinetError(f"{what} percent must be 0..20, got {value}")
     if spec.is_pair:
         return [
             f"{part.name}: {line}"
             for part in labs_of(spec)
-            for line in degrade(part, percent, jitter_pct, hold_s)
+            for line in degrade(part, percent, jitter_pct, hold_s, seconds)
         ]
     if not is_up(spec):
         raise PinetError(f"virtual lab {spec.name} is not up: run `pinet lab up` first")
@@ -116,12 +125,13 @@ def degrade(spec: LabSpec, percent: float, jitter_pct: float = 0.0, hold_s: floa
             done.append((spec.netns(host), device, was.tc_args()))
             changed.append(f"{host}:{device} {shaper.rate_kbit} kbit/s")
             cables.append(jitter.CableEnd(spec.netns(host), device, speed, link.mtu))
-    if jitter_pct > 0:
-        pid = jitter.start(spec.state_dir, cables, percent, jitter_pct, hold_s)
+    if jitter_pct > 0 or seconds > 0:
+        pid = jitter.start(spec.state_dir, cables, percent, jitter.NoiseModel(jitter_pct, hold_s, seconds))
         changed.append(
-            f"jitter {jitter_pct:g} % run to run ({hold_s:g} s levels) and second to second, pid {pid}"
+            f"jitter {jitter_pct:g} % run to run ({hold_s:g} s levels) and {seconds:g} % second to second, "
+            f"pid {pid}"
         )
-    state = {"percent": percent, "jitter_pct": jitter_pct, "hold_s": hold_s}
+    state = {"percent": percent, "jitter_pct": jitter_pct, "hold_s": hold_s, "seconds_pct": seconds}
     (spec.state_dir / "degrade.json").write_text(json.dumps(state), encoding="utf-8")
     return changed
 
@@ -174,7 +184,13 @@ def degrade_link_speed(spec: LabSpec, speed_mbps: int, link_name: str | None = N
         # The noise process shapes every cable each second at the speed it started with: it
         # starts again at the speeds now, or it would undo this cable's in a second.
         state = json.loads((spec.state_dir / "degrade.json").read_text(encoding="utf-8"))
-        changed += degrade(spec, float(state["percent"]), float(state["jitter_pct"]), float(state["hold_s"]))
+        changed += degrade(
+            spec,
+            float(state["percent"]),
+            float(state["jitter_pct"]),
+            float(state["hold_s"]),
+            float(state.get("seconds_pct", state["jitter_pct"])),
+        )
     return changed
 
 

@@ -6,7 +6,8 @@ differ by several percent.  With ``pinet lab degrade --jitter PERCENT`` every ca
 becomes the (degraded) calibrated rate times ``level x second``: ``level`` is drawn from a
 normal distribution of that relative spread and held for ``hold_s`` seconds (a run's luck:
 hold it about as long as a run), ``second`` is drawn every second with the same spread (the
-jitter within a run).  The rate varies around the calibrated one, above it too: this is a
+jitter within a run); ``--jitter-runs`` and ``--jitter-seconds`` set either part alone.
+The rate varies around the calibrated one, above it too: this is a
 model of noise, not of a cable.
 
 :class:`NoiseModel` is the model; the bench's sensitivity under noise draws its simulated
@@ -38,10 +39,18 @@ MIN_FACTOR = 0.5  # a draw far in the tail never stops a cable
 
 @dataclass(frozen=True)
 class NoiseModel:
-    """A stated relative spread, applied run to run and second to second."""
+    """A stated relative spread run to run (``spread_pct``) and second to second
+    (``second_pct``; None: the same). The two parts apart tell a lab which noise longer runs
+    average away (the seconds) and which they cannot (the run's level)."""
 
     spread_pct: float
     hold_s: float = 10.0
+    second_pct: float | None = None
+
+    @property
+    def seconds_pct(self) -> float:
+        """The second-to-second spread."""
+        return self.spread_pct if self.second_pct is None else self.second_pct
 
     def level(self, rng: random.Random) -> float:
         """One run's factor."""
@@ -49,7 +58,7 @@ class NoiseModel:
 
     def second(self, rng: random.Random) -> float:
         """One second's factor within a run."""
-        return max(MIN_FACTOR, 1.0 + rng.gauss(0.0, self.spread_pct / 100.0))
+        return max(MIN_FACTOR, 1.0 + rng.gauss(0.0, self.seconds_pct / 100.0))
 
     def run(self, rate: float, seconds: int, rng: random.Random) -> list[float]:
         """One run's per-second figures of a cable carrying ``rate``."""
@@ -77,11 +86,12 @@ class CableEnd:
         return cls(netns, device, int(speed), int(mtu))
 
 
-def start(state_dir: Path, ends: Sequence[CableEnd], percent: float, spread_pct: float, hold_s: float) -> int:
+def start(state_dir: Path, ends: Sequence[CableEnd], percent: float, model: NoiseModel) -> int:
     """Start the jitter process for ``ends`` (stopping a running one first); return its pid."""
     stop(state_dir)
-    argv = [sys.executable, "-m", __name__, "--percent", str(percent), "--spread", str(spread_pct)]
-    argv += ["--hold", str(hold_s), *(end.arg() for end in ends)]
+    argv = [sys.executable, "-m", __name__, "--percent", str(percent), "--spread", str(model.spread_pct)]
+    argv += ["--second-spread", str(model.seconds_pct), "--hold", str(model.hold_s)]
+    argv += [end.arg() for end in ends]
     log = (state_dir / "jitter.log").open("ab")
     process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
     log.close()
@@ -139,11 +149,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m pytest_pinet.virtlab.jitter")
     parser.add_argument("--percent", type=float, default=0.0)
     parser.add_argument("--spread", type=float, required=True)
+    parser.add_argument("--second-spread", type=float, default=None)
     parser.add_argument("--hold", type=float, default=10.0)
     parser.add_argument("ends", nargs="+")
     args = parser.parse_args(argv)
     ends = [CableEnd.parse(word) for word in args.ends]
-    model = NoiseModel(args.spread, args.hold)
+    model = NoiseModel(args.spread, args.hold, args.second_spread)
     rng = random.Random()  # noqa: S311 - noise, not secrets
     running = True
 

@@ -77,6 +77,12 @@ def _expected(speed: int, mtu: int, percent: float = 0.0) -> int:
     ).rate_kbit
 
 
+def _noise_argv(state_dir: Path) -> list[str]:
+    """The command line of the noise process a lab's state directory names."""
+    pid = (state_dir / "jitter.pid").read_text(encoding="utf-8").strip()
+    return Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
+
+
 def test_every_degrade_option_reaches_both_boards_and_reset_undoes_it(pair):
     calibrated = _cables(pair)
     assert {lab for lab, _ in calibrated} == {LAB, f"{LAB}q"}, calibrated  # both boards' cables
@@ -87,6 +93,14 @@ def test_every_degrade_option_reaches_both_boards_and_reset_undoes_it(pair):
     _degrade(pair, "--jitter", "1", "--percent", "0")
     for part in parts(pair):
         assert (part.state_dir / "jitter.pid").exists(), part.name
+    # Each part of the noise alone: the process of each board's lab runs with the spreads asked.
+    for runs, seconds in (("1", "0"), ("0", "2")):
+        out = _degrade(pair, "--jitter-runs", runs, "--jitter-seconds", seconds, "--percent", "0")
+        assert f"jitter {runs} % run to run" in out and f"and {seconds} % second to second" in out, out
+        for part in parts(pair):
+            argv = _noise_argv(part.state_dir)
+            spread, second = argv[argv.index("--spread") + 1], argv[argv.index("--second-spread") + 1]
+            assert (float(spread), float(second)) == (float(runs), float(seconds)), (part.name, argv)
     _degrade(pair, "--reset")  # the noise stops on both boards: every cable calibrated again
     assert _cables(pair) == calibrated
     _degrade(pair, "--link-speed", "100", "--link", "qeth")  # the QEMU board's LAN cable

@@ -81,3 +81,37 @@ def test_latency_nights_are_judged_each_way_on_the_same_probes():
     head, *lines = format_latency_noise(table)
     assert "by the figure judged" in head and len(lines) == len(WAYS)
     assert lines[0].startswith("  spread 1 %, history  3, p90 ")
+
+
+def test_each_part_of_the_noise_alone_varies_only_what_it_says():
+    from pytest_pinet.bench.noise import model_of
+
+    rng = random.Random(4)
+    runs_only = [model_of(1.0, "runs").run(1000.0, 10, rng) for _ in range(200)]
+    assert all(statistics.pstdev(run) < 1e-9 for run in runs_only)  # seconds agree within a run
+    assert 0.8 < statistics.stdev(run[0] for run in runs_only) / 10.0 < 1.2  # runs differ by 1 %
+    seconds_only = [model_of(1.0, "seconds").run(1000.0, 30, rng) for _ in range(200)]
+    assert 0.85 < statistics.median(statistics.stdev(run) for run in seconds_only) / 10.0 < 1.15
+    means = [statistics.fmean(run) for run in seconds_only]
+    assert statistics.stdev(means) / 10.0 < 0.3  # 30 seconds average the seconds' part away
+    cell = simulate(1.0, 10, 10, trials=20, seed=2, part="seconds")
+    assert (
+        cell.part == "seconds"
+        and "seconds spread   1 %"
+        in format_noise({"trials": 20, "cells": [dataclasses.asdict(cell)], "needs": {}})[1]
+    )
+
+
+def test_the_detect_target_measures_longer_and_catches_what_it_asks_where_runs_can_average():
+    from pytest_pinet.bench.detect_target import detect_target, format_detect_target
+
+    table = detect_target(120, say=lambda _: None, seed=3)
+    without, with_target = table["seconds"]["without"], table["seconds"]["with"]
+    assert with_target["precision_pct"] < without["precision_pct"]
+    assert with_target["median_seconds"] > without["median_seconds"]
+    assert with_target["detected"] >= 0.8 > without["detected"]  # 90 % asked; 120 trials scatter
+    assert with_target["false_alarms"] <= 0.05
+    assert table["runs"]["reported_blind"] >= 0.8  # run-to-run noise: longer runs do not help
+    lines = format_detect_target(table)
+    assert lines[0].startswith("--pinet-detect 1 under the noise model (120 trials")
+    assert "run-to-run noise 0.3 %: reported blind for one night in" in lines[3]

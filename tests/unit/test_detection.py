@@ -33,8 +33,12 @@ def test_the_drop_one_night_catches_is_the_band_plus_the_nights_own_scatter():
     assert power.spread_pct == pytest.approx(1.0, rel=1e-9)
     band = judge_baseline(LEVEL, [n.value for n in nights]).band
     assert band is not None
-    # 90 % of nights a drop of band + 1.28 spreads falls below the band.
-    assert power.one_night_pct == pytest.approx(100 * (band + 1.2816 * 0.01 * LEVEL) / LEVEL, rel=1e-3)
+    # 90 % of nights a drop of band + 1.28 scatters falls below the band; the scatter is the
+    # night's spread, with the median level's (pi/2 over 10) and the band's own estimate (the
+    # band over the spread, squared, over 18) on top.
+    spread = 0.01 * LEVEL
+    scatter = spread * (1 + 3.14159 / 20 + (band / spread) ** 2 / 18) ** 0.5
+    assert power.one_night_pct == pytest.approx(100 * (band + 1.2816 * scatter) / LEVEL, rel=1e-3)
     # A drop one night catches is red after one night; a small one needs the step test's nights.
     assert power.nights_to_red["3"] is not None and power.nights_to_red["1"] is None
     quiet = detection_power(_nights(0.1))
@@ -109,9 +113,12 @@ def test_asking_one_night_to_catch_a_drop_narrows_the_runs_and_names_the_context
     from pytest_pinet.plugin.option_values import detect_target
     from pytest_pinet.record.run_summary import cannot_detect_lines
 
-    # A night's scatter alone: band (t(9) at 99.75 %, 3.69, x 1.05) plus 1.28 of it must fit in
-    # the drop asked.
-    assert night_precision_for(1.0, 10) == pytest.approx(1.96 / (3.6897 * (1.1**0.5) + 1.2816), rel=1e-3)
+    # A night's scatter alone: band (t(9) at 99.75 %, 3.69, x 1.05) plus 1.28 of a night's
+    # distance from it (its own, the median level's pi/2 / 10, the band's estimate 3.87^2 / 18)
+    # must fit in the drop asked, a run stopped early scattering 1.3 times its half-width.
+    band = 3.6897 * (1.1**0.5)
+    expected = 1.96 / ((band + 1.2816 * (1 + 3.14159 / 20 + band**2 / 18) ** 0.5) * 1.3)
+    assert night_precision_for(1.0, 10) == pytest.approx(expected, rel=1e-3)
     assert night_precision_for(2.0, 10) == pytest.approx(2 * night_precision_for(1.0, 10))
     assert detect_target("", "PINET_DETECT") is None and detect_target("1", "PINET_DETECT") == 1.0
     with pytest.raises(ConfigError, match="PINET_DETECT"):

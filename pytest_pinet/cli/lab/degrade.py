@@ -28,6 +28,20 @@ def register(lab_sub: Any) -> None:
         help="noise model: the rate varies by this spread run to run and second to second (default 0)",
     )
     degrade.add_argument(
+        "--jitter-runs",
+        type=float,
+        default=None,
+        metavar="PERCENT",
+        help="the run-to-run part alone (longer runs cannot average it away; default: --jitter)",
+    )
+    degrade.add_argument(
+        "--jitter-seconds",
+        type=float,
+        default=None,
+        metavar="PERCENT",
+        help="the second-to-second part alone (longer runs average it away; default: --jitter)",
+    )
+    degrade.add_argument(
         "--hold", type=float, default=10.0, help="seconds one run-to-run level holds (default 10)"
     )
     degrade.add_argument("--reset", action="store_true", help="back to the calibrated rate, no jitter")
@@ -63,8 +77,9 @@ def cmd_lab_degrade(args: argparse.Namespace) -> int:
             print(line)
         return 0
     percent = 0.0 if args.reset else args.percent
-    jitter = 0.0 if args.reset else args.jitter
-    for line in cable_faults.degrade(spec_of(args), percent, jitter, args.hold):
+    runs = 0.0 if args.reset else (args.jitter if args.jitter_runs is None else args.jitter_runs)
+    seconds = 0.0 if args.reset else (args.jitter if args.jitter_seconds is None else args.jitter_seconds)
+    for line in cable_faults.degrade(spec_of(args), percent, runs, args.hold, seconds):
         steady = f" (degraded {percent:g} %)" if percent else " (calibrated)"
         print(line if "jitter" in line else line + steady)
     return 0

@@ -1,0 +1,160 @@
+"""The detection target checked: what ``--pinet-detect PERCENT`` buys, under the noise model.
+
+``--pinet-detect 1`` asks one night to catch a 1 % drop. Adaptive duration then measures a
+run until its per-second mean is known to :func:`~pytest_pinet.judge.detection.
+night_precision_for` (within the maximum duration), and a context whose nights differ by
+more than longer runs can average is reported blind, with the nights a persisting drop
+needs (:func:`~pytest_pinet.judge.detection.cannot_catch`). Both claims are simulated here
+with the lab's noise model and the nightly verdict's own rules:
+
+- **seconds**: the noise is second to second only (run-to-run spread 0). Runs settle by the
+  settle rule (:class:`~pytest_pinet.traffic.adaptive.SettleRule`), with and without the
+  target; a night's figure is its seconds' mean. Each trial is ten clean nights, then one
+  clean night (a false alarm?) and one night 1 % lower (caught on that night?);
+- **runs**: the noise is the run's level only, which no run length averages. The target's
+  verdict on each trial's history is read (blind? red after how many nights?), and the drop
+  is then planted for a month of nights to see when the verdict really turns red in 90 % of
+  the trials.
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+from collections.abc import Callable
+from typing import Any
+
+from ..judge.baseline import BaselinePolicy
+from ..judge.detection import NIGHTS_HORIZON, POWER, cannot_catch, detection_power, night_precision_for
+from ..judge.standing import Night, judge_night, standing_of
+from ..traffic.adaptive import SettleRule
+from ..virtlab.jitter import NoiseModel
+from .noise import RATE, model_of
+
+DETECT_PCT = 1.0
+SECONDS_SPREAD_PCT = 1.0  # per second: a run of 16 s knows its mean to 0.5 %
+RUNS_SPREAD_PCT = 0.3  # night to night: one night catches about 1.5 %
+MIN_SECONDS, MAX_SECONDS = 3, 60  # the settle rule's minimum, --pinet-duration
+DEFAULT_PRECISION = 0.5  # --pinet-adaptive-precision's default
+HISTORY = 10
+
+
+def _adaptive_night(model: NoiseModel, n: int, level: float, rule: SettleRule, rng: random.Random) -> Night:
+    """One run that stops once ``rule`` says its seconds settled (or at the maximum)."""
+    luck = model.level(rng)
+    rates: list[float] = []
+    while len(rates) < MAX_SECONDS:
+        rates.append(level * luck * model.second(rng))
+        if rule.settled(rates):
+            break
+    return Night(f"n{n}", float(n), statistics.fmean(rates), tuple(rates))
+
+
+def _seconds_case(trials: int, rule: SettleRule, rng: random.Random) -> dict[str, float]:
+    model = model_of(SECONDS_SPREAD_PCT, "seconds")
+    alarms = caught = 0
+    lengths: list[int] = []
+    for _ in range(trials):
+        history = [_adaptive_night(model, n, RATE, rule, rng) for n in range(HISTORY)]
+        lengths += [len(night.samples) for night in history]
+        standing = standing_of("simulated", history)
+        alarms += judge_night(standing, _adaptive_night(model, HISTORY, RATE, rule, rng)).regression
+        low = _adaptive_night(model, HISTORY, RATE * (1 - DETECT_PCT / 100), rule, rng)
+        caught += judge_night(standing, low).regression
+    return {
+        "precision_pct": rule.precision_pct,
+        "median_seconds": statistics.median(lengths),
+        "detected": caught / trials,
+        "false_alarms": alarms / trials,
+    }
+
+
+def _runs_case(trials: int, rng: random.Random) -> dict[str, Any]:
+    model = model_of(RUNS_SPREAD_PCT, "runs")
+    rule = SettleRule(MIN_SECONDS, min(DEFAULT_PRECISION, night_precision_for(DETECT_PCT, HISTORY)))
+    blind = 0
+    predicted: list[int] = []
+    red_on: list[int | None] = []
+    for _ in range(trials):
+        history = [_adaptive_night(model, n, RATE, rule, rng) for n in range(HISTORY)]
+        standing = standing_of("simulated", history)
+        power = detection_power(standing.accepted, BaselinePolicy())
+        why = cannot_catch(power, DETECT_PCT) if power is not None else None
+        if why is not None and power is not None:
+            blind += 1
+            nights = power.nights_to_red.get(f"{DETECT_PCT:g}")
+            predicted.append(nights if nights is not None else NIGHTS_HORIZON + 1)
+        red_on.append(_red_on(standing, model, rule, rng))
+    observed = _nights_for_power(red_on)
+    return {
+        "spread_pct": RUNS_SPREAD_PCT,
+        "reported_blind": blind / trials,
+        "predicted_nights": statistics.median(predicted) if predicted else None,
+        "observed_nights": observed,
+    }
+
+
+def _red_on(standing: Any, model: NoiseModel, rule: SettleRule, rng: random.Random) -> int | None:
+    """The night a persisting drop of :data:`DETECT_PCT` turns red, or None within a month."""
+    for night in range(1, NIGHTS_HORIZON + 1):
+        low = _adaptive_night(model, HISTORY + night, RATE * (1 - DETECT_PCT / 100), rule, rng)
+        verdict = judge_night(standing, low)
+        if verdict.regression:
+            return night
+        standing = verdict.after
+    return None
+
+
+def _nights_for_power(red_on: list[int | None]) -> int | None:
+    """The first night by which :data:`POWER` of the trials were red; None: not within a month."""
+    for night in range(1, NIGHTS_HORIZON + 1):
+        if sum(1 for n in red_on if n is not None and n <= night) >= POWER * len(red_on):
+            return night
+    return None
+
+
+def detect_target(trials: int, say: Callable[[str], None] = print, seed: int = 7) -> dict[str, Any]:
+    """Both cases: the seconds case with and without the target, and the runs case."""
+    rng = random.Random(seed)  # noqa: S311 - simulated noise
+    say(f"detect target: {DETECT_PCT:g} %, noise second to second, without and with the target")
+    without = _seconds_case(trials, SettleRule(MIN_SECONDS, DEFAULT_PRECISION), rng)
+    target = min(DEFAULT_PRECISION, night_precision_for(DETECT_PCT, HISTORY))
+    with_target = _seconds_case(trials, SettleRule(MIN_SECONDS, target), rng)
+    say(f"detect target: {DETECT_PCT:g} %, noise run to run")
+    return {
+        "trials": trials,
+        "detect_pct": DETECT_PCT,
+        "max_seconds": MAX_SECONDS,
+        "seconds": {"spread_pct": SECONDS_SPREAD_PCT, "without": without, "with": with_target},
+        "runs": _runs_case(trials, rng),
+    }
+
+
+def format_detect_target(table: dict[str, Any]) -> list[str]:
+    """The check, for people."""
+    seconds, runs = table["seconds"], table["runs"]
+    lines = [
+        f"--pinet-detect {table['detect_pct']:g} under the noise model ({table['trials']} trials, "
+        f"10 nights of history, runs up to {table['max_seconds']} s):"
+    ]
+    for name in ("without", "with"):
+        case = seconds[name]
+        lines.append(
+            f"  second-to-second noise {seconds['spread_pct']:g} %, {name} the target: settles within "
+            f"{case['precision_pct']:.2f} % after {case['median_seconds']:g} s (median); one night catches a "
+            f"{table['detect_pct']:g} % drop in {100 * case['detected']:.0f} %, false alarms "
+            f"{100 * case['false_alarms']:.1f} %"
+        )
+    predicted, observed = runs["predicted_nights"], runs["observed_nights"]
+    lines.append(
+        f"  run-to-run noise {runs['spread_pct']:g} %: reported blind for one night in "
+        f"{100 * runs['reported_blind']:.0f} % of trials; a persisting {table['detect_pct']:g} % drop red "
+        f"after {_nights(predicted)} (predicted, median), {_nights(observed)} (reached in 90 % of trials)"
+    )
+    return lines
+
+
+def _nights(nights: float | None) -> str:
+    if nights is None or nights > NIGHTS_HORIZON:
+        return "not within a month"
+    return f"{nights:g} nights"
