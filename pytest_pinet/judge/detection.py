@@ -120,6 +120,9 @@ def detection_power(
         return None
     scale = abs(noise.level)
     band = _band(noise.spread, noise.count, policy, scale, noise.margin)
+    by_spread = spread_band(noise.spread, noise.count, policy.spread_factor)
+    estimated = by_spread if by_spread >= band else 0.0  # a floor or a margin is no estimate
+    scatter = _night_scatter(noise.spread, noise.count, estimated)
     floor_margin = 100.0 * (noise.level - floor) / scale if floor is not None and noise.level > 0 else None
     asked = {f"{d:g}": d for d in PLANTED}
     if floor_margin is not None and floor_margin > 0:
@@ -128,7 +131,7 @@ def detection_power(
         nights=noise.count,
         level=noise.level,
         spread_pct=100.0 * noise.spread / scale,
-        one_night_pct=100.0 * (band + _Z_POWER * _night_scatter(noise.spread, noise.count, band)) / scale,
+        one_night_pct=100.0 * (band + _Z_POWER * scatter) / scale,
         nights_to_red={text: noise.nights_to_red(d, policy) for text, d in asked.items()},
         floor_margin_pct=floor_margin,
     )
@@ -252,14 +255,14 @@ def predicted_red(
 STOPPED_EARLY = 1.3
 
 
-def _night_scatter(spread: float, count: int, band: float) -> float:
+def _night_scatter(spread: float, count: int, estimated: float) -> float:
     """How far a night falls from the band's edge by chance, beyond its own ``spread``: the
     accepted level is a median of ``count`` nights (pi/2 over count of a night's variance),
-    and a band made of their spread is itself estimated (its t times the spread over
-    sqrt(2 (count - 1)), when the spread and not the floor sets it)."""
+    and a band ``estimated`` from their spread is itself uncertain (its t times the spread
+    over sqrt(2 (count - 1)); 0 when a floor or a margin, not the spread, sets the band)."""
     variance = 1.0 + (math.pi / 2.0) / count
     if spread > 0 and count > 1:
-        ratio = band / spread
+        ratio = estimated / spread
         variance += ratio * ratio / (2.0 * (count - 1))
     return spread * math.sqrt(variance)
 

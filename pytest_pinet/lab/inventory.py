@@ -95,6 +95,8 @@ class Inventory:
     absent: Mapping[str, str] = field(default_factory=dict)
     # The turn file its traffic waits for (pinet.traffic_turn); None: it takes no turns.
     traffic_turn: Path | None = None
+    # The drop one night is asked to catch (pinet.detect; --pinet-detect wins); None: none.
+    detect_pct: float | None = None
 
     @property
     def boards(self) -> list[HostEntry]:
@@ -225,6 +227,7 @@ def inventory_from_data(data: Any, source: Path) -> Inventory:
         catalogue=catalogue,
         absent=dict(pinet.absent),
         traffic_turn=_turn_file(pinet.traffic_turn, source),
+        detect_pct=pinet.detect,
     )
 
 

@@ -210,6 +210,9 @@ class PinetSection:
     # A file every lab sharing this lab's machines names: their traffic takes turns
     # (lab/traffic_turn.py).  The virtual lab names this machine's; hardware rarely needs one.
     traffic_turn: Annotated[str, PathText()] | None = None
+    # The drop one night is asked to catch, percent: the lab's standing --pinet-detect (the
+    # option, when given, wins for that run).
+    detect: Annotated[float, Positive(50, "must be at most {at_most:g} %")] | None = None
 
 
 @attrs.frozen

@@ -43,6 +43,7 @@ class PinetRun:
         self.strategies: dict[str, PinetBoardStrategy] = {}  # host name -> its strategy, this process
         self.places = PlaceKeeper(settings, run_id, self.results, chooser)
         self._absent_told = False
+        self.lab_detect: float | None = None
 
     @property
     def store(self) -> ResultsStore:
@@ -86,6 +87,7 @@ class PinetRun:
         env_file = self.env_file()
         place = self.places.place
         inventory = load_inventory(env_file, dict(place.substitutions) if place is not None else None)
+        self.lab_detect = inventory.detect_pct  # the verdicts' detect target when the run sets none
         if inventory.absent and not self._absent_told:
             self._absent_told = True  # what the lab could not bring up, for the summary
             self.results.record_fact("absent", {"absent": dict(inventory.absent)})

@@ -67,18 +67,25 @@ class PinetSettings:
             accel=self.qemu_accel,
         )
 
-    def settle_rule(self) -> SettleRule | None:
-        """The adaptive-duration rule, or None for fixed-duration runs."""
+    def detect_with(self, lab_detect: float | None) -> float | None:
+        """The drop one night is asked to catch: ``--pinet-detect`` (and its environment
+        variable and ini key), else the lab's own (the env file's ``pinet: detect:``)."""
+        return self.detect if self.detect is not None else lab_detect
+
+    def settle_rule(self, lab_detect: float | None = None) -> SettleRule | None:
+        """The adaptive-duration rule, or None for fixed-duration runs; ``lab_detect``: the
+        env file's detect target, used when the run asks for none."""
         from ..traffic.adaptive import SettleRule
 
         if not self.adaptive or self.adaptive_min >= self.duration:
             return None
         precision = self.adaptive_precision
-        if self.detect is not None:
+        detect = self.detect_with(lab_detect)
+        if detect is not None:
             from ..judge.detection import night_precision_for
 
             # Narrow enough that one night's own scatter lets the band catch the drop asked.
-            precision = min(precision, night_precision_for(self.detect, self.baseline_window))
+            precision = min(precision, night_precision_for(detect, self.baseline_window))
         return SettleRule(self.adaptive_min, precision)
 
     @property

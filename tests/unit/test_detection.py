@@ -151,3 +151,34 @@ def test_the_detect_target_narrows_the_settle_rule(tmp_path):
     assert asked.precision_pct < 0.5
     loose = dataclasses.replace(plain, detect=5.0).settle_rule()
     assert loose is not None and loose.precision_pct == 0.5  # never looser than asked by its own option
+    # The lab's own target (the env file's pinet: detect:) when the run asks for none; the
+    # option, when given, wins.
+    by_lab = plain.settle_rule(1.0)
+    assert by_lab is not None and by_lab.precision_pct == pytest.approx(night_precision_for(1.0, 10))
+    overruled = dataclasses.replace(plain, detect=5.0).settle_rule(1.0)
+    assert overruled is not None and overruled.precision_pct == 0.5
+    assert plain.detect_with(2.0) == 2.0 and dataclasses.replace(plain, detect=3.0).detect_with(2.0) == 3.0
+
+
+def test_the_env_file_sets_the_labs_detect_target_and_refuses_a_nonsense_one(tmp_path):
+    import shutil
+    from pathlib import Path
+
+    import yaml
+
+    from pytest_pinet.errors import ConfigError
+    from pytest_pinet.lab.inventory import load_inventory
+
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    for name in ("rpi-lab.yaml", "known_hosts.example", "id_ed25519.example"):
+        shutil.copy(examples / name, tmp_path / name)
+    env = tmp_path / "rpi-lab.yaml"
+    assert load_inventory(env).detect_pct is None
+    data = yaml.safe_load(env.read_text())
+    data["pinet"]["detect"] = 1
+    env.write_text(yaml.safe_dump(data))
+    assert load_inventory(env).detect_pct == 1.0
+    data["pinet"]["detect"] = 0
+    env.write_text(yaml.safe_dump(data))
+    with pytest.raises(ConfigError, match="detect"):
+        load_inventory(env)

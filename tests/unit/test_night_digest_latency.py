@@ -33,7 +33,7 @@ def test_a_rise_in_p90_is_a_latency_regression_new_then_persisting(tmp_path):
     assert shown["Latency regressions"] == "1 (1 new tonight, 0 persisting)"
     assert shown["Latency regression 1"] == (
         "qpi / lan / routing / download / pfifo_fast: 20.2 -> 60.0 ms RTT p90 under load (+197.0 %); "
-        "one night catches a 16.1 % change"  # its accepted p90s wander by 0.8 %, a p90 of 5 probes by more
+        "one night catches a 16.2 % change"  # its accepted p90s wander by 0.8 %, a p90 of 5 probes by more
     )
     assert "- new: qpi / lan / routing / download / pfifo_fast: 20.2 -> 60.0 ms" in morning.markdown()
 
