@@ -36,6 +36,10 @@ from .stats import t_cdf, t_one_sided
 # three nights), every longer length up to a window an equal part of the rest (a slow slide).
 SHORT_STEP_NIGHTS = (2, 3)
 SHORT_SHARE = 0.8
+# A step up restarts the baseline at it (no accept needed), so a false one costs the context
+# its history: the nights since are a few lucky ones, and the next ordinary night looks like
+# a drop from them. Steps up are held to a tenth of the share of steps down.
+UP_SHARE = 0.1
 
 
 @dataclass(frozen=True)
@@ -63,9 +67,9 @@ def step_alpha(nights: int, longest: int) -> float:
 
 
 @lru_cache(maxsize=4096)
-def critical_t(nights: int, longest: int, degrees: int) -> float:
-    """The t a step over ``nights`` nights must pass (one direction)."""
-    return t_one_sided(1.0 - step_alpha(nights, longest), degrees)
+def critical_t(nights: int, longest: int, degrees: int, up: bool = False) -> float:
+    """The t a step over ``nights`` nights must pass: down, or ``up`` (:data:`UP_SHARE`)."""
+    return t_one_sided(1.0 - step_alpha(nights, longest) * (UP_SHARE if up else 1.0), degrees)
 
 
 def longest_step(policy: BaselinePolicy) -> int:
@@ -104,7 +108,7 @@ def pooled_step(values: Sequence[float], policy: BaselinePolicy, margin: float =
         spread = math.sqrt((spread_ss + after_ss) / degrees)
         error = spread * math.sqrt(1.0 / n_window + 1.0 / j)
         t = shift / error if error > 0 else math.copysign(math.inf, shift)
-        if abs(t) <= critical_t(j, longest, degrees):
+        if abs(t) <= critical_t(j, longest, degrees, up=t > 0):
             continue
         p = 1.0 - t_cdf(abs(t), degrees) if math.isfinite(t) else 0.0
         if best is None or p < best.p_value or (p == best.p_value and abs(t) > abs(best.t)):

@@ -24,6 +24,7 @@ calls the regression again.  Nothing here reads a store or knows pytest.
 
 from __future__ import annotations
 
+import math
 import statistics
 import time
 from collections.abc import Mapping, Sequence
@@ -187,7 +188,8 @@ def _judge_night(
         accepted_by, step, down = slide_accept, None, False
     # A pending regression ends when the level is back, not merely inside the band: a band wide
     # enough for a noisy context's nights holds a drop the pooled nights showed.
-    back = _came_back(verdict, [n.value for n in base[-policy.window :]], policy, night.margin)
+    low = [n.value for n in (*regressed, night)]
+    back = _came_back(verdict, [n.value for n in base[-policy.window :]], low, policy, night.margin)
     still_low = bool(regressed) and verdict.status == "within" and not back
     if verdict.status == "regression" or (down and not regressed) or still_low:
         if down and not regressed and step is not None and step.run_id != night.run_id:
@@ -210,18 +212,35 @@ def _judge_night(
 
 
 def _came_back(
-    verdict: BaselineVerdict, values: Sequence[float], policy: BaselinePolicy, margin: float
+    verdict: BaselineVerdict,
+    values: Sequence[float],
+    low: Sequence[float],
+    policy: BaselinePolicy,
+    margin: float,
 ) -> bool:
     """Whether a night judged within the band is back at the accepted level: no further below
-    it than one spread of the accepted nights ``values`` (or the band's floor, when wider).
+    it than one spread (or the band's floor, when wider). The spread is pooled from the
+    accepted nights ``values`` and the regression's nights ``low`` (tonight's included), each
+    about their own mean: two accepted nights that agreed by luck say nothing of the noise,
+    and the nights since show it.
 
     A context truly 3 spreads lower stays red on 49 nights of 50; one called red by chance is
     back on 5 nights of 6."""
     if verdict.baseline is None:
         return True
-    spread = statistics.stdev(values) if len(values) > 1 else 0.0
+    squares = sum(_squares(part) for part in (values, low))
+    degrees = sum(max(len(part) - 1, 0) for part in (values, low))
+    spread = math.sqrt(squares / degrees) if degrees else 0.0
     tolerance = max(policy.min_band_percent / 100.0 * abs(verdict.baseline), margin, spread)
     return verdict.value >= verdict.baseline - tolerance
+
+
+def _squares(values: Sequence[float]) -> float:
+    """The sum of squared deviations of ``values`` from their mean."""
+    if not values:
+        return 0.0
+    mean = statistics.fmean(values)
+    return sum((v - mean) ** 2 for v in values)
 
 
 def _slide_accepted(
