@@ -5,6 +5,10 @@
 #
 #   sh ci/pinet-ci.sh setup                      pytest-pinet in .venv, the Allure 3 CLI in .allure
 #   sh ci/pinet-ci.sh nightly ENV [pytest args]  check the env, run the suite, build the report
+#   sh ci/pinet-ci.sh nightly DIR [pytest args]  the same through a labgrid coordinator: DIR holds
+#                                                one env file per place (PLACE.yaml); set
+#                                                PINET_COORDINATOR=HOST:PORT and PINET_PLACE_TAGS
+#                                                (k=v,...); one worker per place file
 #   sh ci/pinet-ci.sh publish DIR                the report as static pages in DIR (Pages: public)
 #
 # A fresh runner needs python3 (with venv), Node.js 20 or later and npm; setup stops with the
@@ -57,10 +61,31 @@ nightly() {
   [ $# -ge 1 ] || die "nightly needs the lab's env file: sh ci/pinet-ci.sh nightly lab/rpi-lab.yaml"
   env_file=$1
   shift
+  if [ -d "$env_file" ]; then
+    places "$env_file" "$@"
+  fi
   [ -f "$env_file" ] || die "no env file $env_file"
   "$PINET" lab check "$env_file"
   exec "$PINET" run --require-report --results "$RESULTS" ${PINET_SUITE:+--suite "$PINET_SUITE"} \
     -- --lg-env "$env_file" --junitxml "$RESULTS/junit.xml" "$@"
+}
+
+# The night through a labgrid coordinator: each worker reserves a place by the tags (waiting
+# while a developer holds one), acquires it and releases it at its end (docs/hardware-lab.md).
+places() {
+  dir=$1
+  shift
+  [ -n "${PINET_COORDINATOR:-}" ] ||
+    die "$dir is a directory of place files: set PINET_COORDINATOR=HOST:PORT (the labgrid coordinator) and PINET_PLACE_TAGS"
+  count=0
+  for place in "$dir"/*.yaml; do
+    [ -f "$place" ] || die "no place files (PLACE.yaml) in $dir"
+    "$PINET" lab check --coordinator "$PINET_COORDINATOR" "$place"
+    count=$((count + 1))
+  done
+  exec "$PINET" run --require-report --results "$RESULTS" ${PINET_SUITE:+--suite "$PINET_SUITE"} \
+    -- --pinet-coordinator "$PINET_COORDINATOR" ${PINET_PLACE_TAGS:+--pinet-place-tags "$PINET_PLACE_TAGS"} \
+    --pinet-lab "$dir" -n "$count" --junitxml "$RESULTS/junit.xml" "$@"
 }
 
 publish() {
@@ -78,5 +103,5 @@ case "$phase" in
   setup) setup ;;
   nightly) nightly "$@" ;;
   publish) publish "$@" ;;
-  *) die "usage: pinet-ci.sh setup | nightly ENV [pytest args] | publish DIR" ;;
+  *) die "usage: pinet-ci.sh setup | nightly ENV|DIR [pytest args] | publish DIR" ;;
 esac

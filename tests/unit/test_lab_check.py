@@ -91,3 +91,34 @@ def test_a_real_key_of_any_kind_passes(tmp_path):
         f"[10.0.0.5]:2222,10.0.0.6 ssh-ed25519 {ed} pi5 comment\n"
     )
     assert known_hosts_problems(known) == []
+
+
+def test_the_coordinated_examples_are_the_rpi_lab_split_into_one_place_per_board(tmp_path, capsys):
+    import shutil
+
+    import yaml
+
+    from pytest_pinet.cli.main import main
+
+    keyed_example(tmp_path)  # the lab's key and host keys, where the place files name them
+    shutil.copytree(EXAMPLES / "coordinated", tmp_path / "coordinated")
+    exporter = yaml.safe_load((EXAMPLES / "coordinated" / "exporter.yaml").read_text())
+    whole = yaml.safe_load((EXAMPLES / "rpi-lab.yaml").read_text())
+    addresses = {name: t["resources"]["NetworkService"]["address"] for name, t in whole["targets"].items()}
+    places = sorted((tmp_path / "coordinated" / "places").glob("*.yaml"))
+    assert [p.stem for p in places] == sorted(exporter)  # one place file per exporter group
+    for place in places:
+        data = yaml.safe_load(place.read_text())
+        group = exporter[place.stem]
+        for target, config in data["targets"].items():
+            assert config["resources"] == {"RemotePlace": {"name": place.stem}}
+            # Each host's SSH service is in the place's group under the host's name, at the
+            # address the whole lab's env file gives it.
+            assert group[target]["cls"] == "NetworkService" and group[target]["address"] == addresses[target]
+        inventory = check_env_file(place)  # no coordinator named: the place's targets wait for one
+        assert set(inventory.hosts) == set(data["targets"])
+        assert main(["lab", "check", str(place)]) == 0
+        out = capsys.readouterr().out
+        assert f"place {place.stem}: targets " in out and "give --coordinator HOST:PORT" in out
+    # The boards share the peers: both places name them, so both can be held at once.
+    assert all({"pc-lan", "pc-inet"} <= set(group) for group in exporter.values())

@@ -24,6 +24,12 @@ def register(lab_sub: Any) -> None:
         action="store_true",
         help="also connect and compare every board and link with the inventory: expected, found, verdict",
     )
+    check.add_argument(
+        "--coordinator",
+        default=None,
+        metavar="HOST:PORT",
+        help="the labgrid coordinator of a place file's RemotePlace: its targets are built only with it",
+    )
     add_lab_option(check)
     check.set_defaults(func=cmd_lab_check)
 
@@ -31,20 +37,30 @@ def register(lab_sub: Any) -> None:
 def cmd_lab_check(args: argparse.Namespace) -> int:
     """Validate a lab env file (pinet section and labgrid targets) with no hardware."""
     from ...host.ssh_route import how_reached
-    from ...lab.check import check_env_file, root_warnings
+    from ...lab.check import check_env_file, remote_places, root_warnings
 
     if args.env_file is None:
         if not args.live:
             raise PinetError("pinet lab check: name the env file (or --live for the virtual lab)")
         args.env_file = str(spec_of(args).env_file)
-    inventory = check_env_file(args.env_file)
+    inventory = check_env_file(args.env_file, args.coordinator)
     if args.live:
         return live_check(inventory, Path(args.env_file))
     print(f"{args.env_file}: valid lab {inventory.lab!r}")
+    remote = remote_places(args.env_file)
+    for place, targets in _by_place(remote).items():
+        how = (
+            f"built through coordinator {args.coordinator}"
+            if args.coordinator
+            else "not built here: give --coordinator HOST:PORT to check the place and its drivers"
+        )
+        print(f"  place {place}: targets {', '.join(targets)} ({how})")
     for host in inventory.hosts.values():
         ep = host.endpoint
         model = f" ({host.model})" if host.model else ""
         login = f"{ep.username}@{ep.address}:{ep.port}"
+        if host.name in remote:  # the exporter's NetworkService of the place, named after the host
+            login = f"through place {remote[host.name]} (its NetworkService {host.name})"
         print(f"  {host.role:5} {host.name:10} ssh {login}{model}, {how_reached(ep)}")
     for link in inventory.links:
         print(
@@ -75,6 +91,14 @@ def cmd_lab_check(args: argparse.Namespace) -> int:
     for warning in root_warnings(inventory):
         print(f"  WARNING: {warning}")
     return 0
+
+
+def _by_place(remote: dict[str, str]) -> dict[str, list[str]]:
+    """Target names grouped by the place that holds them."""
+    places: dict[str, list[str]] = {}
+    for target, place in remote.items():
+        places.setdefault(place, []).append(target)
+    return places
 
 
 def live_check(inventory: Any, env_file: Path) -> int:
