@@ -5,7 +5,7 @@ is nearly noiseless; a real Pi, and the QEMU board (10-15 % between runs), are n
 nights are drawn from the virtual lab's noise model (:class:`~pytest_pinet.virtlab.jitter.
 NoiseModel`: a run-to-run level and a per-second jitter, both of the stated spread) and judged
 by the nightly verdict's own rules (:func:`~pytest_pinet.judge.standing.judge_night`: the
-accepted baseline, the prediction band and the change-point test), so the table says, per
+accepted baseline, the prediction band and the pooled step test), so the table says, per
 spread, how often a 1 % and a 3 % drop is caught and how often a clean night is called a
 regression, for a history of H nights, runs of L seconds, and within k nights of the drop
 (a regression stays red once caught, so "within k nights" is what a lab sees).

@@ -3,22 +3,22 @@
 "0 regressions" says nothing unless a drop of the size that matters would have been seen.
 The answer depends on the context: a Pi's full-duplex run wanders by percents, a
 half-duplex run at line rate by tenths. This module asks the verdict's own rules
-(:mod:`.baseline`'s band, :mod:`.standing`'s step gate) how they would treat a persisting drop
+(:mod:`.baseline`'s band, :mod:`.pooled_step`'s test) how they would treat a persisting drop
 of a given size on this context, with the context's accepted nights as the noise:
 
 - **run-to-run spread**: the standard deviation of the last window of accepted nights, as a
   share of their median (what the band is built from);
 - **one night**: the smallest drop that a single night flags in 90 % of nights, at the
-  verdict's own false-alarm rate (the band is a 99.5 % prediction bound: the band plus 1.28
-  spreads, the night's own scatter);
+  verdict's own false-alarm rate (the band is a 99.75 % prediction bound: the band plus 1.28
+  times a night's chance distance from it);
 - **nights to red**: for a persisting drop of 1 %, 3 % and the context's margin to its floor,
   the nights after the drop until it is red in 90 % of cases: on each night the band may
-  flag it, and from the second night the step test may (its gate narrows with the square
-  root of the nights since the step, its floor never does);
+  flag it, and from the second night the pooled step test may (the nights since the drop
+  against the accepted window before them, each length at its share of the budget);
 - **blind**: the drop one night flags is larger than the margin to the floor: the context
   could fall below its floor before its baseline notices a thing.
 
-No second model: the figures come from the same band, gate and floor the verdict applies;
+No second model: the figures come from the same band, test and floor the verdict applies;
 ``pinet bench --noise-only`` puts them beside the rates the verdict really reaches.
 """
 

@@ -31,7 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from .baseline import BaselinePolicy, BaselineVerdict, judge_baseline
-from .changepoints import ChangePoint, ChangePolicy, RunSeries
+from .changepoints import ChangePoint
 from .pooled_step import pooled_step
 
 EVERY_CONTEXT = "*"  # an acceptance of a run in every context it regressed in
@@ -62,10 +62,6 @@ class Night:
     samples: tuple[float, ...] = ()
     meta: Mapping[str, str] = field(default_factory=dict)
     margin: float = 0.0  # the figure's own uncertainty: its band is at least this (a p99: .tail)
-
-    def series(self) -> RunSeries:
-        """The night as the change-point test reads it."""
-        return RunSeries(self.run_id, self.started, self.samples or (self.value,), self.meta)
 
 
 @dataclass(frozen=True)
@@ -142,7 +138,6 @@ def judge_night(
     night: Night,
     acceptances: Sequence[Acceptance] = (),
     policy: BaselinePolicy | None = None,
-    change_policy: ChangePolicy | None = None,
 ) -> NightVerdict:
     """Judge ``night`` against the accepted nights of ``standing``; return it with the new standing.
 
@@ -150,7 +145,7 @@ def judge_night(
     alone, so a store keeps a context's standing and walks on from it night by night
     (record/standing_memo.py) to the very standing a walk from its first night gives.
     """
-    verdict = _judge_night(standing, night, acceptances, policy, change_policy)
+    verdict = _judge_night(standing, night, acceptances, policy)
     window = (policy or BaselinePolicy()).window
     accepted = verdict.after.accepted[-max(HORIZON_NIGHTS, window) :]  # never fewer than a baseline reads
     bare = len(accepted) - SAMPLED_WINDOWS * window
@@ -165,7 +160,6 @@ def _judge_night(
     night: Night,
     acceptances: Sequence[Acceptance],
     policy: BaselinePolicy | None,
-    change_policy: ChangePolicy | None,
 ) -> NightVerdict:
     policy = policy or BaselinePolicy()
     acceptances = (*acceptances, *(a for a in standing.accepts if a not in acceptances))
@@ -173,7 +167,7 @@ def _judge_night(
     verdict = judge_baseline(night.value, [n.value for n in base], policy, night.margin)
     if verdict.status == "no-baseline":
         return NightVerdict("no-baseline", verdict, replace(standing, accepted=(*base, night)))
-    step = _last_step(base, night, policy, change_policy)
+    step = _last_step(base, night, policy)
     regressed = list(standing.regressed)
     change = standing.change
     accepted_by = standing.accepted_by
@@ -266,17 +260,14 @@ def _accepted(verdict: NightVerdict, acceptances: Sequence[Acceptance]) -> Night
     return verdict
 
 
-def _last_step(
-    base: Sequence[Night], night: Night, policy: BaselinePolicy, change_policy: ChangePolicy | None
-) -> ChangePoint | None:
+def _last_step(base: Sequence[Night], night: Night, policy: BaselinePolicy) -> ChangePoint | None:
     """The most significant step over the accepted nights and this one, if any
     (:mod:`.pooled_step`: the nights since it pooled against the accepted window before it),
     as a change point naming its first night and what came with it.
 
-    ``change_policy`` is the trends command's; the standing rule tests nights, not seconds: on
-    a board whose runs differ by several percent, the seconds of two runs always differ
-    "significantly", so a test of seconds called noise a step."""
-    del change_policy  # kept for the callers' signature; the step is tested night by night
+    The standing rule tests nights, not seconds (``pinet trends`` does): on a board whose runs
+    differ by several percent, the seconds of two runs always differ "significantly", so a
+    test of seconds called noise a step."""
     if not base:
         return None
     nights = sorted([*base, night], key=lambda n: n.started)
@@ -293,21 +284,14 @@ def _last_step(
     return ChangePoint(first.run_id, found.before, found.after, change, found.p_value, came_with)
 
 
-def verdict_change_policy(policy: BaselinePolicy) -> ChangePolicy:
-    """The change-point test of ``pinet trends``, counting steps down to the band floor (the
-    night-to-night gate of :func:`_last_step` keeps noise out, not the step's size)."""
-    return ChangePolicy(min_change_percent=policy.min_band_percent)
-
-
 def standing_of(
     key: str,
     nights: Sequence[Night],
     acceptances: Sequence[Acceptance] = (),
     policy: BaselinePolicy | None = None,
-    change_policy: ChangePolicy | None = None,
 ) -> Standing:
     """The standing of context ``key`` after ``nights`` (oldest first), each judged in turn."""
     standing = Standing(key, accepts=tuple(a for a in acceptances if a.context_key in (EVERY_CONTEXT, key)))
     for night in sorted(nights, key=lambda n: n.started):
-        standing = judge_night(standing, night, acceptances, policy, change_policy).after
+        standing = judge_night(standing, night, acceptances, policy).after
     return standing
