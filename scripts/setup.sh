@@ -28,8 +28,8 @@ APT_PACKAGES=(iperf3 gcc libc6-dev e2fsprogs dosfstools openssh-server openssh-c
 EXTRAS=lab,charts
 if [ "$TESTS" = 1 ]; then
   # the virtual rack's console server, the cross-built generator's runtime, the store's
-  # PostgreSQL tests, the report read in a browser
-  APT_PACKAGES+=(ser2net qemu-user libc6-arm64-cross postgresql chromium)
+  # PostgreSQL tests, the report read in a browser, the peers' firewall of hardware-lab.md
+  APT_PACKAGES+=(ser2net qemu-user libc6-arm64-cross postgresql chromium nftables)
   EXTRAS=lab,charts,test,dev
 fi
 missing=()

@@ -21,7 +21,7 @@ from typing import Any
 
 from ..errors import LabFault
 from ..host.remote import RemoteHost
-from ..judge.baseline import BAND_CONFIDENCE, BaselinePolicy, judge_baseline
+from ..judge.baseline import BaselinePolicy, band_confidence, judge_baseline
 from ..judge.stats import prediction_band
 from ..lab.inventory import Inventory
 from ..measure import TcpMeasurer
@@ -147,7 +147,7 @@ def what_limits(
             f"false alarms: the {band_pct:.2f} % band is narrower than the host's run-to-run noise "
             f"(sd {sd:.3f} %); a wider floor or longer runs"
         )
-    t_factor = prediction_band(1.0, n, BAND_CONFIDENCE)  # the band, in standard deviations
+    t_factor = prediction_band(1.0, n, band_confidence(n))  # the band, in standard deviations
     room = TARGET_LEVEL - floor
     if room <= 0:
         return (

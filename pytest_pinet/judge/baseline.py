@@ -39,6 +39,16 @@ class BaselinePolicy:
 # (judge/pooled_step.py).
 NIGHT_FALSE_ALARMS = 0.005
 BAND_CONFIDENCE = 1.0 - NIGHT_FALSE_ALARMS / 2.0
+# A step needs two accepted nights before it and two nights since: with fewer than three
+# accepted nights none can be tried, and the band spends the whole budget. (Two nights that
+# agree closely still catch a 3 % drop of a steady link; at half the budget t(1) doubles.)
+FEWEST_FOR_STEPS = 3
+
+
+def band_confidence(count: int) -> float:
+    """The band's one-sided confidence with ``count`` accepted nights: its share of the
+    night's false-alarm budget (all of it while no step test can run)."""
+    return BAND_CONFIDENCE if count >= FEWEST_FOR_STEPS else 1.0 - NIGHT_FALSE_ALARMS
 
 
 def spread_band(spread: float, count: int, factor: float | None) -> float:
@@ -46,7 +56,7 @@ def spread_band(spread: float, count: int, factor: float | None) -> float:
     if factor is not None:
         return factor * spread
     # One earlier result: its noise is unknown, only the floor applies (the band is 0).
-    return prediction_band(spread, count, BAND_CONFIDENCE)
+    return prediction_band(spread, count, band_confidence(count))
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 
-from .baseline import BAND_CONFIDENCE, BaselinePolicy, spread_band
+from .baseline import BaselinePolicy, band_confidence, spread_band
 from .pooled_step import critical_t, longest_step
 from .standing import HORIZON_NIGHTS, Night
 from .stats import t_cdf, t_one_sided
@@ -276,7 +276,7 @@ def night_precision_for(detect_pct: float, window: int) -> float:
     lab's run-to-run spread comes on top, and longer runs cannot average it away: that
     context is reported blind (:func:`cannot_catch`)."""
     count = max(window, 2)
-    band = t_one_sided(BAND_CONFIDENCE, count - 1) * math.sqrt(1.0 + 1.0 / count)
+    band = t_one_sided(band_confidence(count), count - 1) * math.sqrt(1.0 + 1.0 / count)
     spreads = band + _Z_POWER * _night_scatter(1.0, count, band)
     return 1.96 * detect_pct / (spreads * STOPPED_EARLY)
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import os
 import re
 import struct
 import warnings
@@ -157,17 +156,34 @@ def remote_places(path: str | Path) -> dict[str, str]:
     return found
 
 
+def _check_places(places: list[str], coordinator: str, source: str) -> None:
+    """Each of ``places`` exists on ``coordinator``, or a ConfigError names the one missing."""
+    from ..errors import LabFault
+    from .coordinator import Client
+
+    client = Client(coordinator, patience=10.0)
+    for place in places:
+        try:
+            client.run(["-p", place, "show"], timeout=30.0)
+        except LabFault as fault:
+            raise ConfigError(
+                source,
+                f"place {place} is not to be had from coordinator {coordinator}: {fault}",
+                f"create it there (labgrid-client -x {coordinator} -p {place} create; add-match)",
+            ) from None
+
+
 def check_env_file(path: str | Path, coordinator: str | None = None) -> Inventory:
     """Validate ``path`` completely; return the inventory or raise ConfigError.
 
-    A target whose resources are a coordinator's place is built only with ``coordinator``
-    (HOST:PORT): labgrid asks the coordinator for the place's resources as it builds it, and
-    a check must not wait on a coordinator nobody named. Without it those targets' drivers
-    are left to the night (the CLI says so)."""
+    A target whose resources are a coordinator's place is not built: labgrid builds it only
+    for the user holding the place, and a check must not take a board from a developer. With
+    ``coordinator`` (HOST:PORT) the place must exist there; without it, that is left to the
+    night (the CLI says so)."""
     inventory = load_inventory(path)
     remote = remote_places(path)
     if coordinator is not None:
-        os.environ["LG_COORDINATOR"] = coordinator  # labgrid's RemotePlace reads it
+        _check_places(sorted(set(remote.values())), coordinator, str(path))
     from labgrid import Environment
     from labgrid.exceptions import InvalidConfigError, NoConfigFoundError
 
@@ -182,7 +198,7 @@ def check_env_file(path: str | Path, coordinator: str | None = None) -> Inventor
             source, "; ".join(problems), "a copied example needs the lab's own key and host keys"
         )
     for name in env.config.get_targets():
-        if name in remote and coordinator is None:
+        if name in remote:
             continue
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")

@@ -22,7 +22,7 @@ from ..model.units import SI_PREFIX
 from .adaptive import FIXED, MAX_DURATION, SETTLED, SettleRule
 from .iperf3_model import Iperf3Result
 from .iperf3_parse import Iperf3OutputError, Iperf3ReportedError, classify_error, parse_iperf3, stderr_error
-from .iperf3_server import Iperf3Server
+from .iperf3_server import PORT_RANGE, Iperf3Server
 from .receiver_view import receiver_view
 from .run_driver import Progress, Watch, drive
 
@@ -315,7 +315,16 @@ class _Client:
         try:
             result = parse_iperf3(self.outcome.stdout, source, self.outcome.stderr)
         except Iperf3ReportedError as exc:
-            raise LabFault(f"iperf3-{exc.category}", str(exc), self.sender.name) from None
+            hint = ""
+            if exc.category == "connect":
+                # A default-deny firewall on the server's host is the usual first-night cause.
+                low, high = PORT_RANGE
+                hint = (
+                    f" (the iperf3 server pinet started on {self.server.host.name} listens on TCP "
+                    f"{self.server.port}: a firewall there must accept TCP {low}-{high}, "
+                    'docs/hardware-lab.md, "A peer\'s firewall")'
+                )
+            raise LabFault(f"iperf3-{exc.category}", f"{exc}{hint}", self.sender.name) from None
         except Iperf3OutputError as exc:
             detail = self.outcome.stderr.strip()[:300]
             raise LabFault(

@@ -250,7 +250,7 @@ def test_a_night_through_the_coordinators_places_reserves_each_place_and_gives_i
     env.pop("PINET_SUITE")  # the suite pytest-pinet ships, as a lab's night runs it
     daemons: list[subprocess.Popen[bytes]] = []
     try:
-        assert _run(f"{bin_dir}/pinet lab up --places 2", root, env).returncode == 0
+        assert _run(f"{bin_dir}/pinet lab up --places 2 --board netns", root, env).returncode == 0
         (tmp_path / "coordinator").mkdir()
         daemons.append(
             subprocess.Popen(
@@ -273,7 +273,7 @@ def test_a_night_through_the_coordinators_places_reserves_each_place_and_gives_i
         ]
         daemons.append(subprocess.Popen([*exporter, str(root / "lab" / "coordinated" / "exporter.yaml")]))
         night = _run(
-            'sh ci/pinet-ci.sh nightly lab/coordinated/places -k "test_tcp_half_duplex_goodput and board-pi"',
+            'sh ci/pinet-ci.sh nightly lab/coordinated/places -k "test_tcp_half_duplex_goodput and stock"',
             root,
             env,
         )

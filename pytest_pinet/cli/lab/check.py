@@ -28,7 +28,7 @@ def register(lab_sub: Any) -> None:
         "--coordinator",
         default=None,
         metavar="HOST:PORT",
-        help="the labgrid coordinator of a place file's RemotePlace: its targets are built only with it",
+        help="the labgrid coordinator of a place file's RemotePlace: check that the place exists there",
     )
     add_lab_option(check)
     check.set_defaults(func=cmd_lab_check)
@@ -50,9 +50,9 @@ def cmd_lab_check(args: argparse.Namespace) -> int:
     remote = remote_places(args.env_file)
     for place, targets in _by_place(remote).items():
         how = (
-            f"built through coordinator {args.coordinator}"
+            f"the place is on coordinator {args.coordinator}; built by the run that acquires it"
             if args.coordinator
-            else "not built here: give --coordinator HOST:PORT to check the place and its drivers"
+            else "built by the run that acquires the place; give --coordinator HOST:PORT to check it exists"
         )
         print(f"  place {place}: targets {', '.join(targets)} ({how})")
     for host in inventory.hosts.values():
