@@ -38,7 +38,8 @@ from .stats import t_cdf, t_one_sided
 POWER = 0.9  # "catches": in this share of cases
 NIGHTS_HORIZON = 30  # nights to red beyond this are "not within a month"
 PLANTED = (1.0, 3.0)  # the drops every context is asked about, percent
-_Z_POWER = NormalDist().inv_cdf(POWER)
+_NORMAL = NormalDist()
+_Z_POWER = _NORMAL.inv_cdf(POWER)
 
 
 @dataclass(frozen=True)
@@ -162,6 +163,7 @@ def red_curve(
     margin: float,
     nights: int,
     history: int | None = None,
+    until: float = 1.0,
 ) -> list[float]:
     """P(a persisting drop of ``drop`` (the figure's unit) is red by night 1, 2, ... ``nights``
     after it began), on a context whose accepted nights spread by ``spread``: ``count`` of them
@@ -173,7 +175,8 @@ def red_curve(
     next night is held against has moved towards it: a drop not caught in its first nights is
     caught ever less likely. Within one night the step tests count by the strongest; the
     nights count as if independent, which overstates a short history's power (they share its
-    luck): ``pinet bench --noise-only`` shows by how much."""
+    luck): ``pinet bench --noise-only`` shows by how much. The curve stops early at the
+    first night whose chance reaches ``until`` (all a question of "how many nights" needs)."""
     history = max(history or count, count)
     floor = max(policy.min_band_percent / 100.0 * scale, margin)
     longest = longest_step(policy)
@@ -187,12 +190,16 @@ def red_curve(
         step = 0.0
         for j in range(2, min(k, longest) + 1):
             before = min(policy.window, count + k - j)
-            shift = drop * (1.0 - (k - j) / before) if k - j < before else 0.0
+            if k - j >= before:
+                continue  # the window before these nights is drop nights only: nothing to see
+            shift = drop * (1.0 - (k - j) / before)
             degrees = min(history + k - j, HORIZON_NIGHTS) - 1 + (j - 1)
             error = spread * math.sqrt(1.0 / before + 1.0 / j)
             step = max(step, _step_fires(shift, error, critical_t(j, longest, degrees), degrees, floor))
         missed *= (1.0 - one) * (1.0 - step)
         curve.append(1.0 - missed)
+        if curve[-1] >= until:
+            break
     return curve
 
 
@@ -216,8 +223,8 @@ def _step_fires(shift: float, error: float, critical: float, degrees: int, floor
     if error <= 0:
         return 1.0 if shift > floor else 0.0
     spread_of_t = math.sqrt(1.0 + critical * critical / (2.0 * degrees))
-    by_t = NormalDist().cdf((shift / error - critical) / spread_of_t)
-    return min(by_t, NormalDist().cdf((shift - floor) / error))
+    by_t = _NORMAL.cdf((shift / error - critical) / spread_of_t)
+    return min(by_t, _NORMAL.cdf((shift - floor) / error))
 
 
 def nights_to_red(
@@ -231,7 +238,7 @@ def nights_to_red(
 ) -> int | None:
     """The nights after a persisting drop of ``drop`` until it is red in :data:`POWER` of
     cases; None when not within :data:`NIGHTS_HORIZON`."""
-    curve = red_curve(drop, spread, count, policy, scale, margin, NIGHTS_HORIZON, history)
+    curve = red_curve(drop, spread, count, policy, scale, margin, NIGHTS_HORIZON, history, until=POWER)
     return next((night for night, p in enumerate(curve, 1) if p >= POWER), None)
 
 

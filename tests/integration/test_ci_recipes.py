@@ -286,10 +286,21 @@ def test_a_night_through_the_coordinators_places_reserves_each_place_and_gives_i
             for line in path.read_text(encoding="utf-8").splitlines()
         ]
         taken = [f for f in facts if f["kind"] == "place" and f["event"] == "taken"]
+        assert sorted(f["worker"] for f in taken) == ["gw0", "gw1"], taken  # a place per worker
         assert sorted(f["place"] for f in taken) == ["pinet1", "pinet2"], taken
-        assert all(f.get("token") for f in taken)  # each through a coordinator reservation
-        left = _run(f"{bin_dir}/labgrid-client -x {address} reservations", root, env)
-        assert "pinet=virtual" not in left.stdout, left.stdout  # every reservation given back
+        assert all(f["source"] == "coordinator" and f["token"] for f in taken)  # reserved, acquired
+        released = [f for f in facts if f["kind"] == "place" and f["event"] == "released"]
+        assert len(released) == 2, released
+        measured = [
+            json.loads(line)
+            for path in (root / "results").glob("2*/measurements.jsonl")
+            for line in path.read_text(encoding="utf-8").splitlines()
+        ]
+        labs = {m["context"]["lab"] for m in measured}
+        assert labs and labs <= {"pinet1", "pinet2"}, labs  # measured on the places it held
+        client = f"{bin_dir}/labgrid-client -x {address}"
+        held = _run(f"{client} who", root, env).stdout + _run(f"{client} reservations", root, env).stdout
+        assert "pinet1" not in held and "pinet2" not in held, held  # every place given back
     finally:
         for daemon in reversed(daemons):
             daemon.terminate()
