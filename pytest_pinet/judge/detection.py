@@ -203,20 +203,6 @@ def red_curve(
     return curve
 
 
-def red_by_night(
-    drop: float,
-    spread: float,
-    count: int,
-    policy: BaselinePolicy,
-    scale: float,
-    margin: float,
-    night: int,
-    history: int | None = None,
-) -> float:
-    """P(a persisting drop of ``drop`` is red by night ``night``: :func:`red_curve`'s last."""
-    return red_curve(drop, spread, count, policy, scale, margin, night, history)[-1]
-
-
 def _step_fires(shift: float, error: float, critical: float, degrees: int, floor: float) -> float:
     """P(the step test passes its t and the floor) for a true ``shift`` whose estimate scatters
     by ``error``: the non-central t by its normal approximation."""
