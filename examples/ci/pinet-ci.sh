@@ -16,7 +16,9 @@
 # status, or 6 when every test passed but the report could not be built (--require-report):
 # a night without its report is never green.  PINET_DB names the lab's shared store (a masked
 # CI variable); the Allure history of each lab is kept in that store, so every runner adds to
-# one history.
+# one history. PINET_SSH_KEY names a file holding the lab's private key (a GitLab File
+# variable, a file the workflow writes from a secret): the night runs with an ssh-agent holding
+# it, and the env file then names no identity. Under Jenkins, the sshagent step does the same.
 set -eu
 
 # What a night needs: the lab extra (labgrid, allure-pytest), the shared store's driver and the
@@ -61,13 +63,41 @@ nightly() {
   [ $# -ge 1 ] || die "nightly needs the lab's env file: sh ci/pinet-ci.sh nightly lab/rpi-lab.yaml"
   env_file=$1
   shift
+  with_key
   if [ -d "$env_file" ]; then
     places "$env_file" "$@"
   fi
   [ -f "$env_file" ] || die "no env file $env_file"
   "$PINET" lab check "$env_file"
-  exec "$PINET" run --require-report --results "$RESULTS" ${PINET_SUITE:+--suite "$PINET_SUITE"} \
+  night "$PINET" run --require-report --results "$RESULTS" ${PINET_SUITE:+--suite "$PINET_SUITE"} \
     -- --lg-env "$env_file" --junitxml "$RESULTS/junit.xml" "$@"
+}
+
+# The lab's key for the night: an ssh-agent of this job holds it (from a copy only this user
+# can read: ssh-add refuses a key file others can read), and stops with the night.
+with_key() {
+  [ -n "${PINET_SSH_KEY:-}" ] || return 0
+  [ -f "$PINET_SSH_KEY" ] || die "PINET_SSH_KEY names no file: $PINET_SSH_KEY"
+  command -v ssh-agent >/dev/null 2>&1 || die "ssh-agent is missing (apt-get install openssh-client)"
+  eval "$(ssh-agent -s)" >/dev/null
+  agent=$SSH_AGENT_PID
+  copy=$(mktemp)
+  install -m 600 "$PINET_SSH_KEY" "$copy"
+  if ! ssh-add -q "$copy" 2>/dev/null; then
+    rm -f "$copy"
+    ssh-agent -k >/dev/null 2>&1
+    die "ssh-add refused the key in PINET_SSH_KEY (a private key without a passphrase, please)"
+  fi
+  rm -f "$copy"
+  echo "pinet-ci: the lab's key is in this night's ssh-agent (pid $agent, $(ssh-add -l | cut -d' ' -f2))"
+}
+
+# Run the night; stop this job's ssh-agent after it, with the night's exit status.
+night() {
+  status=0
+  "$@" || status=$?
+  [ -z "${agent:-}" ] || SSH_AGENT_PID=$agent ssh-agent -k >/dev/null 2>&1
+  exit "$status"
 }
 
 # The night through a labgrid coordinator: each worker reserves a place by the tags (waiting
@@ -83,7 +113,7 @@ places() {
     "$PINET" lab check --coordinator "$PINET_COORDINATOR" "$place"
     count=$((count + 1))
   done
-  exec "$PINET" run --require-report --results "$RESULTS" ${PINET_SUITE:+--suite "$PINET_SUITE"} \
+  night "$PINET" run --require-report --results "$RESULTS" ${PINET_SUITE:+--suite "$PINET_SUITE"} \
     -- --pinet-coordinator "$PINET_COORDINATOR" ${PINET_PLACE_TAGS:+--pinet-place-tags "$PINET_PLACE_TAGS"} \
     --pinet-lab "$dir" -n "$count" --junitxml "$RESULTS/junit.xml" "$@"
 }

@@ -34,6 +34,17 @@ CI = REPO / "examples" / "ci"
 SUITE = (REPO / "tests" / "unit" / "test_allure.py").read_text(encoding="utf-8")
 FAKE_SUITE = re.search(r'TESTS = """\n(.*?)"""', SUITE, re.S)
 THRESHOLDS = "replace: true\nrules:\n  - {id: gbe, match: {scenario: ethernet}, min_mbps: 940}\n"
+# Beside the stand-in suite: the night's tests see the lab's key in the job's ssh-agent, the
+# way pinet then logs in with no identity in the env file (test_ssh_as_users_have_it.py).
+KEY_TEST = """
+import os
+import subprocess
+
+
+def test_the_night_holds_the_labs_key_in_its_agent():
+    listed = subprocess.run(["ssh-add", "-l"], capture_output=True, text=True, check=False).stdout
+    assert os.environ["EXPECTED_KEY"] in listed, listed
+"""
 
 
 def _lab_repository(root: Path) -> Path:
@@ -45,6 +56,7 @@ def _lab_repository(root: Path) -> Path:
     (root / "suite").mkdir()
     assert FAKE_SUITE is not None
     (root / "suite" / "test_net.py").write_text(FAKE_SUITE.group(1), encoding="utf-8")
+    (root / "suite" / "test_key.py").write_text(KEY_TEST, encoding="utf-8")
     (root / "thresholds.yaml").write_text(THRESHOLDS, encoding="utf-8")
     return root
 
@@ -102,13 +114,21 @@ def _run(line: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProce
 
 
 def _night_env(root: Path, recipe: dict[str, Any]) -> dict[str, str]:
-    """What the runner's environment holds: the recipe's variables, the store, and for this
-    stand-in night its suite and thresholds (pytest args pinet-ci.sh passes on)."""
+    """What the runner's environment holds: the recipe's variables, the store, the lab's key
+    as a CI File variable (a temporary file others may read), and for this stand-in night its
+    suite and thresholds (pytest args pinet-ci.sh passes on)."""
+    key = root / "ci-file-variable-PINET_SSH_KEY"
+    shutil.copy(root / "lab" / "id_ed25519.example", key)
+    key.chmod(0o644)
+    listed = subprocess.run(["ssh-keygen", "-lf", str(key)], capture_output=True, text=True, check=True)
+    env = {k: v for k, v in os.environ.items() if k not in ("SSH_AUTH_SOCK", "SSH_AGENT_PID")}
     return {
-        **os.environ,
+        **env,
         **{k: str(v) for k, v in recipe["variables"].items()},
         "PINET_DB": f"sqlite:///{root}/store.sqlite",
         "PINET_SUITE": "suite",
+        "PINET_SSH_KEY": str(key),
+        "EXPECTED_KEY": listed.stdout.split()[1],
         "PYTEST_ADDOPTS": "--pinet-thresholds thresholds.yaml --pinet-remeasure 0",
     }
 
@@ -129,6 +149,12 @@ def test_the_gitlab_recipe_measures_builds_the_report_with_its_history_and_publi
             )
             said.append(done.stdout)
         assert "valid lab 'rpi-bench-1'" in said[0]  # the env was checked before the night
+        agent = re.search(
+            r"pinet-ci: the lab's key is in this night's ssh-agent \(pid (\d+), SHA256:", said[0]
+        )
+        assert agent is not None, said[0][:2000]
+        status = Path(f"/proc/{agent.group(1)}/status")
+        assert not status.exists() or "State:\tZ" in status.read_text()  # the agent ended with the night
         assert "pinet: measured 4 of 4 planned tests" in said[0] and "report: " in said[0]
         assert "report published in public/" in said[1]
     # Both nights' history is the lab's, in the store: the second report drew on the first.
@@ -217,12 +243,18 @@ def test_the_github_workflow_runs_the_same_steps_on_a_self_hosted_runner(set_up)
     root = set_up
     _fresh_night(root)
     env = {**_night_env(root, _gitlab()), **{k: str(v) for k, v in workflow["env"].items()}}
+    # The key as GitHub hands a secret: text in the step's environment, no file.
+    key_file = env.pop("PINET_SSH_KEY")
+    assert steps["nightly"]["env"] == {"PINET_SSH_KEY_TEXT": "${{ secrets.PINET_SSH_KEY }}"}
+    env.update(PINET_SSH_KEY_TEXT=Path(key_file).read_text(encoding="utf-8"), RUNNER_TEMP=str(root))
     said = []
     for name in ("nightly", "publish"):
         done = _run(steps[name]["run"], root, env)
         assert done.returncode == 0, f"{name}: {done.stdout[-3000:]}\n{done.stderr[-2000:]}"
         said.append(done.stdout)
     assert "pinet: measured 4 of 4 planned tests" in said[0] and "report published in public/" in said[1]
+    assert "pinet-ci: the lab's key is in this night's ssh-agent (pid " in said[0]
+    assert (root / "pinet-lab-key").stat().st_mode & 0o077 == 0  # written for this user alone
     assert (root / "public" / "index.html").exists() and (root / "results" / "junit.xml").exists()
     assert workflow["jobs"]["pages"]["needs"] == "nightly-network"
 
