@@ -33,7 +33,7 @@ from statistics import NormalDist
 from .baseline import BaselinePolicy, band_confidence, spread_band
 from .pooled_step import critical_t, longest_step
 from .standing import HORIZON_NIGHTS, Night
-from .stats import t_cdf, t_one_sided
+from .stats import t_one_sided
 
 POWER = 0.9  # "catches": in this share of cases
 NIGHTS_HORIZON = 30  # nights to red beyond this are "not within a month"
@@ -145,13 +145,24 @@ def _band(spread: float, count: int, policy: BaselinePolicy, scale: float, margi
     )
 
 
-def _above(drop: float, threshold: float, sd: float, degrees: int) -> float:
-    """P(a figure ``drop`` below the level on average is more than ``threshold`` below the
-    level as estimated): the figure and the estimate scattered by ``sd`` together, Student's t
-    of the estimate's ``degrees`` (the band's own t: a clean night crosses it once in 200)."""
-    if sd <= 0 or degrees < 1:
-        return 1.0 if drop > threshold else 0.0
-    return t_cdf((drop - threshold) / sd, degrees)
+# What the accepted nights leave unknown: the true spread (the window's estimate is that of
+# a chi distribution: the thirds of it, z -0.967, 0, 0.967 of the Wilson-Hilferty transform)
+# and the true level (off the accepted one by z of its standard error: 3-point Gauss-Hermite,
+# 0 and +-sqrt(3), weights 2/3, 1/6, 1/6). The band itself is known. Every night after a drop
+# is held against the same accepted nights: given the truth the nights are independent,
+# without it they are not (taken as independent, the model ran 10-17 points ahead of the
+# verdict from the third night on).
+_LEVEL_LUCK = ((0.0, 2.0 / 3.0), (math.sqrt(3.0), 1.0 / 6.0), (-math.sqrt(3.0), 1.0 / 6.0))
+_SPREAD_LUCK = (-0.967, 0.0, 0.967)
+
+
+def _spread_ratio(z: float, degrees: int) -> float:
+    """The ratio of a spread estimated with ``degrees`` degrees of freedom to the true one at
+    the normal quantile ``z`` (Wilson-Hilferty)."""
+    if degrees < 1:
+        return 1.0
+    a = 2.0 / (9.0 * degrees)
+    return math.sqrt(max(1.0 - a + z * math.sqrt(a), 0.05) ** 3)
 
 
 def red_curve(
@@ -169,48 +180,64 @@ def red_curve(
     after it began), on a context whose accepted nights spread by ``spread``: ``count`` of them
     in the window, ``history`` in all (the step test's spread reads them all; default ``count``).
 
-    Each night alone is flagged when it falls below the band. From the second night on, the
-    step test (:mod:`.pooled_step`) flags the nights since the drop, pooled, against the window
-    before them. A drop night neither flagged joined the accepted nights, so the window the
-    next night is held against has moved towards it: a drop not caught in its first nights is
-    caught ever less likely. Within one night the step tests count by the strongest; the
-    nights count as if independent, which overstates a short history's power (they share its
-    luck): ``pinet bench --noise-only`` shows by how much. The curve stops early at the
-    first night whose chance reaches ``until`` (all a question of "how many nights" needs)."""
+    Each night is flagged when it falls below the band; the pooled step test (:mod:`.pooled_step`)
+    flags the last nights against the window before them (from the first night on: the last
+    accepted nights and tonight; from the second, the drop's own nights). A drop night neither
+    flagged joined the accepted nights, so the window the next night is held against has moved
+    towards it. Given the true spread and level (:data:`_SPREAD_LUCK`, :data:`_LEVEL_LUCK`) the
+    nights' bands count as independent, and the step tests, which share their nights, by the
+    strongest so far. From the first night whose chance reaches ``until`` on, the curve holds
+    that night's figure (all a question of "how many nights" needs)."""
     history = max(history or count, count)
     floor = max(policy.min_band_percent / 100.0 * scale, margin)
     longest = longest_step(policy)
-    curve, missed = [], 1.0
+    if spread <= 0:
+        return [1.0 if drop > floor else 0.0] * nights
+    truths = []
+    for zs in _SPREAD_LUCK:
+        sigma = spread / _spread_ratio(zs, count - 1)
+        for z, w in _LEVEL_LUCK:
+            truths.append((w / len(_SPREAD_LUCK), sigma, z * sigma * math.sqrt(math.pi / (2.0 * count))))
+    missed = [1.0] * len(truths)  # no night's band flagged it yet
+    strongest = [0.0] * len(truths)  # the likeliest step test so far (they share their nights)
+    curve: list[float] = []
     for k in range(1, nights + 1):
-        # The band of night k: its window holds the k - 1 drop nights before it, accepted.
         window = min(policy.window, count + k - 1)
+        mixed = min(k - 1, window) / window  # the band's window: its share of drop nights
         band = _band(spread, window, policy, scale, margin)
-        shift = drop * (1.0 - (k - 1) / window) if k - 1 < window else 0.0
-        one = _above(shift, band, spread * math.sqrt(1.0 + 1.0 / window), window - 1)
-        step = 0.0
-        for j in range(2, min(k, longest) + 1):
-            before = min(policy.window, count + k - j)
-            if k - j >= before:
-                continue  # the window before these nights is drop nights only: nothing to see
-            shift = drop * (1.0 - (k - j) / before)
-            degrees = min(history + k - j, HORIZON_NIGHTS) - 1 + (j - 1)
-            error = spread * math.sqrt(1.0 / before + 1.0 / j)
-            step = max(step, _step_fires(shift, error, critical_t(j, longest, degrees), degrees, floor))
-        missed *= (1.0 - one) * (1.0 - step)
-        curve.append(1.0 - missed)
+        steps = _step_thresholds(k, count, history, policy, spread, floor, longest)
+        for n, (_, sigma, error) in enumerate(truths):
+            one = _NORMAL.cdf(((drop + error) * (1.0 - mixed) - band) / sigma)
+            step = 0.0
+            for j, before, threshold in steps:
+                # the last j nights: drop nights all (the window holding k - j more), or the k
+                # drop nights and j - k accepted ones before them
+                shift = (drop + error) * (1.0 - max(k - j, 0) / before) if j <= k else drop * k / j + error
+                step = max(step, _NORMAL.cdf((shift - threshold) * math.sqrt(j) / sigma))
+            missed[n] *= 1.0 - one
+            strongest[n] = max(strongest[n], step)
+        curve.append(
+            sum(t[0] * (1.0 - m * (1.0 - b)) for t, m, b in zip(truths, missed, strongest, strict=True))
+        )
         if curve[-1] >= until:
-            break
-    return curve
+            break  # the nights after are at least as likely red
+    return curve + [curve[-1]] * (nights - len(curve))
 
 
-def _step_fires(shift: float, error: float, critical: float, degrees: int, floor: float) -> float:
-    """P(the step test passes its t and the floor) for a true ``shift`` whose estimate scatters
-    by ``error``: the non-central t by its normal approximation."""
-    if error <= 0:
-        return 1.0 if shift > floor else 0.0
-    spread_of_t = math.sqrt(1.0 + critical * critical / (2.0 * degrees))
-    by_t = _NORMAL.cdf((shift / error - critical) / spread_of_t)
-    return min(by_t, _NORMAL.cdf((shift - floor) / error))
+def _step_thresholds(
+    k: int, count: int, history: int, policy: BaselinePolicy, spread: float, floor: float, longest: int
+) -> list[tuple[int, int, float]]:
+    """The step tests night ``k`` after a drop tries: (nights j, window before them, the shift
+    the test needs), each from the accepted spread and the test's share of the budget."""
+    tests = []
+    for j in range(2, min(count + k - 2, longest) + 1):
+        before = min(policy.window, count + k - j)
+        if k - j >= before:
+            continue  # the window before these nights is drop nights only
+        degrees = min(history + k - j, HORIZON_NIGHTS) - 1 + (j - 1)
+        error = spread * math.sqrt(1.0 / before + 1.0 / j)
+        tests.append((j, before, max(critical_t(j, longest, degrees) * error, floor)))
+    return tests
 
 
 def nights_to_red(
