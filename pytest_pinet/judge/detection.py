@@ -121,9 +121,9 @@ def detection_power(
         return None
     scale = abs(noise.level)
     band = _band(noise.spread, noise.count, policy, scale, noise.margin)
-    by_spread = spread_band(noise.spread, noise.count, policy.spread_factor)
-    estimated = by_spread if by_spread >= band else 0.0  # a floor or a margin is no estimate
-    scatter = _night_scatter(noise.spread, noise.count, estimated)
+    # This context's band is known (its accepted nights made it): a night's distance from it
+    # is the night's own scatter and the accepted level's error, not the band's.
+    scatter = _night_scatter(noise.spread, noise.count, 0.0)
     floor_margin = 100.0 * (noise.level - floor) / scale if floor is not None and noise.level > 0 else None
     asked = {f"{d:g}": d for d in PLANTED}
     if floor_margin is not None and floor_margin > 0:

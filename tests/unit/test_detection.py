@@ -34,10 +34,10 @@ def test_the_drop_one_night_catches_is_the_band_plus_the_nights_own_scatter():
     band = judge_baseline(LEVEL, [n.value for n in nights]).band
     assert band is not None
     # 90 % of nights a drop of band + 1.28 scatters falls below the band; the scatter is the
-    # night's spread, with the median level's (pi/2 over 10) and the band's own estimate (the
-    # band over the spread, squared, over 18) on top.
+    # night's spread with the median level's error (pi/2 over 10) on top. The band is this
+    # context's own, known: its estimate adds nothing.
     spread = 0.01 * LEVEL
-    scatter = spread * (1 + 3.14159 / 20 + (band / spread) ** 2 / 18) ** 0.5
+    scatter = spread * (1 + 3.14159 / 20) ** 0.5
     assert power.one_night_pct == pytest.approx(100 * (band + 1.2816 * scatter) / LEVEL, rel=1e-3)
     # A drop one night catches is red after one night; a small one needs the step test's nights.
     assert power.nights_to_red["3"] is not None and power.nights_to_red["1"] is None
