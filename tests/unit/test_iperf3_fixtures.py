@@ -198,3 +198,16 @@ def test_the_runner_reads_stderr_and_the_exit_status() -> None:
         failed.finish("max-duration", None)
     run = _finished_client(good, "", 0).finish("max-duration", None)
     assert run.result.goodput_mbps == pytest.approx(parse_iperf3(good).goodput_mbps)
+
+
+def test_a_refused_connection_names_the_servers_port_and_the_firewall_ports_to_open() -> None:
+    """A default-deny firewall on a peer is the usual first night's fault: the lab fault says
+    which port pinet's server listened on and which range a firewall must accept."""
+    refused = _finished_client(_text("3.12-connection-refused.json"), "", 1)
+    refused.server.port = 24242  # type: ignore[attr-defined]
+    with pytest.raises(LabFault) as info:
+        refused.finish("max-duration", None)
+    assert info.value.category == "iperf3-connect"
+    message = str(info.value)
+    assert "listens on TCP 24242" in message and "accept TCP 20000-29999" in message
+    assert "A peer's firewall" in message
