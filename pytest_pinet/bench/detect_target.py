@@ -91,7 +91,8 @@ def _runs_case(trials: int, rng: random.Random) -> dict[str, Any]:
         blind += 1
         predicted = power.nights_to_red.get(f"{DETECT_PCT:g}")
         reached = _nights_for_power([_red_on(standing, model, rule, rng) for _ in range(FUTURES)])
-        pairs.append(tuple(NIGHTS_HORIZON + 1 if n is None else n for n in (predicted, reached)))  # type: ignore[arg-type]
+        month = NIGHTS_HORIZON + 1  # "not within a month" counts as the month after
+        pairs.append((month if predicted is None else predicted, month if reached is None else reached))
     within = sum(1 for p, r in pairs if abs(p - r) <= 1)
     return {
         "spread_pct": RUNS_SPREAD_PCT,

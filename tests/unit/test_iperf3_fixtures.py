@@ -204,7 +204,7 @@ def test_a_refused_connection_names_the_servers_port_and_the_firewall_ports_to_o
     """A default-deny firewall on a peer is the usual first night's fault: the lab fault says
     which port pinet's server listened on and which range a firewall must accept."""
     refused = _finished_client(_text("3.12-connection-refused.json"), "", 1)
-    refused.server.port = 24242  # type: ignore[attr-defined]
+    refused.server.port = 24242
     with pytest.raises(LabFault) as info:
         refused.finish("max-duration", None)
     assert info.value.category == "iperf3-connect"
