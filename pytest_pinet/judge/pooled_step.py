@@ -12,10 +12,11 @@ of the ``j`` nights about their own mean; its degrees of freedom are counted acc
 Every length ``j`` from two nights up to a window is tried, each at its own share of the
 night's false-alarm budget: the band spends half of it (:data:`.baseline.BAND_CONFIDENCE`),
 two and three nights most of the other half (a drop seen within three nights), the longer
-lengths the rest (a slow slide).  A clean night of a context is then called a regression
-with a chance of at most :data:`.baseline.NIGHT_FALSE_ALARMS` (Bonferroni over the tests,
-which overlap, so less in fact): 200 contexts on a clean night give one false regression on
-average, and the budget is the same however many nights a context has.
+lengths the rest (a slow slide); a step up a tenth of a step down's share.  A clean night of
+a context then starts a regression with a chance of at most
+:data:`.baseline.NIGHT_FALSE_ALARMS` (Bonferroni over the tests, which overlap, so less in
+fact): 200 contexts on a clean night start one false regression on average, and the budget
+is the same however many nights a context has.
 
 A step must also clear the band's floor (a share of the level; the night's own margin): on a
 nearly noiseless cable a t test finds steps of hundredths of a percent, which no lab calls a
