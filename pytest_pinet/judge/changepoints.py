@@ -95,6 +95,16 @@ def _sorted_z(a: Sequence[float], b: Sequence[float]) -> tuple[float, float, flo
     return z, math.erfc(abs(z) / math.sqrt(2)), ma, mb
 
 
+def came_with_step(before: Mapping[str, str], after: Mapping[str, str]) -> dict[str, tuple[str, str]]:
+    """What a step came with: each meta key (kernel, os, adapter ...) whose value differs
+    between the last run before it and the first after it, as (before, after)."""
+    return {
+        k: (str(before.get(k, "")), str(after.get(k, "")))
+        for k in sorted(set(before) | set(after))
+        if before.get(k) != after.get(k)
+    }
+
+
 def _pooled(runs: Sequence[RunSeries]) -> list[float]:
     """Every sample of ``runs``, sorted."""
     return sorted(x for r in runs for x in r.samples)
@@ -144,11 +154,7 @@ def _holds(left_runs: Sequence[RunSeries], right_runs: Sequence[RunSeries], poli
 def _change(left_runs: Sequence[RunSeries], right_runs: Sequence[RunSeries]) -> ChangePoint:
     _, p, before, after = _sorted_z(_pooled(left_runs), _pooled(right_runs))
     last_before, first_after = left_runs[-1].meta, right_runs[0].meta
-    came_with = {
-        k: (str(last_before.get(k, "")), str(first_after.get(k, "")))
-        for k in sorted(set(last_before) | set(first_after))
-        if last_before.get(k) != first_after.get(k)
-    }
+    came_with = came_with_step(last_before, first_after)
     return ChangePoint(
         right_runs[0].run_id, before, after, 100.0 * (after - before) / abs(before), p, came_with
     )
@@ -204,11 +210,7 @@ def _segment(runs: Sequence[RunSeries], policy: ChangePolicy, found: list[Change
     left_runs, right_runs = runs[:split], runs[split:]
     before, after = lefts[split][1], rights[split][1]
     last_before, first_after = left_runs[-1].meta, right_runs[0].meta
-    came_with = {
-        k: (str(last_before.get(k, "")), str(first_after.get(k, "")))
-        for k in sorted(set(last_before) | set(first_after))
-        if last_before.get(k) != first_after.get(k)
-    }
+    came_with = came_with_step(last_before, first_after)
     found.append(
         ChangePoint(right_runs[0].run_id, before, after, 100.0 * (after - before) / abs(before), p, came_with)
     )

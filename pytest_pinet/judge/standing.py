@@ -4,9 +4,10 @@ A nightly verdict that lets a regressed night into the baseline turns green by i
 nights at the degraded level outvote the clean ones and the drop is forgotten.  Here history
 is read night by night, oldest first, and only *accepted* nights form the baseline:
 
-- a night judged a regression (below the band of the accepted nights, or after a downward
-  change point in them) starts a *pending* regression; it and every later regressed night
-  stay out of the baseline, and each is reported as "regression since run R";
+- a night judged a regression (below the band of the accepted nights, or the last of nights
+  that pooled show a step down: :mod:`.pooled_step`) starts a *pending* regression; it and
+  every later regressed night stay out of the baseline, each reported as "regression since
+  run R";
 - the pending regression ends when a person accepts it (:class:`Acceptance` of its run, of
   its context or of its change point: the history then restarts at the accepted night), or
   when the level comes back (a night no further below the accepted level than one spread of
@@ -14,8 +15,8 @@ is read night by night, oldest first, and only *accepted* nights form the baseli
 - a slow slide (each night inside the band, the step found over several) through a run a
   person accepted is that accepted level: the history restarts at the accepted run, though
   no regression of this context was pending when the run was accepted;
-- a step *up* (an improvement change point) moves the baseline without an accept: the
-  history restarts at the step.
+- a step *up* (the pooled nights above the accepted ones) moves the baseline without an
+  accept: the history restarts at the step.
 
 The same function walks the stored nights and judges tonight, so a verdict is always the one
 the store's history and acceptances give: undo an accept and the next look at the context
@@ -31,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from .baseline import BaselinePolicy, BaselineVerdict, judge_baseline
-from .changepoints import ChangePoint
+from .changepoints import ChangePoint, came_with_step
 from .pooled_step import pooled_step
 
 EVERY_CONTEXT = "*"  # an acceptance of a run in every context it regressed in
@@ -275,11 +276,7 @@ def _last_step(base: Sequence[Night], night: Night, policy: BaselinePolicy) -> C
     if found is None:
         return None
     before, first = nights[-found.nights - 1], nights[-found.nights]
-    came_with = {
-        k: (str(before.meta.get(k, "")), str(first.meta.get(k, "")))
-        for k in sorted(set(before.meta) | set(first.meta))
-        if before.meta.get(k) != first.meta.get(k)
-    }
+    came_with = came_with_step(before.meta, first.meta)
     change = 100.0 * (found.after - found.before) / abs(found.before) if found.before else 0.0
     return ChangePoint(first.run_id, found.before, found.after, change, found.p_value, came_with)
 
