@@ -22,7 +22,7 @@ if [ "$(id -u)" != 0 ]; then
   exit 2
 fi
 
-APT_PACKAGES=(iperf3 gcc libc6-dev e2fsprogs dosfstools openssh-server openssh-client sudo iproute2 ethtool procps iputils-ping irtt util-linux
+APT_PACKAGES=(iperf3 gcc libc6-dev e2fsprogs dosfstools openssh-server openssh-client sudo iproute2 ethtool procps iputils-ping irtt util-linux usbutils
               mmdebstrap qemu-system-x86 bmap-tools
               python3 python3-venv python3-pip ca-certificates)
 EXTRAS=lab,charts

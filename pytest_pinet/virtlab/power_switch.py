@@ -33,6 +33,7 @@ import sys
 import threading
 import time
 import tty
+import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -151,7 +152,10 @@ class Switch:
 
 
 class Handler(BaseHTTPRequestHandler):
-    """simplerest: GET /api/poe/{index}/{value} switches, GET /api/poe/{index} reads."""
+    """simplerest: GET /api/poe/{index}/{value} switches, GET /api/poe/{index} reads; and
+    gude24 (a PDU's web page): GET /ov.html?cmd=1&p={index}&s={value} switches, and every
+    answer lists each port's state as ``<meta http-equiv="powerstate" content="Power Port
+    N,V">``, which labgrid's gude24 model reads."""
 
     switch: Switch
 
@@ -167,6 +171,9 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def do_GET(self) -> None:
+        if self.path.startswith("/ov.html"):
+            self._gude24()
+            return
         parts = self.path.strip("/").split("/")
         if parts[:2] != ["api", "poe"] or len(parts) not in (3, 4) or not parts[2].isdigit():
             self._answer(404, "no such path\n")
@@ -197,6 +204,24 @@ class Handler(BaseHTTPRequestHandler):
             return
         self._answer(200, parts[3])
 
+    def _gude24(self) -> None:
+        query = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(self.path).query))
+        if query.get("cmd") == "1":
+            index, value = int(query.get("p", "0") or 0), query.get("s", "")
+            if index not in self.switch.ports or value not in ("0", "1"):
+                self._answer(400, f"no port {index} or no state {value!r}\n")
+                return
+            try:
+                self.switch.switch(index, value == "1", self.switch.take_fault())
+            except (OSError, subprocess.SubprocessError) as exc:
+                self._answer(500, f"port {index}: {exc}\n")
+                return
+        states = "\n".join(
+            f'<meta http-equiv="powerstate" content="Power Port {i},{int(on)}">'
+            for i, on in sorted(self.switch.state.items())
+        )
+        self._answer(200, f"<html><head>\n{states}\n</head><body>virtual PDU</body></html>\n")
+
     def do_POST(self) -> None:
         if self.path != "/_pinet/fault":
             self._answer(404, "no such path\n")
@@ -222,8 +247,11 @@ def serve(config_path: Path) -> None:
     """Run the switch and the UART until killed."""
     config = json.loads(config_path.read_text(encoding="utf-8"))
     switch = Switch(config)
-    uart = Uart(Path(config["tty_link"]), Path(config["uart_socket"]))
-    threading.Thread(target=uart.pump, daemon=True).start()
+    # The boards' UARTs (a twin of a lab with several boards has one each; a PDU none).
+    wires = config["uarts"] if "uarts" in config else [config]
+    for wire in wires:
+        uart = Uart(Path(wire["tty_link"]), Path(wire["uart_socket"]))
+        threading.Thread(target=uart.pump, daemon=True).start()
     handler = type("BoundHandler", (Handler,), {"switch": switch})
     server = ThreadingHTTPServer((config["address"], int(config["port"])), handler)
     server.daemon_threads = True

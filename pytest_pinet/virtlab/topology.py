@@ -24,6 +24,9 @@ class HostSpec:
 
     name: str
     role: str  # "board" or "peer"
+    # A twin's host keeps its env file's management address, on the twin's own network
+    # (twin.py); the labs pinet plans for itself number their hosts from .10.
+    mgmt: str = ""
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,10 @@ class LinkSpec:
     speed_mbps: int = 1000
     mtu: int = 1500
     adapter: str = "builtin"
+    # A twin of a hardware lab's env file (twin.py) keeps that file's addresses; the labs
+    # pinet plans for itself leave these empty and get one /24 per cable from the plan.
+    board_address: str = ""
+    peer_address: str = ""
 
 
 @dataclass(frozen=True)
@@ -95,6 +102,9 @@ class LabSpec:
     board: str = "netns"
     image: str = ""  # the image on the QEMU board's SD card at lab up; "" for a namespace board
     accel: str = "tcg"  # how QEMU runs the board: software emulation, or KVM where it works
+    # True for a twin of a hardware lab (twin.py): the lab's own provisioning, not ``up``,
+    # gives the test links their addresses and MTU, as a hardware lab's hosts have them.
+    links_provisioned: bool = False
 
     def __post_init__(self) -> None:
         if not PART_NAME.match(self.name):
@@ -154,8 +164,12 @@ class LabSpec:
         return f"{self.name}-br"
 
     def mgmt_veth(self, host: str) -> str:
-        """Root-namespace end of ``host``'s management cable."""
-        return f"{self.name}-m-{host}"
+        """Root-namespace end of ``host``'s management cable (an interface name has at most
+        15 characters: a twin's hosts, named as a lab names them, go by number)."""
+        name = f"{self.name}-m-{host}"
+        if len(name) <= 15:
+            return name
+        return f"{self.name}-m{self._host_index(host)}"
 
     @property
     def mgmt_gateway(self) -> str:
@@ -164,10 +178,16 @@ class LabSpec:
 
     def mgmt_address(self, host: str) -> str:
         """Management (SSH) address of ``host``."""
+        explicit = self.host(host).mgmt
+        if explicit:
+            return explicit
         return f"10.203.{self.index}.{10 + self._host_index(host)}"
 
     def link_address(self, link: LinkSpec, side: str) -> str:
-        """Address of the board (``.1``) or peer (``.2``) end of ``link``."""
+        """Address of the board (``.1``) or peer (``.2``) end of ``link`` (a twin's: its env file's)."""
+        explicit = link.board_address if side == "board" else link.peer_address
+        if explicit:
+            return explicit
         octet = 1 if side == "board" else 2
         return f"10.{204 + self.links.index(link)}.{self.index}.{octet}"
 
@@ -204,8 +224,7 @@ def qemu_lab(
     (``QEMU_LAN_MBPS``): downloads queue in the board's qdisc on that port, which is where
     pfifo_fast, SFQ and fq_codel differ.  The virtio port faces the "internet" peer at GbE.
     """
-    extra = {} if state_root is None else {"state_root": state_root}
-    return LabSpec(
+    spec = LabSpec(
         name=name,
         hosts=(HostSpec(QEMU_BOARD, "board"), HostSpec("pc", "peer"), HostSpec("inet", "peer")),
         links=(
@@ -223,8 +242,8 @@ def qemu_lab(
         board="qemu",
         image=image,
         accel=accel,
-        **extra,
     )
+    return spec if state_root is None else replace(spec, state_root=state_root)
 
 
 # How the QEMU lab's hosts, links, routes and disks are called in the two-board lab, whose

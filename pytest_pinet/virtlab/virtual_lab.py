@@ -187,7 +187,7 @@ def built_as(spec: LabSpec) -> dict[str, str]:
         )
     except (OSError, ValueError):
         return {}
-    return {key: str(data.get(key) or "") for key in ("board", "image", "accel", "absent")}
+    return {key: str(data.get(key) or "") for key in ("board", "image", "accel", "absent", "twin")}
 
 
 def check_same_build(spec: LabSpec) -> None:
@@ -195,6 +195,7 @@ def check_same_build(spec: LabSpec) -> None:
     have = built_as(spec)
     want = {"board": spec.board, "image": spec.image, "accel": spec.accel}
     have.pop("absent", None)
+    have.pop("twin", None)
     if have and have.get("board", "netns") == "":
         have["board"] = "netns"
     differs = {k: (have.get(k, ""), v) for k, v in want.items() if have.get(k, "") != v}
@@ -267,7 +268,8 @@ def _pair_up(pair: LabSpec, replace: bool) -> Path:
 def _check_address_plan(spec: LabSpec) -> None:
     """Refuse to shadow a network this machine already routes."""
     routes = run_ip("-4", "route", "show", check=False)
-    for prefix in [f"10.203.{spec.index}."] + [f"10.{204 + n}.{spec.index}." for n in range(len(spec.links))]:
+    planned = [f"10.{204 + n}.{spec.index}." for n, link in enumerate(spec.links) if not link.board_address]
+    for prefix in [f"10.203.{spec.index}.", *planned]:
         if prefix in routes:
             raise PinetError(
                 f"pinet lab up: {prefix}0/24 is already routed on this machine; "
@@ -434,11 +436,13 @@ def _make_link(spec: LabSpec, link: LinkSpec) -> None:
     else:
         ends.insert(0, (board_ns, board_end, "board"))
     for netns, device, side in ends:
-        run_ip("link", "set", device, "mtu", str(link.mtu), netns=netns)
+        if not spec.links_provisioned:
+            run_ip("link", "set", device, "mtu", str(link.mtu), netns=netns)
         shaping.disable_offloads(netns, device)
         shaping.apply(netns, device, shaping.Shaping(link.speed_mbps, link.mtu))
         shaping.label(netns, device, link.speed_mbps)
-        run_ip("addr", "add", f"{spec.link_address(link, side)}/24", "dev", device, netns=netns)
+        if not spec.links_provisioned:
+            run_ip("addr", "add", f"{spec.link_address(link, side)}/24", "dev", device, netns=netns)
         run_ip("link", "set", device, "up", netns=netns)
     for netns, device, _ in ends:
         _wait_operstate_up(netns, device)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ...errors import PinetError
 from ...record.data_home import store_url
-from ...virtlab import virtual_lab
+from ...virtlab import twin, virtual_lab
 from ...virtlab.topology import LabSpec, lab_spec
 
 
@@ -34,6 +34,8 @@ def spec_of(args: argparse.Namespace) -> LabSpec:
                 else LabSpec(name=args.lab, state_root=state_root)
             )
             built = virtual_lab.built_as(plain)
+            if built.get("twin"):
+                return twin.plan(Path(built["twin"]), args.lab, plain.state_root)
             return lab_spec(
                 args.lab,
                 board=built.get("board") or "netns",

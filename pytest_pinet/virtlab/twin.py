@@ -1,0 +1,404 @@
+"""A twin of a hardware lab's env file, built on this machine: the rehearsal of a first night.
+
+``examples/rpi-lab.yaml`` draws a lab: two Pis, two peer PCs, a PoE switch and a PDU that
+switch their power over HTTP, a console server, one /24 per cable, a management network.
+:func:`up` builds that drawing from the file itself, with the parts the virtual lab has:
+
+- every host a network namespace with its own sshd, on the management network under the
+  **same last octet** as in the file (``192.168.10.41`` is ``10.203.N.41`` here);
+- every cable a GbE-shaped veth pair between the interfaces the file names (``eth0`` to
+  ``enp3s0``), without addresses or MTU: the lab's own provisioning gives them, as on
+  hardware (:func:`apply_networkd` reads the systemd-networkd files the page tells a lab to
+  write);
+- the rack: a power switch speaking labgrid's ``simplerest`` model and a PDU speaking
+  ``gude24`` at the file's addresses, whose ports switch the hosts the file puts on them, and
+  a console server (ser2net, RFC 2217) at the file's address and ports, one UART per board;
+- each scratch disk a loop device; the logins read each user's own ``authorized_keys``
+  (root's under the twin's own root home), so the page's key step is what lets pinet in.
+
+What the file says is not re-planned: the env a run uses is the lab's file with the
+substitutions of :func:`substitutions` applied to its text (docs/rehearsal.md lists them),
+never rewritten into another shape.  ``pinet lab down`` removes a twin as it removes any
+lab, by its name.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import yaml
+
+from ..errors import PinetError
+from ..polling import wait_until
+from . import envfile, sshd, system, virtual_lab
+from .topology import DiskSpec, HostSpec, LabSpec, LinkSpec, RouteSpec
+
+# The management network the twin puts the file's last octets on: 10.203.N.0/24, as every
+# virtual lab's (N is the lab's number).
+MGMT = re.compile(r"^(\d+\.\d+\.\d+)\.(\d+)$")
+# The page's ordinary login user on the peers becomes this user of this machine.
+TWIN_USER = "pinet-lab"
+RACK = "rack"
+DISK_MIB = 256
+
+
+@dataclass(frozen=True)
+class Twin:
+    """A twin that is up: its plan, the file it twins and where its own files are."""
+
+    spec: LabSpec
+    source: Path
+
+    @property
+    def folder(self) -> Path:
+        return self.spec.state_dir / "twin"
+
+    @property
+    def root_home(self) -> Path:
+        """The twin hosts' root home: root's ``~/.ssh/authorized_keys`` on a twin board."""
+        return self.folder / "root-home"
+
+    def networkd_dir(self, host: str) -> Path:
+        """A host's ``/etc/systemd/network`` (the twin's: under its own folder)."""
+        return self.folder / host / "etc" / "systemd" / "network"
+
+
+def _resource(target: Any, kind: str) -> dict[str, Any]:
+    """The resource ``kind`` of a target of the env file, or an empty one."""
+    found = ((target or {}).get("resources") or {}).get(kind) or {}
+    return found if isinstance(found, dict) else {}
+
+
+def _read(source: Path) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(source.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise PinetError(f"{source}: cannot read the env file to twin: {exc}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("pinet"), dict):
+        raise PinetError(f"{source}: no pinet: section, nothing to twin")
+    return data
+
+
+def plan(source: Path, name: str, state_root: Path) -> LabSpec:
+    """The lab plan of ``source``'s drawing: its hosts, cables, routes and disks, its
+    management addresses moved onto the twin's network."""
+    data = _read(source)
+    pinet, targets = data["pinet"], data.get("targets") or {}
+    index = LabSpec(name=name).index
+    hosts = []
+    for host, entry in (pinet.get("hosts") or {}).items():
+        address = str(
+            ((targets.get(host) or {}).get("resources") or {}).get("NetworkService", {}).get("address", "")
+        )
+        match = MGMT.match(address)
+        if match is None:
+            raise PinetError(f"{source}: host {host} has no NetworkService address a twin can take")
+        hosts.append(HostSpec(host, str(entry["role"]), mgmt=f"10.203.{index}.{match.group(2)}"))
+    links = tuple(
+        LinkSpec(
+            str(link["name"]),
+            str(link["board"]),
+            str(link["board_interface"]),
+            str(link["peer"]),
+            str(link["peer_interface"]),
+            speed_mbps=int(link.get("speed_mbps", 1000)),
+            mtu=int(link.get("mtu", 1500)),
+            adapter=str(link.get("adapter", "builtin")),
+            board_address=str(link["board_address"]),
+            peer_address=str(link["peer_address"]),
+        )
+        for link in pinet.get("links") or []
+    )
+    routes = tuple(
+        RouteSpec(str(r["name"]), str(r["board"]), lan=str(r["lan"]), wan=str(r["wan"]))
+        for r in pinet.get("routes") or []
+    )
+    disks = tuple(DiskSpec(str(d["name"]), str(d["host"]), DISK_MIB) for d in pinet.get("disks") or [])
+    return LabSpec(
+        name=name,
+        hosts=tuple(hosts),
+        links=links,
+        routes=routes,
+        disks=disks,
+        state_root=state_root,
+        links_provisioned=True,
+    )
+
+
+def mgmt_prefix(source: Path) -> str:
+    """The file's management network, as its first host's address starts (``192.168.10.``)."""
+    data = _read(source)
+    for target in (data.get("targets") or {}).values():
+        address = str(_resource(target, "NetworkService").get("address", ""))
+        match = MGMT.match(address)
+        if match:
+            return match.group(1) + "."
+    raise PinetError(f"{source}: no NetworkService address, so no management network to twin")
+
+
+def disk_devices(twin: Twin) -> dict[str, str]:
+    """Each scratch disk's loop device, by the disk's name."""
+    found = {
+        Path(back).name.removesuffix(".img"): device
+        for device, back in virtual_lab.loop_devices(twin.spec.state_dir)
+    }
+    return {d.name: found[d.name] for d in twin.spec.disks if d.name in found}
+
+
+def substitutions(twin: Twin) -> dict[str, str]:
+    """The map from the lab's file to its twin: what differs, and nothing else.
+
+    The management network keeps its last octets; a disk's device is its loop device; the
+    peers' user ``lab`` is :data:`TWIN_USER`; the TFTP root is the twin's folder."""
+    data = _read(twin.source)
+    pinet = data["pinet"]
+    index = twin.spec.index
+    found = {mgmt_prefix(twin.source): f"10.203.{index}."}
+    devices = disk_devices(twin)
+    for disk in pinet.get("disks") or []:
+        if disk["name"] in devices:
+            found[str(disk["device"])] = devices[disk["name"]]
+    for target in (data.get("targets") or {}).values():
+        service = _resource(target, "NetworkService")
+        if service.get("username") not in (None, "root"):
+            found[f"username: {service['username']}"] = f"username: {TWIN_USER}"
+        tftp = _resource(target, "TFTPProvider")
+        if tftp:
+            found[str(tftp["internal"])] = str(twin.folder / "tftp") + "/"
+    return found
+
+
+def substitute(text: str, table: dict[str, str]) -> str:
+    """``text`` with each key of ``table`` replaced, longest first (a path before its prefix)."""
+    for old in sorted(table, key=len, reverse=True):
+        text = text.replace(old, table[old])
+    return text
+
+
+def _power_ports(source: Path) -> dict[str, dict[str, Any]]:
+    """Each power device of the file (by its address): its model and its ports' hosts."""
+    devices: dict[str, dict[str, Any]] = {}
+    for host, target in (_read(source).get("targets") or {}).items():
+        port = _resource(target, "NetworkPowerPort")
+        if not port:
+            continue
+        raw = str(port["host"])
+        address = urlsplit(raw).hostname if "://" in raw else raw
+        entry = devices.setdefault(str(address), {"model": str(port["model"]), "ports": {}})
+        entry["ports"][str(port["index"])] = host
+    return devices
+
+
+def _consoles(source: Path) -> dict[str, list[tuple[str, int]]]:
+    """Each console server of the file (by its address): (board, TCP port) of its lines."""
+    servers: dict[str, list[tuple[str, int]]] = {}
+    for host, target in (_read(source).get("targets") or {}).items():
+        serial = _resource(target, "NetworkSerialPort")
+        if serial:
+            servers.setdefault(str(serial["host"]), []).append((host, int(serial["port"])))
+    return servers
+
+
+def _twin_address(spec: LabSpec, source: Path, address: str) -> str:
+    match = MGMT.match(address)
+    if match is None or match.group(1) + "." != mgmt_prefix(source):
+        raise PinetError(f"{source}: {address} is not on the lab's management network")
+    return f"10.203.{spec.index}.{match.group(2)}"
+
+
+def up(source: Path, name: str, state_root: Path) -> Twin:
+    """Build the twin of ``source`` (hosts, cables, disks, rack); a failure removes it all."""
+    spec = plan(source, name, state_root)
+    system.require_tools(("ser2net",))
+    virtual_lab.up(spec, replace=True)
+    twin = Twin(spec, source.resolve())
+    try:
+        twin.folder.mkdir(mode=0o755, exist_ok=True)
+        (twin.folder / "tftp").mkdir(exist_ok=True)
+        twin.root_home.mkdir(mode=0o700, exist_ok=True)
+        _own_logins(twin)
+        _rack(twin)
+        built = json.loads((spec.state_dir / "lab.json").read_text(encoding="utf-8"))
+        built["twin"] = str(twin.source)
+        (spec.state_dir / "lab.json").write_text(json.dumps(built), encoding="utf-8")
+    except BaseException:
+        virtual_lab.down(spec)
+        raise
+    return twin
+
+
+def of(name: str, state_root: Path) -> Twin | None:
+    """The twin that is up under ``name``, if that lab is one."""
+    probe = LabSpec(name=name, state_root=state_root)
+    source = virtual_lab.built_as(probe).get("twin")
+    return Twin(plan(Path(source), name, state_root), Path(source)) if source else None
+
+
+def _own_logins(twin: Twin) -> None:
+    """Each host's sshd reads the logging-in user's own ``~/.ssh/authorized_keys`` (root's in
+    the twin's root home), not the virtual lab's shared key: the page's key step lets pinet in."""
+    for host in twin.spec.hosts:
+        host_dir = twin.spec.host_dir(host.name)
+        config = host_dir / "sshd_config"
+        text = config.read_text(encoding="utf-8")
+        kept = [line for line in text.splitlines() if not line.startswith(("AuthorizedKeys",))]
+        kept.append("AuthorizedKeysFile .ssh/authorized_keys")
+        kept += ["Match User root", f"    AuthorizedKeysFile {twin.root_home}/.ssh/authorized_keys"]
+        config.write_text("\n".join(kept) + "\n", encoding="utf-8")
+        sshd.stop(host_dir)
+        sshd.start(twin.spec.netns(host.name), host_dir, twin.spec.mgmt_address(host.name))
+
+
+def _rack(twin: Twin) -> None:
+    """The rack's namespace on the management network: the file's power devices and console
+    servers at their (twin) addresses."""
+    spec = twin.spec
+    ns = spec.netns(RACK)
+    ip = virtual_lab.run_ip
+    ip("netns", "add", ns)
+    ip("link", "set", "lo", "up", netns=ns)
+    veth = spec.mgmt_veth(RACK)
+    ip("link", "add", veth, "type", "veth", "peer", "name", "mgmt0", "netns", ns)
+    ip("link", "set", veth, "master", spec.bridge)
+    ip("link", "set", veth, "up")
+    addresses = set(_power_ports(twin.source)) | set(_consoles(twin.source))
+    for address in sorted(addresses):
+        ip("addr", "add", f"{_twin_address(spec, twin.source, address)}/24", "dev", "mgmt0", netns=ns)
+    ip("link", "set", "mgmt0", "up", netns=ns)
+    boards = [h.name for h in spec.hosts if h.role == "board"]
+    for number, (address, device) in enumerate(sorted(_power_ports(twin.source).items())):
+        _start_switch(twin, number, _twin_address(spec, twin.source, address), device, boards)
+    for address, lines in sorted(_consoles(twin.source).items()):
+        _start_console_server(twin, _twin_address(spec, twin.source, address), lines)
+
+
+def _start_switch(twin: Twin, number: int, address: str, device: dict[str, Any], boards: list[str]) -> None:
+    folder, spec = twin.folder, twin.spec
+    ports = {
+        index: {
+            "name": host,
+            "kind": "netns",
+            "on": shlex.split(envfile.power_command(spec, host, "on")),
+            "off": shlex.split(envfile.power_command(spec, host, "off")),
+            "on_at_start": True,
+        }
+        for index, host in device["ports"].items()
+    }
+    # The boards' UARTs live with their power (a board that is off sends nothing).
+    uarts = [
+        {"tty_link": str(folder / f"{b}.tty"), "uart_socket": str(folder / f"{b}.uart")}
+        for b in boards
+        if b in device["ports"].values()
+    ]
+    config = {
+        "address": address,
+        "port": 80,
+        "ports": ports,
+        "log": str(folder / f"power-{number}.log"),
+        "uarts": uarts,
+        "ready": str(folder / f"power-{number}.pid"),  # written once it serves
+    }
+    path = folder / f"power-{number}.json"
+    path.write_text(json.dumps(config, indent=1), encoding="utf-8")
+    _spawn(
+        twin,
+        [sys.executable, "-m", "pytest_pinet.virtlab.power_switch", str(path)],
+        folder / f"power-{number}.out",
+    )
+    _wait((folder / f"power-{number}.pid").exists, f"the {device['model']} power device at {address}")
+
+
+def _start_console_server(twin: Twin, address: str, lines: list[tuple[str, int]]) -> None:
+    folder = twin.folder
+    text = "%YAML 1.1\n---\n"
+    for board, port in lines:
+        _wait(lambda b=board: (folder / f"{b}.tty").exists(), f"{board}'s UART")
+        text += (
+            f"connection: &{board}\n"
+            f"  accepter: telnet(rfc2217),tcp,{address},{port}\n"
+            f"  connector: serialdev,{folder / f'{board}.tty'},115200n81,local\n"
+            "  options:\n"
+            "    kickolduser: true\n"
+        )
+    config = folder / f"ser2net-{address}.yaml"
+    config.write_text(text, encoding="utf-8")
+    _spawn(twin, [system.find_tool("ser2net"), "-n", "-c", str(config)], folder / f"ser2net-{address}.log")
+    for _, port in lines:
+        _wait(lambda p=port: _listening(twin, address, p), f"the console server on {address}:{port}")
+
+
+def _spawn(twin: Twin, argv: list[str], log: Path) -> None:
+    """Start ``argv`` in the rack's namespace, detached (down kills it with the namespace)."""
+    with log.open("ab") as out:
+        subprocess.Popen(
+            [system.find_tool("ip"), "netns", "exec", twin.spec.netns(RACK), *argv],
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=out,
+            start_new_session=True,
+            cwd=twin.folder,
+        )
+
+
+def _listening(twin: Twin, address: str, port: int) -> bool:
+    done = system.run(["ss", "-Hltn", f"sport = :{port}"], netns=twin.spec.netns(RACK), check=False)
+    return f"{address}:{port}" in done.stdout
+
+
+def _wait(condition: Any, what: str) -> None:
+    wait_until(
+        condition,
+        timeout=30,
+        pace=0.1,
+        on_timeout=lambda: PinetError(f"twin: {what} did not come up within 30 s"),
+    )
+
+
+NETWORKD = re.compile(r"^\[(\w+)\]\s*$")
+
+
+def read_networkd(text: str) -> dict[str, dict[str, list[str]]]:
+    """A systemd-networkd ``.network`` file as sections of keys, each key's values in order."""
+    sections: dict[str, dict[str, list[str]]] = {}
+    current: dict[str, list[str]] | None = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith(("#", ";")):
+            continue
+        header = NETWORKD.match(line)
+        if header:
+            current = sections.setdefault(header.group(1), {})
+            continue
+        key, sep, value = line.partition("=")
+        if current is None or not sep:
+            raise PinetError(f"networkd file: cannot read {raw!r}")
+        current.setdefault(key.strip(), []).append(value.strip())
+    return sections
+
+
+def apply_networkd(twin: Twin, host: str) -> list[str]:
+    """What systemd-networkd does at boot with the host's ``.network`` files: the matched
+    interface gets its MTU and addresses.  Return what was applied, one line per file."""
+    netns = twin.spec.netns(host)
+    applied = []
+    for path in sorted(twin.networkd_dir(host).glob("*.network")):
+        sections = read_networkd(path.read_text(encoding="utf-8"))
+        names = sections.get("Match", {}).get("Name", [])
+        if len(names) != 1:
+            raise PinetError(f"{path}: [Match] Name= must name one interface")
+        device = names[0]
+        for mtu in sections.get("Link", {}).get("MTUBytes", []):
+            virtual_lab.run_ip("link", "set", device, "mtu", mtu, netns=netns)
+        for address in sections.get("Network", {}).get("Address", []):
+            virtual_lab.run_ip("addr", "replace", address, "dev", device, netns=netns)
+        virtual_lab.run_ip("link", "set", device, "up", netns=netns)
+        applied.append(f"{host}: {device} {' '.join(sections.get('Network', {}).get('Address', []))}")
+    return applied

@@ -1,0 +1,216 @@
+"""The hardware night, rehearsed as written: docs/hardware-lab.md and docs/nightly.md run
+block by block against a twin of examples/rpi-lab.yaml, then the GitLab job's lines.
+
+The twin (pytest_pinet/virtlab/twin.py) is the drawing of the example built on this machine:
+boards pi4 and pi5, peers pc-lan and pc-inet with their sshd, the cables between the
+interfaces the file names, the PoE switch and the PDU at the file's addresses, the console
+server with a line per board.  Everything else is the pages' own steps, with the map of
+docs/rehearsal.md: the lab's repository is made by the page's commands (the repository
+cloned, its wheel built, the recipe's ``setup`` installing it into a fresh venv), the key
+made and installed by the page's lines, the host keys scanned by its ``ssh-keyscan``, the
+peers' sudoers line, firewall and link addresses from its blocks, the coordinator and
+exporter started and the places made by its commands, and the nights run by its lines and
+the GitLab job's.  A block that drifts from the code fails here with the page and line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import re
+import shutil
+import socket
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from pytest_pinet.virtlab import twin, virtual_lab
+
+from .doc_runner import Block, DocRunner
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[2]
+PAGES = (REPO / "docs" / "hardware-lab.md", REPO / "docs" / "nightly.md")
+LAB = "pinet45"
+SUDOERS = Path("/etc/sudoers.d/pinet-rehearsal")
+# What the rehearsal's nights measure: the suite's half-duplex goodput in its stock profile on
+# every cable of both boards (8 tests), in 4 s runs (docs/rehearsal.md: the one addition).
+SELECTION = "-k 'test_tcp_half_duplex_goodput and stock' --pinet-duration 4 --pinet-remeasure 0"
+DEGRADED = "pi4-rtl8153"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _run(argv: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(argv, capture_output=True, text=True, timeout=300, **kwargs)
+
+
+def command_map(lab: twin.Twin, port: int) -> dict[str, str]:
+    """docs/rehearsal.md's map: the twin's (addresses, disk, TFTP root, user ``lab``), then
+    the controller's name and port, the repository, and the lab's own files."""
+    table = twin.substitutions(lab)
+    table.update(
+        {
+            "lab@": f"{twin.TWIN_USER}@",
+            "lab ALL=": f"{twin.TWIN_USER} ALL=",
+            "lab-ctl:20408": f"127.0.0.1:{port}",
+            "0.0.0.0:20408": f"127.0.0.1:{port}",
+            "<the pytest-pinet repository>": str(REPO),
+            "/srv/wheels": "wheels",
+            "known_hosts: known_hosts.example": "known_hosts: known_hosts",
+            "known_hosts: ../../known_hosts.example": "known_hosts: ../../known_hosts",
+            "identity: id_ed25519.example": "identity: ~/.ssh/pinet-lab",
+            "identity: ../../id_ed25519.example": "identity: ~/.ssh/pinet-lab",
+        }
+    )
+    return table
+
+
+@pytest.fixture
+def rehearsal(root_required, tmp_path) -> Iterator[tuple[twin.Twin, Path, dict[str, str]]]:
+    """The twin up, its user made, the controller's home and the lab's empty repository."""
+    for tool in ("sudo", "nft", "visudo", "ser2net", "node", "npm", "git"):
+        if shutil.which(tool) is None:
+            pytest.fail(f"{tool} is not installed: scripts/setup.sh --tests installs it")
+    state = tmp_path / "state"
+    spec = twin.plan(REPO / "examples" / "rpi-lab.yaml", LAB, state)
+    virtual_lab.down(spec)
+    _run(["userdel", "-r", twin.TWIN_USER])
+    home, repo = tmp_path / "home", tmp_path / "lab-repo"
+    home.mkdir()
+    repo.mkdir()
+    try:
+        lab = twin.up(REPO / "examples" / "rpi-lab.yaml", LAB, state)
+        assert _run(["useradd", "-m", "--shell", "/bin/sh", twin.TWIN_USER]).returncode == 0
+        assert _run(["usermod", "-p", "*", twin.TWIN_USER]).returncode == 0  # no password, not locked
+        path = os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep) if str(REPO) not in p)
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("VIRTUAL_ENV", "PYTHONPATH", "SSH_AUTH", "LG_", "PINET_", "PYTEST_"))
+        }
+        env.update(
+            HOME=str(home),
+            PATH=path,
+            PINET_DB=f"sqlite:///{repo}/store.sqlite",
+            PINET_STATE_DIR=str(state),
+            PYTEST_ADDOPTS=SELECTION,
+        )
+        yield lab, repo, env
+    finally:
+        SUDOERS.unlink(missing_ok=True)
+        virtual_lab.down(spec)
+        _run(["userdel", "-r", twin.TWIN_USER])
+
+
+def _edit(repo: Path, table: dict[str, str], *names: str) -> None:
+    """What a lab engineer changes by hand in a copied example: the map, nothing else."""
+    for name in names:
+        for path in [repo / name] if (repo / name).is_file() else sorted((repo / name).rglob("*.yaml")):
+            path.write_text(twin.substitute(path.read_text(encoding="utf-8"), table), encoding="utf-8")
+
+
+def _peers(lab: twin.Twin) -> list[str]:
+    return [h.name for h in lab.spec.hosts if h.role == "peer"]
+
+
+def _install_nft(lab: twin.Twin) -> Any:
+    def install(block: Block, text: str) -> None:
+        for peer in _peers(lab):
+            netns = lab.spec.netns(peer)
+            _run(["ip", "netns", "exec", netns, "nft", "flush", "ruleset"])
+            loaded = _run(["ip", "netns", "exec", netns, "nft", "-f", "-"], input=text)
+            assert loaded.returncode == 0, f"{block.name}: {loaded.stderr}"
+
+    return install
+
+
+def _install_sudoers(tmp: Path) -> Any:
+    def install(block: Block, text: str) -> None:
+        candidate = tmp / "sudoers"
+        candidate.write_text(text, encoding="utf-8")
+        checked = _run(["visudo", "-cf", str(candidate)])
+        assert checked.returncode == 0, f"{block.name}: {checked.stdout}{checked.stderr}"
+        shutil.copy(candidate, SUDOERS)
+        SUDOERS.chmod(0o440)
+
+    return install
+
+
+def _install_networkd(lab: twin.Twin) -> Any:
+    """The page's .network file, written for every end of every cable as the page says (one
+    file per interface), then read by the twin's hosts as systemd-networkd does at boot."""
+
+    def install(block: Block, text: str) -> None:
+        assert "Name=enp3s0" in text and "Address=10.10.1.100/24" in text, block.name
+        for link in lab.spec.links:
+            for host, device, side in ((link.board, link.board_interface, "board"), (link.peer, link.peer_interface, "peer")):
+                address = lab.spec.link_address(link, side)
+                written = (
+                    text.replace("enp3s0", device)
+                    .replace("MTUBytes=1500", f"MTUBytes={link.mtu}")
+                    .replace("10.10.1.100/24", f"{address}/24")
+                )
+                folder = lab.networkd_dir(host)
+                folder.mkdir(parents=True, exist_ok=True)
+                (folder / f"10-pinet-{device}.network").write_text(written, encoding="utf-8")
+        for host in lab.spec.hosts:
+            twin.apply_networkd(lab, host.name)
+
+    return install
+
+
+def _on_each_host(lab: twin.Twin, home: Path, repo: Path) -> Any:
+    """A block run on every host as its login user, in that user's home, with the lab's
+    public key copied there (the twin's hosts share this machine's files)."""
+
+    def run(block: Block, text: str) -> None:
+        data = yaml.safe_load((repo / "lab" / "rpi-lab.yaml").read_text(encoding="utf-8"))
+        for host in lab.spec.hosts:
+            user = data["targets"][host.name]["resources"]["NetworkService"]["username"]
+            user_home = lab.root_home if user == "root" else Path(pwd.getpwnam(user).pw_dir)
+            shutil.copy(home / ".ssh" / "pinet-lab.pub", user_home / "pinet-lab.pub")
+            shutil.chown(user_home / "pinet-lab.pub", user)
+            argv = ["runuser", "-u", user, "--", "env", f"HOME={user_home}", "sh", "-e", "-c", text]
+            done = _run(argv, cwd=user_home)
+            assert done.returncode == 0, f"{block.name} on {host.name}: {done.stderr}"
+
+    return run
+
+
+def test_the_pages_and_the_recipe_run_as_written_on_a_twin_of_the_example_lab(rehearsal, tmp_path):
+    lab, repo, env = rehearsal
+    table = command_map(lab, _free_port())
+    runner = DocRunner(
+        cwd=repo,
+        env=env,
+        substitute=lambda text: twin.substitute(text, table),
+        on_host=_on_each_host(lab, Path(env["HOME"]), repo),
+        installs={
+            "nft": _install_nft(lab),
+            "sudoers": _install_sudoers(tmp_path),
+            "ini": _install_networkd(lab),
+        },
+    )
+    try:
+        runner.run_page(
+            PAGES[0],
+            after={
+                "cp pytest-pinet/examples/known_hosts.example lab/": lambda: _edit(repo, table, "lab/rpi-lab.yaml"),
+                "cp -r pytest-pinet/examples/coordinated lab/": lambda: _edit(repo, table, "lab/coordinated"),
+            },
+        )
+        print("\n".join(["ran:", *runner.ran, "skipped:", *runner.skipped]))
+    finally:
+        runner.stop_background()
+    assert runner.skipped == [b for b in runner.skipped if "ssh-copy-id" in b], runner.skipped
