@@ -173,6 +173,12 @@ def substitutions(twin: Twin) -> dict[str, str]:
         tftp = _resource(target, "TFTPProvider")
         if tftp:
             found[str(tftp["internal"])] = str(twin.folder / "tftp") + "/"
+    # A veth is not an RTL8153: its driver, USB IDs and bus are no adapter's, and the lab's
+    # health check would rightly call every USB link a mismatch. The twin's USB adapters are
+    # the virtual lab's emulated one (docs/rehearsal.md).
+    for link in pinet.get("links") or []:
+        if str(link.get("adapter", "builtin")) != "builtin":
+            found[f"adapter: {link['adapter']}"] = "adapter: emulated-usb"
     return found
 
 

@@ -6,6 +6,8 @@ A page marks each fenced block by its info string:
 - ```` ```sh hardware ````: needs a real lab (a password login, an SD card); skipped, and
   named as skipped;
 - ```` ```sh on-each-host ````: run on every host, as the login user, in its home;
+- ```` ```sh packages ````: ``apt-get install`` lines; every package named must be installed
+  (the twin's hosts are this machine, whose packages CI does not change mid-run);
 - ```` ```nft ````, ```` ```sudoers ````, ```` ```ini ````: files a page tells a lab to
   install; the rehearsal installs them its own way (a hook per kind);
 - anything else (```` ```yaml ````, a bare ```` ``` ````): text to read, never run.
@@ -27,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 FENCE = re.compile(r"^```([^\n`]*)\n(.*?)^```$", re.S | re.M)
-SHELL_KINDS = ("sh", "sh hardware", "sh on-each-host")
+APT_LINE = re.compile(r"^\s*apt-get install\s+([^#\n]+)", re.M)
 
 
 @dataclass(frozen=True)
@@ -91,12 +93,28 @@ class DocRunner:
             assert self.on_host is not None, f"{block.name}: no hosts to run it on"
             self.on_host(block, text)
             self.ran.append(block.name)
+        elif block.kind == "sh packages":
+            self._packages(block, text)
+            self.ran.append(block.name)
         elif block.kind == "sh":
             self._shell(block, text)
             self.ran.append(block.name)
         elif block.kind in self.installs:
             self.installs[block.kind](block, text)
             self.ran.append(block.name)
+
+    def _packages(self, block: Block, text: str) -> None:
+        names = [name for line in APT_LINE.findall(text) for name in line.split()]
+        assert names, f"{block.name}: no apt-get install line"
+        missing = [
+            name
+            for name in names
+            if "install ok installed" not in subprocess.run(
+                ["dpkg-query", "-W", "-f", "${Status}", name], capture_output=True, text=True, check=False
+            ).stdout
+        ]
+        if missing:
+            raise DocFailure(f"{block.name}: not installed here: {', '.join(missing)} (scripts/setup.sh --tests)")
 
     def _shell(self, block: Block, text: str) -> None:
         state = self.cwd / ".doc-runner-env"
