@@ -102,6 +102,8 @@ night() {
 
 # The night through a labgrid coordinator: each worker reserves a place by the tags (waiting
 # while a developer holds one), acquires it and releases it at its end (docs/hardware-lab.md).
+# Every worker runs every test (--dist each) on the board of its place: each place is a board
+# of its own, measured whole, not a share of one suite spread over the boards.
 places() {
   dir=$1
   shift
@@ -115,7 +117,7 @@ places() {
   done
   night "$PINET" run --require-report --results "$RESULTS" ${PINET_SUITE:+--suite "$PINET_SUITE"} \
     -- --pinet-coordinator "$PINET_COORDINATOR" ${PINET_PLACE_TAGS:+--pinet-place-tags "$PINET_PLACE_TAGS"} \
-    --pinet-lab "$dir" -n "$count" --junitxml "$RESULTS/junit.xml" "$@"
+    --pinet-lab "$dir" -n "$count" --dist each --junitxml "$RESULTS/junit.xml" "$@"
 }
 
 publish() {

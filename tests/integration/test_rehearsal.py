@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import os
 import pwd
-import re
 import shutil
 import socket
 import subprocess
@@ -170,7 +169,10 @@ def _install_networkd(lab: twin.Twin) -> Any:
     def install(block: Block, text: str) -> None:
         assert "Name=enp3s0" in text and "Address=10.10.1.100/24" in text, block.name
         for link in lab.spec.links:
-            for host, device, side in ((link.board, link.board_interface, "board"), (link.peer, link.peer_interface, "peer")):
+            for host, device, side in (
+                (link.board, link.board_interface, "board"),
+                (link.peer, link.peer_interface, "peer"),
+            ):
                 address = lab.spec.link_address(link, side)
                 written = (
                     text.replace("enp3s0", device)
@@ -222,12 +224,79 @@ def test_the_pages_and_the_recipe_run_as_written_on_a_twin_of_the_example_lab(re
         runner.run_page(
             PAGES[0],
             after={
-                "cp pytest-pinet/examples/known_hosts.example lab/": lambda: _edit(repo, table, "lab/rpi-lab.yaml"),
+                "cp pytest-pinet/examples/known_hosts.example lab/": lambda: _edit(
+                    repo, table, "lab/rpi-lab.yaml"
+                ),
                 "cp -r pytest-pinet/examples/coordinated lab/": lambda: _edit(repo, table, "lab/coordinated"),
                 "pinet thresholds explain --context": lambda: _own_thresholds(repo),
             },
         )
-        print("\n".join(["ran:", *runner.ran, "skipped:", *runner.skipped]))
+        # The night after a cable went bad: the GitLab job's lines, as its YAML has them,
+        # through the places, with the variables a lab of places sets.
+        degraded = _run(
+            [str(repo / ".venv" / "bin" / "pinet"), "lab", "degrade", "--lab", LAB, "--percent", "5"], env=env
+        )
+        assert degraded.returncode == 0, degraded.stdout + degraded.stderr
+        night = _gitlab_night(repo, {**env, **table_env(table)})
+        run = _regressed_run(repo, env)
+        table["pinet accept RUN "] = f"pinet accept {run} "
+        runner.run_page(PAGES[1])
     finally:
         runner.stop_background()
-    assert runner.skipped == [b for b in runner.skipped if "ssh-copy-id" in b], runner.skipped
+    print("\n".join(["ran:", *runner.ran, "skipped:", *runner.skipped]))
+    assert [b for b in runner.skipped if "ssh-copy-id" not in b] == [], runner.skipped
+    assert "regression" in night, night[-3000:]
+    _assert_the_store(repo, run)
+
+
+def table_env(table: dict[str, str]) -> dict[str, str]:
+    """The job's variables of a lab whose boards are places (docs/nightly.md's table)."""
+    return {
+        "PINET_ENV": "lab/coordinated/places",
+        "PINET_COORDINATOR": table["lab-ctl:20408"],
+        "PINET_PLACE_TAGS": "pinet=nightly",
+    }
+
+
+def _gitlab_night(repo: Path, env: dict[str, str]) -> str:
+    """The nightly-network job's script and after_script lines, run as its YAML has them: the
+    night is red (exit 1, a regression), and its report is published all the same."""
+    job = yaml.safe_load((REPO / "examples" / "ci" / "gitlab-ci.yml").read_text(encoding="utf-8"))[
+        "nightly-network"
+    ]
+    said = []
+    for line, expected in [
+        *((line, 1) for line in job["script"]),
+        *((line, 0) for line in job["after_script"]),
+    ]:
+        done = subprocess.run(
+            ["/bin/sh", "-c", line], cwd=repo, env=env, capture_output=True, text=True, timeout=900
+        )
+        assert done.returncode == expected, (
+            f"{line}: exit {done.returncode}\n{done.stdout[-4000:]}\n{done.stderr[-2000:]}"
+        )
+        said.append(done.stdout)
+    return "\n".join(said)
+
+
+def _regressed_run(repo: Path, env: dict[str, str]) -> str:
+    """The run the regressions started in, as `pinet regressions --json` gives it."""
+    done = _run([str(repo / ".venv" / "bin" / "pinet"), "regressions", "--json"], env=env)
+    assert done.returncode in (0, 1), done.stdout + done.stderr
+    found = json.loads(done.stdout)["regressions"]
+    runs = {entry["since_run"] for entry in found}
+    assert len(runs) == 1, found
+    return runs.pop()
+
+
+def _assert_the_store(repo: Path, run: str) -> None:
+    from pytest_pinet.record.store import ResultsStore
+
+    store = ResultsStore(f"sqlite:///{repo}/store.sqlite")
+    try:
+        assert len(store.allure_history("rpi-bench-1")) >= 2  # the published report drew on the nights before
+        accepted = [a for a in store.acceptances() if a.run_id == run]
+        assert accepted, "the page's accept left no acceptance"
+    finally:
+        store.close()
+    assert (repo / "public" / "index.html").exists()
