@@ -12,7 +12,8 @@ A page marks each fenced block by its info string:
   install; the rehearsal installs them its own way (a hook per kind);
 - anything else (```` ```yaml ````, a bare ```` ``` ````): text to read, never run.
 
-The blocks share one shell's state: each runs in ``bash -e`` after the exports and the
+A command whose comment says ``exits N`` (``pinet regressions``: 1 while any is pending)
+passes with that status too.  The blocks share one shell's state: each runs in ``bash -e`` after the exports and the
 directory the previous one left, as a terminal keeps them.  The page's addresses, users and
 paths are replaced by the rehearsal's map first (docs/rehearsal.md).  A block that fails
 stops the run with the page, the line of the failing command and its output.
@@ -29,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 FENCE = re.compile(r"^```([^\n`]*)\n(.*?)^```$", re.S | re.M)
+EXITS = re.compile(r"^(?P<command>[^#\n]*?\S)(?P<comment>\s+#[^\n]*\bexits (?P<code>\d+)\b[^\n]*)$", re.M)
 APT_LINE = re.compile(r"^\s*apt-get install\s+([^#\n]+)", re.M)
 
 
@@ -109,14 +111,18 @@ class DocRunner:
         missing = [
             name
             for name in names
-            if "install ok installed" not in subprocess.run(
+            if "install ok installed"
+            not in subprocess.run(
                 ["dpkg-query", "-W", "-f", "${Status}", name], capture_output=True, text=True, check=False
             ).stdout
         ]
         if missing:
-            raise DocFailure(f"{block.name}: not installed here: {', '.join(missing)} (scripts/setup.sh --tests)")
+            raise DocFailure(
+                f"{block.name}: not installed here: {', '.join(missing)} (scripts/setup.sh --tests)"
+            )
 
     def _shell(self, block: Block, text: str) -> None:
+        text = EXITS.sub(lambda m: f"{m['command']} || [ $? -eq {m['code']} ]{m['comment']}", text)
         state = self.cwd / ".doc-runner-env"
         where = self.cwd / ".doc-runner-cwd"
         here = where.read_text(encoding="utf-8").strip() if where.exists() else str(self.cwd)
