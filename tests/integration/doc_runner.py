@@ -73,6 +73,8 @@ class DocRunner:
     substitute: Callable[[str], str]
     on_host: Callable[[Block, str], None] | None = None  # for ```sh on-each-host
     installs: dict[str, Callable[[Block, str], None]] = field(default_factory=dict)
+    # Environment a block holding the key's text runs with, beside ``env``.
+    env_for: dict[str, dict[str, str]] = field(default_factory=dict)
     ran: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     background: list[int] = field(default_factory=list)
@@ -137,10 +139,13 @@ class DocRunner:
         number = len(self.ran) + len(self.skipped)
         out_file, err_file = self.cwd / f".doc-runner-{number}.out", self.cwd / f".doc-runner-{number}.err"
         with out_file.open("w") as out_handle, err_file.open("w") as err_handle:
+            extra = {
+                k: v for marker, env in self.env_for.items() if marker in block.text for k, v in env.items()
+            }
             process = subprocess.Popen(
                 ["bash", "-e", "-c", script],
                 cwd=here,
-                env=self.env,
+                env={**self.env, **extra},
                 stdout=out_handle,
                 stderr=err_handle,
                 text=True,

@@ -12,11 +12,9 @@ check. The Jenkinsfile's steps are the same commands, which the test checks line
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -24,7 +22,6 @@ from typing import Any
 import pytest
 import yaml
 
-from pytest_pinet.polling import wait_until
 from pytest_pinet.record.store import ResultsStore
 
 from ..lab_example import keyed_example
@@ -257,96 +254,3 @@ def test_the_github_workflow_runs_the_same_steps_on_a_self_hosted_runner(set_up)
     assert (root / "pinet-lab-key").stat().st_mode & 0o077 == 0  # written for this user alone
     assert (root / "public" / "index.html").exists() and (root / "results" / "junit.xml").exists()
     assert workflow["jobs"]["pages"]["needs"] == "nightly-network"
-
-
-def test_a_night_through_the_coordinators_places_reserves_each_place_and_gives_it_back(set_up, tmp_path):
-    """``pinet-ci.sh nightly DIR`` on the lab's own install: two places offered through a real
-    labgrid coordinator and exporter by the commands docs/places-and-faults.md gives, each
-    worker reserving one by its tags, measuring on it and releasing it."""
-    if os.geteuid() != 0:
-        pytest.skip("the places are virtual labs: network namespaces need root")
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        pytest.skip("builds places pinet1 and pinet2, which this xdist run's own workers use")
-    root = set_up
-    _fresh_night(root)
-    bin_dir = root / ".venv" / "bin"
-    state = tmp_path / "state"
-    address = f"127.0.0.1:{_free_port()}"
-    env = {
-        **_night_env(root, _gitlab()),
-        "PINET_STATE_DIR": str(state),
-        "PINET_COORDINATOR": address,
-        "PINET_PLACE_TAGS": "pinet=virtual",
-        "PYTEST_ADDOPTS": "--pinet-remeasure 0 --pinet-duration 5",
-    }
-    env.pop("PINET_SUITE")  # the suite pytest-pinet ships, as a lab's night runs it
-    daemons: list[subprocess.Popen[bytes]] = []
-    try:
-        assert _run(f"{bin_dir}/pinet lab up --places 2 --board netns", root, env).returncode == 0
-        (tmp_path / "coordinator").mkdir()
-        daemons.append(
-            subprocess.Popen(
-                [str(bin_dir / "labgrid-coordinator"), "-l", address], cwd=tmp_path / "coordinator"
-            )
-        )
-        wait_until(lambda: _listening(address), timeout=30, pace=0.2)
-        exported = _run(
-            f"{bin_dir}/pinet lab export --places 2 --out lab/coordinated --coordinator {address}", root, env
-        )
-        assert exported.returncode == 0, exported.stdout + exported.stderr
-        exporter = [
-            str(bin_dir / "labgrid-exporter"),
-            "-c",
-            address,
-            "-n",
-            "pinet",
-            "--hostname",
-            "127.0.0.1",
-        ]
-        daemons.append(subprocess.Popen([*exporter, str(root / "lab" / "coordinated" / "exporter.yaml")]))
-        night = _run(
-            'sh ci/pinet-ci.sh nightly lab/coordinated/places -k "test_tcp_half_duplex_goodput and stock"',
-            root,
-            env,
-        )
-        assert night.returncode == 0, f"{night.stdout[-4000:]}\n{night.stderr[-2000:]}"
-        assert night.stdout.count("valid lab") == 2  # each place file checked before the night
-        assert "pinet: measured 2 of 2 planned tests" in night.stdout and "report: " in night.stdout
-        facts = [
-            json.loads(line)
-            for path in (root / "results").glob("2*/facts.jsonl")
-            for line in path.read_text(encoding="utf-8").splitlines()
-        ]
-        taken = [f for f in facts if f["kind"] == "place" and f["event"] == "taken"]
-        assert sorted(f["worker"] for f in taken) == ["gw0", "gw1"], taken  # a place per worker
-        assert sorted(f["place"] for f in taken) == ["pinet1", "pinet2"], taken
-        assert all(f["source"] == "coordinator" and f["token"] for f in taken)  # reserved, acquired
-        released = [f for f in facts if f["kind"] == "place" and f["event"] == "released"]
-        assert len(released) == 2, released
-        measured = [
-            json.loads(line)
-            for path in (root / "results").glob("2*/measurements.jsonl")
-            for line in path.read_text(encoding="utf-8").splitlines()
-        ]
-        labs = {m["context"]["lab"] for m in measured}
-        assert labs and labs <= {"pinet1", "pinet2"}, labs  # measured on the places it held
-        client = f"{bin_dir}/labgrid-client -x {address}"
-        held = _run(f"{client} who", root, env).stdout + _run(f"{client} reservations", root, env).stdout
-        assert "pinet1" not in held and "pinet2" not in held, held  # every place given back
-    finally:
-        for daemon in reversed(daemons):
-            daemon.terminate()
-            daemon.wait(timeout=30)
-        _run(f"{bin_dir}/pinet lab down --all", root, env)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _listening(address: str) -> bool:
-    host, port = address.split(":")
-    with socket.socket() as s:
-        return s.connect_ex((host, int(port))) == 0

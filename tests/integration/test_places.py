@@ -244,9 +244,8 @@ def _coordinated(coordinator: Coordinator, results: Path, *extra: str) -> subpro
     )
 
 
-# Two workers reserving two places, measuring and giving both back: the CI recipe's night
-# through a coordinator does that on the lab's own install
-# (test_ci_recipes.py::test_a_night_through_the_coordinators_places_...).
+# Two workers reserving two places, measuring and giving both back: the rehearsal's night
+# through a coordinator does that on the lab's own install (test_rehearsal.py).
 
 
 def test_a_killed_worker_s_place_is_released_by_the_controller(coordinator, tmp_path):
