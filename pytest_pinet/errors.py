@@ -14,12 +14,13 @@ SOURCE_DOCS = Path(__file__).resolve().parents[1] / "docs"  # a clone's, or an u
 
 def doc(name: str) -> str:
     """Where the user reads more, as a path they have: the docs beside the package in a clone
-    or an unpacked sdist, else where the installed wheel's user finds them (the sdist carries
-    docs/; the wheel carries only the package)."""
+    or an unpacked sdist, else where the installed wheel's user finds them: pytest-pinet is on
+    no package index, so a lab's wheel was built from a clone of its repository, whose docs/
+    it is (docs/nightly.md, "Getting the package")."""
     here = SOURCE_DOCS / name
     if here.is_file():
         return str(here)
-    return f"docs/{name} of the pytest-pinet sdist (pip download --no-binary :all: --no-deps pytest-pinet)"
+    return f"docs/{name} in the pytest-pinet repository the lab's wheel was built from"
 
 
 class PinetError(Exception):

@@ -128,24 +128,26 @@ class DocRunner:
         state = self.cwd / ".doc-runner-env"
         where = self.cwd / ".doc-runner-cwd"
         here = where.read_text(encoding="utf-8").strip() if where.exists() else str(self.cwd)
+        # After the shell's state, what this block alone runs with (on the same line, so the
+        # preamble stays three lines long).
+        extra = {k: v for marker, env in self.env_for.items() if marker in block.text for k, v in env.items()}
+        exports = "".join(f"; export {k}={_q(v)}" for k, v in extra.items())
+        restore = "".join(f"export {k}={_q(self.env.get(k, ''))}; " for k in extra)
         script = (
             f"trap 'echo \"doc-runner: failed at line $LINENO\" >&2' ERR\n"
             f"cd {_q(here)}\n"
-            f"[ -f {_q(str(state))} ] && . {_q(str(state))}\n"
+            f"[ -f {_q(str(state))} ] && . {_q(str(state))}{exports}\n"
             f"{text}\n"
-            f"export -p > {_q(str(state))}; pwd > {_q(str(where))}\n"
+            f"{restore}export -p > {_q(str(state))}; pwd > {_q(str(where))}\n"
         )
         # Files, not pipes: a service a block starts with ``&`` keeps its output open.
         number = len(self.ran) + len(self.skipped)
         out_file, err_file = self.cwd / f".doc-runner-{number}.out", self.cwd / f".doc-runner-{number}.err"
         with out_file.open("w") as out_handle, err_file.open("w") as err_handle:
-            extra = {
-                k: v for marker, env in self.env_for.items() if marker in block.text for k, v in env.items()
-            }
             process = subprocess.Popen(
                 ["bash", "-e", "-c", script],
                 cwd=here,
-                env={**self.env, **extra},
+                env=self.env,
                 stdout=out_handle,
                 stderr=err_handle,
                 text=True,
