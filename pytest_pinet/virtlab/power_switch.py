@@ -248,7 +248,7 @@ def serve(config_path: Path) -> None:
     config = json.loads(config_path.read_text(encoding="utf-8"))
     switch = Switch(config)
     # The boards' UARTs (a twin of a lab with several boards has one each; a PDU none).
-    wires = config["uarts"] if "uarts" in config else [config]
+    wires = config.get("uarts", [config])
     for wire in wires:
         uart = Uart(Path(wire["tty_link"]), Path(wire["uart_socket"]))
         threading.Thread(target=uart.pump, daemon=True).start()

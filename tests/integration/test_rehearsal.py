@@ -190,8 +190,8 @@ def _install_networkd(lab: twin.Twin) -> Any:
                 folder = lab.networkd_dir(host)
                 folder.mkdir(parents=True, exist_ok=True)
                 (folder / f"10-pinet-{device}.network").write_text(written, encoding="utf-8")
-        for host in lab.spec.hosts:
-            twin.apply_networkd(lab, host.name)
+        for each in lab.spec.hosts:
+            twin.apply_networkd(lab, each.name)
 
     return install
 
@@ -367,7 +367,7 @@ def _regressed_run(repo: Path, env: dict[str, str]) -> str:
     done = _run([str(repo / ".venv" / "bin" / "pinet"), "regressions", "--json"], env=env)
     assert done.returncode in (0, 1), done.stdout + done.stderr
     found = json.loads(done.stdout)["regressions"]
-    runs = {entry["since_run"] for entry in found}
+    runs = {str(entry["since_run"]) for entry in found}
     assert len(runs) == 1, found
     return runs.pop()
 
