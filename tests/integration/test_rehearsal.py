@@ -29,6 +29,7 @@ from typing import Any
 import pytest
 import yaml
 
+from pytest_pinet.polling import wait_until
 from pytest_pinet.virtlab import twin, virtual_lab
 
 from .doc_runner import Block, DocRunner
@@ -252,6 +253,8 @@ def test_the_pages_and_the_recipe_run_as_written_on_a_twin_of_the_example_lab(re
         runner.run_page(PAGES[1])
     finally:
         runner.stop_background()
+    wait_until(lambda: not _left_running(repo), timeout=20, pace=0.5)
+    assert not _left_running(repo), _left_running(repo)  # the page's services ended with the rehearsal
     print("\n".join(["ran:", *runner.ran, "skipped:", *runner.skipped]))
     assert [b for b in runner.skipped if "ssh-copy-id" not in b] == [], runner.skipped
     assert "regression" in night, night[-3000:]
@@ -330,6 +333,22 @@ def _assert_the_firewall_needs_its_iperf3_line(lab: twin.Twin, page: Path) -> No
         server.kill()
         server.wait()
     assert client.returncode != 0 and "unable to connect" in client.stdout + client.stderr, client
+
+
+def _left_running(repo: Path) -> list[str]:
+    """Processes still running from the lab's repository (its venv's coordinator, exporter)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            state = (entry / "stat").read_text().split(") ", 1)[1][0]
+        except OSError:
+            continue
+        if str(repo) in cmdline and state != "Z":
+            found.append(f"{entry.name}: {cmdline[:200]}")
+    return found
 
 
 def table_env(table: dict[str, str]) -> dict[str, str]:
