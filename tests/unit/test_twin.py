@@ -1,0 +1,84 @@
+"""The twin of an env file, planned from the file itself: no namespaces, no root."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_pinet.errors import PinetError
+from pytest_pinet.virtlab import twin, virtual_lab
+from pytest_pinet.virtlab.topology import HostSpec, LabSpec
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "rpi-lab.yaml"
+
+
+def test_the_plan_keeps_the_files_hosts_cables_and_last_octets(tmp_path):
+    spec = twin.plan(EXAMPLE, "pinet45", tmp_path)
+    assert [(h.name, h.role, h.mgmt) for h in spec.hosts] == [
+        ("pi4", "board", "10.203.45.41"),
+        ("pi5", "board", "10.203.45.51"),
+        ("pc-lan", "peer", "10.203.45.11"),
+        ("pc-inet", "peer", "10.203.45.12"),
+    ]
+    first = spec.links[0]
+    assert (first.board_interface, first.peer, first.peer_interface) == ("eth0", "pc-lan", "enp3s0")
+    assert spec.link_address(first, "board") == "10.10.1.1"
+    assert spec.link_address(first, "peer") == "10.10.1.100"
+    assert spec.mgmt_address("pc-inet") == "10.203.45.12"
+    assert spec.links_provisioned  # the lab's provisioning addresses the links, not ``up``
+    assert [r.name for r in spec.routes] == ["pi4-router"] and [d.host for d in spec.disks] == ["pi4"]
+
+
+def test_a_long_host_name_gets_a_short_management_interface():
+    spec = LabSpec(name="pinet45", hosts=(HostSpec("pi4", "board"), HostSpec("pc-inet", "peer")))
+    assert spec.mgmt_veth("pi4") == "pinet45-m-pi4"
+    assert spec.mgmt_veth("pc-inet") == "pinet45-m1"  # "pinet45-m-pc-inet" is 17 > 15 characters
+    assert all(len(spec.mgmt_veth(h.name)) <= 15 for h in spec.hosts)
+
+
+def test_the_map_changes_what_differs_and_nothing_else(tmp_path, monkeypatch):
+    spec = twin.plan(EXAMPLE, "pinet45", tmp_path)
+    image = spec.disk_image(spec.disks[0])
+    monkeypatch.setattr(virtual_lab, "loop_devices", lambda under: [("/dev/loop7", str(image))])
+    lab = twin.Twin(spec, EXAMPLE)
+    table = twin.substitutions(lab)
+    assert table["192.168.10."] == "10.203.45."
+    assert table["/dev/sda"] == "/dev/loop7"
+    assert table["username: lab"] == f"username: {twin.TWIN_USER}"
+    assert table["adapter: rtl8153"] == table["adapter: ax88179"] == "adapter: emulated-usb"
+    text = EXAMPLE.read_text(encoding="utf-8")
+    changed = twin.substitute(text, table)
+    assert "192.168.10." not in changed and "http://10.203.45.2/api/poe/{index}/{value}" in changed
+    # The structure is the file's: the same lines, each the same or substituted.
+    assert len(changed.splitlines()) == len(text.splitlines())
+    assert "name: pi4-rtl8153" in changed  # a cable's name is not its adapter
+
+
+def test_substitute_takes_the_longer_key_first():
+    table = {"a": "x", "a/b": "y"}
+    assert twin.substitute("a/b a", table) == "y x"
+
+
+def test_the_files_power_devices_and_console_lines():
+    assert twin._power_ports(EXAMPLE) == {
+        "192.168.10.2": {"model": "simplerest", "ports": {"3": "pi4", "5": "pi5"}},
+        "192.168.10.3": {"model": "gude24", "ports": {"1": "pc-lan", "2": "pc-inet"}},
+    }
+    assert twin._consoles(EXAMPLE) == {"192.168.10.5": [("pi4", 4001), ("pi5", 4002)]}
+
+
+def test_a_networkd_file_is_read_as_systemd_does():
+    text = "# a comment\n[Match]\nName=enp3s0\n\n[Link]\nMTUBytes=1500\n[Network]\nAddress=10.10.1.100/24\nAddress=fd00::1/64\n"
+    sections = twin.read_networkd(text)
+    assert sections["Match"]["Name"] == ["enp3s0"]
+    assert sections["Network"]["Address"] == ["10.10.1.100/24", "fd00::1/64"]
+    with pytest.raises(PinetError, match="cannot read"):
+        twin.read_networkd("Name=enp3s0\n")
+
+
+def test_a_file_without_a_pinet_section_is_no_lab_to_twin(tmp_path):
+    bare = tmp_path / "env.yaml"
+    bare.write_text("targets: {}\n", encoding="utf-8")
+    with pytest.raises(PinetError, match="no pinet: section"):
+        twin.plan(bare, "pinet45", tmp_path)
