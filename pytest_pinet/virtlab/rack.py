@@ -94,7 +94,7 @@ def up(spec: LabSpec, coordinator: str, ip: Any) -> Path:
         return env_file(spec)  # up already (``pinet lab up`` is idempotent)
     folder = rack_dir(spec)
     folder.mkdir(mode=0o700, exist_ok=True)
-    _plumb(spec, ip)
+    plumb(spec, ip)
     _start_switch(spec)
     _start_ser2net(spec)
     (folder / "exporter.yaml").write_text(yaml.safe_dump(exporter_config(spec), sort_keys=False))
@@ -110,7 +110,9 @@ def up(spec: LabSpec, coordinator: str, ip: Any) -> Path:
     return env_file(spec)
 
 
-def _plumb(spec: LabSpec, ip: Any) -> None:
+def plumb(spec: LabSpec, ip: Any, addresses: list[str] | None = None) -> None:
+    """The rack's namespace on the lab's management network, at ``addresses`` (a twin's rack
+    answers at each address its env file gives a power device or console server)."""
     ns = netns(spec)
     ip("netns", "add", ns)
     ip("link", "set", "lo", "up", netns=ns)
@@ -118,7 +120,8 @@ def _plumb(spec: LabSpec, ip: Any) -> None:
     ip("link", "add", veth, "type", "veth", "peer", "name", "mgmt0", "netns", ns)
     ip("link", "set", veth, "master", spec.bridge)
     ip("link", "set", veth, "up")
-    ip("addr", "add", f"{address(spec)}/24", "dev", "mgmt0", netns=ns)
+    for each in addresses or [address(spec)]:
+        ip("addr", "add", f"{each}/24", "dev", "mgmt0", netns=ns)
     ip("link", "set", "mgmt0", "up", netns=ns)
 
 

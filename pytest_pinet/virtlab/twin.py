@@ -38,7 +38,7 @@ import yaml
 
 from ..errors import PinetError
 from ..polling import wait_until
-from . import envfile, sshd, system, virtual_lab
+from . import envfile, rack, sshd, system, virtual_lab
 from .topology import DiskSpec, HostSpec, LabSpec, LinkSpec, RouteSpec
 
 # The management network the twin puts the file's last octets on: 10.203.N.0/24, as every
@@ -46,7 +46,7 @@ from .topology import DiskSpec, HostSpec, LabSpec, LinkSpec, RouteSpec
 MGMT = re.compile(r"^(\d+\.\d+\.\d+)\.(\d+)$")
 # The page's ordinary login user on the peers becomes this user of this machine.
 TWIN_USER = "pinet-lab"
-RACK = "rack"
+RACK = rack.RACK
 DISK_MIB = 256
 
 
@@ -267,18 +267,8 @@ def _rack(twin: Twin) -> None:
     """The rack's namespace on the management network: the file's power devices and console
     servers at their (twin) addresses."""
     spec = twin.spec
-    ns = spec.netns(RACK)
-    ip = virtual_lab.run_ip
-    ip("netns", "add", ns)
-    ip("link", "set", "lo", "up", netns=ns)
-    veth = spec.mgmt_veth(RACK)
-    ip("link", "add", veth, "type", "veth", "peer", "name", "mgmt0", "netns", ns)
-    ip("link", "set", veth, "master", spec.bridge)
-    ip("link", "set", veth, "up")
     addresses = set(_power_ports(twin.source)) | set(_consoles(twin.source))
-    for address in sorted(addresses):
-        ip("addr", "add", f"{_twin_address(spec, twin.source, address)}/24", "dev", "mgmt0", netns=ns)
-    ip("link", "set", "mgmt0", "up", netns=ns)
+    rack.plumb(spec, virtual_lab.run_ip, [_twin_address(spec, twin.source, a) for a in sorted(addresses)])
     boards = [h.name for h in spec.hosts if h.role == "board"]
     for number, (address, device) in enumerate(sorted(_power_ports(twin.source).items())):
         _start_switch(twin, number, _twin_address(spec, twin.source, address), device, boards)
