@@ -232,8 +232,12 @@ def up(source: Path, name: str, state_root: Path) -> Twin:
         twin.root_home.mkdir(mode=0o700, exist_ok=True)
         _own_logins(twin)
         _rack(twin)
+        # The plan ``down`` and the power ports read again: a copy that lives as long as the
+        # twin, so a lab file moved or edited meanwhile cannot strand it.
+        kept = twin.folder / "twinned.yaml"
+        kept.write_text(twin.source.read_text(encoding="utf-8"), encoding="utf-8")
         built = json.loads((spec.state_dir / "lab.json").read_text(encoding="utf-8"))
-        built["twin"] = str(twin.source)
+        built["twin"] = str(kept)
         (spec.state_dir / "lab.json").write_text(json.dumps(built), encoding="utf-8")
     except BaseException:
         virtual_lab.down(spec)

@@ -22,6 +22,7 @@ import re
 import shutil
 import socket
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,8 @@ pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[2]
 PAGES = (REPO / "docs" / "hardware-lab.md", REPO / "docs" / "nightly.md")
+EXAMPLE = REPO / "examples" / "rpi-lab.yaml"
+PINET = [sys.executable, "-m", "pytest_pinet.cli"]
 LAB = "pinet45"
 SUDOERS = Path("/etc/sudoers.d/pinet-rehearsal")
 # What the rehearsal's nights measure: the suite's half-duplex goodput in its stock profile,
@@ -90,14 +93,19 @@ def rehearsal(root_required, tmp_path) -> Iterator[tuple[twin.Twin, Path, dict[s
         if shutil.which(tool) is None:
             pytest.fail(f"{tool} is not installed: scripts/setup.sh --tests installs it")
     state = tmp_path / "state"
-    spec = twin.plan(REPO / "examples" / "rpi-lab.yaml", LAB, state)
+    spec = twin.plan(EXAMPLE, LAB, state)
     virtual_lab.down(spec)
     _run(["userdel", "-r", twin.TWIN_USER])
     home, repo = tmp_path / "home", tmp_path / "lab-repo"
     home.mkdir()
     repo.mkdir()
     try:
-        lab = twin.up(REPO / "examples" / "rpi-lab.yaml", LAB, state)
+        # The twin as a lab engineer builds one of their own file (docs/rehearsal.md).
+        built = _run([*PINET, "lab", "up", "--lab", LAB, "--state-root", str(state), "--twin", str(EXAMPLE)])
+        assert built.returncode == 0, built.stdout + built.stderr
+        assert "192.168.10.  ->  10.203.45." in built.stdout, built.stdout
+        lab = twin.of(LAB, state)
+        assert lab is not None
         assert _run(["useradd", "-m", "--shell", "/bin/sh", twin.TWIN_USER]).returncode == 0
         assert _run(["usermod", "-p", "*", twin.TWIN_USER]).returncode == 0  # no password, not locked
         path = os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep) if str(REPO) not in p)
@@ -116,7 +124,8 @@ def rehearsal(root_required, tmp_path) -> Iterator[tuple[twin.Twin, Path, dict[s
         yield lab, repo, env
     finally:
         SUDOERS.unlink(missing_ok=True)
-        virtual_lab.down(spec)
+        down = _run([*PINET, "lab", "down", "--lab", LAB, "--state-root", str(state)])
+        assert down.returncode == 0 and not virtual_lab.namespaces(f"{LAB}-"), down.stdout + down.stderr
         _run(["userdel", "-r", twin.TWIN_USER])
 
 

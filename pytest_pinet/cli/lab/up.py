@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
 from typing import Any
 
 from ...errors import PinetError
-from ...virtlab import lab_status, virtual_lab
+from ...virtlab import lab_status, twin, virtual_lab
 from ...virtlab.names import ACCELERATORS, BOARD_KINDS, DEFAULT_IMAGE
 from ...virtlab.qemu_image import RECIPES
 from ...virtlab.topology import QEMU_BOARD, LabSpec
@@ -57,12 +58,21 @@ def register(lab_sub: Any) -> None:
         help="QEMU board: power switch, console server (ser2net) and labgrid exporter, as a hardware lab's",
     )
     up.add_argument("--coordinator", default="", help="HOST:PORT the rack's exporter publishes to (--rack)")
+    up.add_argument(
+        "--twin",
+        default="",
+        metavar="ENV",
+        help="instead: a twin of a hardware lab's env file (its hosts, cables, power devices and "
+        "consoles, docs/rehearsal.md), to rehearse its pages' steps on this machine",
+    )
     up.set_defaults(func=cmd_lab_up)
 
 
 def cmd_lab_up(args: argparse.Namespace) -> int:
     if args.places:
         return _places_up(args)
+    if args.twin:
+        return _twin_up(args)
     spec = spec_of(args)
     started = time.monotonic()
     env_file = virtual_lab.up(spec, replace=args.replace)
@@ -109,4 +119,17 @@ def _rack_up(spec: LabSpec, coordinator: str) -> int:
         f"use it: pytest --pinet-coordinator {coordinator} --pinet-place-tags {rack.TAGS[0]} "
         f"--pinet-lab {env_file.parent}"
     )
+    return 0
+
+
+def _twin_up(args: argparse.Namespace) -> int:
+    """The twin of ``--twin ENV``, and the map from that file to it."""
+    state_root = Path(args.state_root) if args.state_root else LabSpec(name=args.lab).state_root
+    started = time.monotonic()
+    built = twin.up(Path(args.twin), args.lab, state_root)
+    print(f"twin {args.lab} of {built.source} up in {time.monotonic() - started:.1f} s")
+    print("its env is that file with these changes (docs/rehearsal.md):")
+    for old, new in sorted(twin.substitutions(built).items()):
+        print(f"  {old}  ->  {new}")
+    print(f"root's ~/.ssh on its hosts: {built.root_home}/.ssh; pinet lab down --lab {args.lab} removes it")
     return 0
