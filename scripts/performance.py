@@ -36,7 +36,7 @@ WHAT = {
     "main-job-uncached": ("the main job with the QEMU images built inside it", 16.0),
     "test-command": ("the test command (README's second command, what CI runs)", 27.0),
     "ci": ("CI's run of the test command on its own machine", 27.0),
-    "unit-tier-one-core": ("pytest -m unit on one core, nothing but the venv", 1.0),
+    "unit-tier-one-core": ("pytest tests/unit on one core, nothing but the venv", 1.0),
 }
 # The history benchmark (pinet bench --history-only): a store of 10 labs x 365 nights, each
 # command in its own process; budgets of issue 49 (2 s an answer, 1 s a night).

@@ -4,10 +4,11 @@ The GitLab job's lines are taken from the YAML and run in a scratch copy of a la
 repository (ci/pinet-ci.sh, lab/rpi-lab.yaml). ``setup`` runs as written: the wheel built
 from this checkout, named with the extras a night needs as the docs tell a lab to name it,
 goes into a fresh venv with its dependencies from the package index, and the Allure 3 CLI
-into .allure from npm (nothing is linked from this checkout). Then two nights of a small
-stand-in suite (fake measurements of lab "bench", no hardware), each building the report
-with the lab's Allure history from the store, then the publish step and the Pages job's
-check. The Jenkinsfile's steps are the same commands, which the test checks line by line.
+into .allure from npm (nothing is linked from this checkout). A night of a small stand-in
+suite (fake measurements of lab "bench", no hardware) without the Allure CLI, and the GitHub
+workflow's steps, run in that repository. The GitLab job's nights on a lab, with its key and
+its pages, are the rehearsal's (test_rehearsal.py). The Jenkinsfile's steps are the same
+commands, which the test checks line by line.
 """
 
 from __future__ import annotations
@@ -21,8 +22,6 @@ from typing import Any
 
 import pytest
 import yaml
-
-from pytest_pinet.record.store import ResultsStore
 
 from ..lab_example import keyed_example
 
@@ -128,48 +127,6 @@ def _night_env(root: Path, recipe: dict[str, Any]) -> dict[str, str]:
         "EXPECTED_KEY": listed.stdout.split()[1],
         "PYTEST_ADDOPTS": "--pinet-thresholds thresholds.yaml --pinet-remeasure 0",
     }
-
-
-def test_the_gitlab_recipe_measures_builds_the_report_with_its_history_and_publishes_it(set_up):
-    recipe = _gitlab()
-    job = recipe["nightly-network"]
-    assert job["before_script"] == ["sh ci/pinet-ci.sh setup"]  # run as written by ``set_up``
-    root = set_up
-    _fresh_night(root)
-    env = _night_env(root, recipe)
-    for night in (1, 2):
-        said = []
-        for line in job["script"] + job["after_script"]:
-            done = _run(line, root, env)
-            assert done.returncode == 0, (
-                f"night {night}: {line}\n{done.stdout[-3000:]}\n{done.stderr[-2000:]}"
-            )
-            said.append(done.stdout)
-        assert "valid lab 'rpi-bench-1'" in said[0]  # the env was checked before the night
-        agent = re.search(
-            r"pinet-ci: the lab's key is in this night's ssh-agent \(pid (\d+), SHA256:", said[0]
-        )
-        assert agent is not None, said[0][:2000]
-        status = Path(f"/proc/{agent.group(1)}/status")
-        assert not status.exists() or "State:\tZ" in status.read_text()  # the agent ended with the night
-        assert "pinet: measured 4 of 4 planned tests" in said[0] and "report: " in said[0]
-        assert "report published in public/" in said[1]
-    # Both nights' history is the lab's, in the store: the second report drew on the first.
-    store = ResultsStore(env["PINET_DB"])
-    try:
-        assert len(store.allure_history("bench")) == 2
-    finally:
-        store.close()
-    assert (root / "results" / "junit.xml").exists()  # the job's junit report
-    artifacts = job["artifacts"]
-    assert artifacts["when"] == "always" and "public/" in artifacts["paths"]
-    pages = recipe["pages"]
-    assert pages["needs"] == [{"job": "nightly-network", "artifacts": True}]
-    assert pages["artifacts"]["paths"] == ["public/"] and pages["rules"][0]["when"] == "always"
-    for line in pages["script"]:
-        assert _run(line, root, env).returncode == 0
-    index = (root / "public" / "index.html").read_text(encoding="utf-8")
-    assert "googletagmanager" not in index  # the pages call nobody
 
 
 def test_a_night_whose_report_cannot_be_built_fails_visibly(set_up, tmp_path):

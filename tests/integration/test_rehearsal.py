@@ -44,10 +44,10 @@ PINET = [sys.executable, "-m", "pytest_pinet.cli"]
 LAB = "pinet45"
 SUDOERS = Path("/etc/sudoers.d/pinet-rehearsal")
 # What the rehearsal's nights measure: the suite's half-duplex goodput in its stock profile,
-# both directions on each board (4 tests), in 4 s runs (docs/rehearsal.md: its one addition).
+# both directions on each board (4 tests), in 3 s runs (docs/rehearsal.md: its one addition).
 # A band of at least 2 %: the twin's veths on a shared CI machine wander by half a percent,
 # the shipped floor of the band; the degraded night is 5 % slower.
-SETTINGS = "--pinet-duration 4 --pinet-remeasure 0 --pinet-baseline-band 2"
+SETTINGS = "--pinet-duration 3 --pinet-remeasure 0 --pinet-baseline-band 2"
 SELECTION = f"-k 'test_tcp_half_duplex_goodput and stock' {SETTINGS}"
 # The first whole run by hand also routes through pi4 and sends UDP from both boards: the
 # peers' ports behind the page's firewall (iperf3's, irtt's, the discard port) and their
@@ -372,16 +372,19 @@ def table_env(table: dict[str, str]) -> dict[str, str]:
 
 
 def _gitlab_night(repo: Path, env: dict[str, str]) -> str:
-    """The nightly-network job's script and after_script lines, run as its YAML has them: the
-    night is red (exit 1, a regression), and its report is published all the same."""
-    job = yaml.safe_load((REPO / "examples" / "ci" / "gitlab-ci.yml").read_text(encoding="utf-8"))[
-        "nightly-network"
-    ]
+    """The nightly-network job's script and after_script lines, run as its YAML has them, with
+    the lab's key as a CI File variable (a copy others may read): the night is red (exit 1, a
+    regression), its key was in an agent of its own that ended with it, and its report is
+    published all the same; then the pages job's lines."""
+    recipe = yaml.safe_load((REPO / "examples" / "ci" / "gitlab-ci.yml").read_text(encoding="utf-8"))
+    job = recipe["nightly-network"]
+    key = repo / "ci-file-variable-PINET_SSH_KEY"
+    shutil.copy(Path(env["HOME"]) / ".ssh" / "pinet-lab", key)
+    key.chmod(0o644)
+    env = {**env, "PINET_SSH_KEY": str(key)}
     said = []
-    for line, expected in [
-        *((line, 1) for line in job["script"]),
-        *((line, 0) for line in job["after_script"]),
-    ]:
+    lines = [*((line, 1) for line in job["script"]), *((line, 0) for line in job["after_script"])]
+    for line, expected in [*lines, *((line, 0) for line in recipe["pages"]["script"])]:
         done = subprocess.run(
             ["/bin/sh", "-c", line], cwd=repo, env=env, capture_output=True, text=True, timeout=900
         )
@@ -389,6 +392,19 @@ def _gitlab_night(repo: Path, env: dict[str, str]) -> str:
             f"{line}: exit {done.returncode}\n{done.stdout[-4000:]}\n{done.stderr[-2000:]}"
         )
         said.append(done.stdout)
+    agent = re.search(r"pinet-ci: the lab's key is in this night's ssh-agent \(pid (\d+), SHA256:", said[0])
+    assert agent is not None, said[0][:2000]
+    status = Path(f"/proc/{agent.group(1)}/status")
+    assert not status.exists() or "State:\tZ" in status.read_text()  # the agent ended with the night
+    assert "report published in public/" in said[1]
+    assert (repo / "results" / "junit.xml").exists()  # the job's junit report
+    assert job["artifacts"]["when"] == "always" and "public/" in job["artifacts"]["paths"]
+    pages = recipe["pages"]
+    assert pages["needs"] == [{"job": "nightly-network", "artifacts": True}]
+    assert pages["artifacts"]["paths"] == ["public/"] and pages["rules"][0]["when"] == "always"
+    assert "googletagmanager" not in (repo / "public" / "index.html").read_text(
+        encoding="utf-8"
+    )  # calls nobody
     return "\n".join(said)
 
 

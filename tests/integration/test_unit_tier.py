@@ -1,4 +1,8 @@
-"""The unit tier is what it says: ``pytest -m unit`` passes with nothing but the venv.
+"""The unit tier is what it says: ``pytest tests/unit`` passes with nothing but the venv.
+
+The test command runs the unit tests here, once (pyproject's ``testpaths`` leaves
+``tests/unit`` out of its own collection): as an ordinary user from the sdist, in two
+processes, rather than a second time in the test command's own process.
 
 Taken as a contributor takes it: the sdist unpacked (what a distribution or a lab builds and
 tests from), a fresh venv holding the wheel and its dependencies, run as an ordinary user
@@ -78,7 +82,10 @@ def contributor(built, root_required) -> Iterator[dict[str, Path]]:
     tools only, all readable (and the sdist writable) by the ordinary user ``nobody``."""
     for needed in (SITE, Path(_interpreter())):
         if not _everyone_can_reach(needed):
-            pytest.skip(f"an ordinary user cannot reach {needed} (a directory on the way is not o+x)")
+            # The tier still runs, as this user from the checkout: the test command runs the
+            # unit tests here alone (pyproject's testpaths), so a skip would drop them all.
+            yield {"unreachable": needed}
+            return
     root = Path(tempfile.mkdtemp(prefix="pinet-unit-tier-"))
     try:
         root.chmod(0o755)
@@ -122,6 +129,31 @@ def contributor(built, root_required) -> Iterator[dict[str, Path]]:
 
 
 def test_the_unit_tier_passes_with_nothing_but_the_venv_as_an_ordinary_user(contributor):
+    if "unreachable" in contributor:
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "tests/unit",
+                "-m",
+                "unit",
+                "-n",
+                "2",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+            ],
+            cwd=Path(__file__).resolve().parents[2],
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+        tail = (done.stdout + done.stderr)[-6000:]
+        assert done.returncode == 0, tail
+        pytest.xfail(
+            f"ran as this user from the checkout: an ordinary user cannot reach {contributor['unreachable']}"
+        )
     tools = contributor["tools"]
     present = [name for name in ABSENT if shutil.which(name, path=str(tools))]
     assert not present, f"the tier's PATH must not have {present}"
