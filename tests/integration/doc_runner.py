@@ -25,6 +25,7 @@ import os
 import re
 import signal
 import subprocess
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -154,6 +155,7 @@ class DocRunner:
                 start_new_session=True,  # what it leaves in the background goes with the rehearsal
             )
         self.background.append(process.pid)
+        started = time.monotonic()
         try:
             process.wait(timeout=self.timeout)
         except subprocess.TimeoutExpired:
@@ -164,7 +166,8 @@ class DocRunner:
             raise DocFailure(f"{block.name}: still running after {self.timeout:.0f} s\n{out[-3000:]}")
         log = self.cwd / "doc-runner.log"
         with log.open("a", encoding="utf-8") as handle:
-            handle.write(f"=== {block.name}\n{text}\n--- stdout\n{out}\n--- stderr\n{err}\n")
+            took = time.monotonic() - started
+            handle.write(f"=== {block.name} ({took:.1f} s)\n{text}\n--- stdout\n{out}\n--- stderr\n{err}\n")
         if process.returncode != 0:
             failed = re.findall(r"doc-runner: failed at line (\d+)", err)
             line = block.line + int(failed[-1]) - 4 if failed else block.line  # 3 lines of preamble

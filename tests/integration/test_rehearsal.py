@@ -117,7 +117,12 @@ def rehearsal(root_required, tmp_path) -> Iterator[tuple[twin.Twin, Path, dict[s
             for k, v in os.environ.items()
             if not k.startswith(("VIRTUAL_ENV", "PYTHONPATH", "SSH_AUTH", "LG_", "PINET_", "PYTEST_"))
         }
+        # The runner's own caches, as a CI runner keeps them from night to night; its home is
+        # the rehearsal's (its ~/.ssh is the page's).
+        real_home = Path(os.environ.get("HOME", "/root"))
         env.update(
+            PIP_CACHE_DIR=os.environ.get("PIP_CACHE_DIR", str(real_home / ".cache" / "pip")),
+            npm_config_cache=os.environ.get("npm_config_cache", str(real_home / ".npm")),
             HOME=str(home),
             PATH=path,
             PINET_DB=f"sqlite:///{repo}/store.sqlite",
