@@ -43,6 +43,16 @@ setup() {
   [ "$major" -ge 20 ] || die "Node.js $(node --version) is too old for the Allure 3 CLI: 20 or later"
   command -v npm >/dev/null 2>&1 || die "npm is missing (it comes with Node.js; apt-get install npm)"
   command -v python3 >/dev/null 2>&1 || die "python3 is missing"
+  # A spec that names its extras without lab is known wrong before anything is installed.
+  case "$PINET_SPEC" in
+  *\[*\])
+    extras=${PINET_SPEC##*[}
+    case ",${extras%]}," in
+    *,lab,*) ;;
+    *) die "$PINET_SPEC has no lab extra (labgrid, allure-pytest): a night cannot reach the lab; name it with [lab,postgres,charts]" ;;
+    esac
+    ;;
+  esac
   python3 -m venv .venv || die "python3 cannot make a venv (apt-get install python3-venv)"
   .venv/bin/python -m pip install -q --upgrade pip
   .venv/bin/python -m pip install -q "$PINET_SPEC"

@@ -166,6 +166,7 @@ def test_setup_with_the_package_spec_that_lacks_the_lab_extra_stops_at_once(buil
     assert (
         "has no lab extra (labgrid, allure-pytest)" in done.stderr and "[lab,postgres,charts]" in done.stderr
     )
+    assert not (root / ".venv").exists()  # known from the spec, before anything was installed
 
 
 def test_the_jenkinsfile_runs_the_same_steps_and_publishes_the_same_report():
