@@ -45,23 +45,28 @@ def test_a_stale_option_in_a_block_fails_naming_the_page_and_its_line(tmp_path):
         _runner(tmp_path).run_block(block)
 
 
-def test_blocks_share_one_shells_exports_and_directory(tmp_path):
+def _ran_page(tmp_path: Path, text: str) -> DocRunner:
+    """A page of ``text`` in ``tmp_path``, run through; the runner, for what it ran and skipped."""
     page = tmp_path / "page.md"
-    page.write_text(
-        '```sh\nexport GREETING=hello\nmkdir -p sub && cd sub\n```\n\n```sh\ntest "$GREETING" = hello && test "$(basename "$PWD")" = sub\n```\n',
-        encoding="utf-8",
-    )
+    page.write_text(text, encoding="utf-8")
     runner = _runner(tmp_path)
     runner.run_page(page)
+    return runner
+
+
+def test_blocks_share_one_shells_exports_and_directory(tmp_path):
+    runner = _ran_page(
+        tmp_path,
+        "```sh\nexport GREETING=hello\nmkdir -p sub && cd sub\n```\n\n"
+        '```sh\ntest "$GREETING" = hello && test "$(basename "$PWD")" = sub\n```\n',
+    )
     assert len(runner.ran) == 2
 
 
 def test_a_hardware_block_is_skipped_by_name_and_exits_n_is_a_pass(tmp_path):
-    page = tmp_path / "page.md"
-    page.write_text(
-        "```sh hardware\nflash-the-card /dev/sdz\n```\n\n```sh\nsh -c 'exit 1'     # exits 1 while any is pending\n```\n",
-        encoding="utf-8",
+    runner = _ran_page(
+        tmp_path,
+        "```sh hardware\nflash-the-card /dev/sdz\n```\n\n"
+        "```sh\nsh -c 'exit 1'     # exits 1 while any is pending\n```\n",
     )
-    runner = _runner(tmp_path)
-    runner.run_page(page)
     assert runner.skipped == ["page.md:2: flash-the-card /dev/sdz"] and len(runner.ran) == 1
