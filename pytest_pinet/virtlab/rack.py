@@ -90,7 +90,7 @@ def up(spec: LabSpec, coordinator: str, ip: Any) -> Path:
     if not coordinator:
         raise PinetError("the virtual rack publishes through a coordinator: give --coordinator HOST:PORT")
     system.require_tools(("ser2net",))
-    if env_file(spec).exists() and _listening(spec, CONSOLE_PORT):
+    if env_file(spec).exists() and listening(spec, CONSOLE_PORT):
         return env_file(spec)  # up already (``pinet lab up`` is idempotent)
     folder = rack_dir(spec)
     folder.mkdir(mode=0o700, exist_ok=True)
@@ -175,8 +175,8 @@ def _start_switch(spec: LabSpec) -> None:
     }
     (folder / "switch.json").write_text(json.dumps(config, indent=1), encoding="utf-8")
     argv = [sys.executable, "-m", "pytest_pinet.virtlab.power_switch", str(folder / "switch.json")]
-    _spawn(spec, argv, folder / "switch.out")
-    _wait(
+    spawn(spec, argv, folder / "switch.out")
+    wait(
         lambda: (folder / "switch.pid").exists() and (folder / "console-tty").exists(), 30, "the power switch"
     )
 
@@ -187,7 +187,7 @@ def _argv(command: str) -> list[str]:
     return shlex.split(command)
 
 
-def _spawn(spec: LabSpec, argv: list[str], log: Path) -> None:
+def spawn(spec: LabSpec, argv: list[str], log: Path, cwd: Path | None = None) -> None:
     """Start ``argv`` in the rack's namespace, detached (down kills it with the namespace)."""
     ip = system.find_tool("ip")
     with log.open("ab") as out:
@@ -197,7 +197,7 @@ def _spawn(spec: LabSpec, argv: list[str], log: Path) -> None:
             stdout=out,
             stderr=out,
             start_new_session=True,
-            cwd=rack_dir(spec),
+            cwd=cwd or rack_dir(spec),
         )
 
 
@@ -226,8 +226,8 @@ def _start_ser2net(spec: LabSpec) -> None:
         "-P",
         str(folder / "ser2net.pid"),
     ]
-    _spawn(spec, argv, folder / "ser2net.log")
-    _wait(lambda: _listening(spec, CONSOLE_PORT), 15, "ser2net to listen")
+    spawn(spec, argv, folder / "ser2net.log")
+    wait(lambda: listening(spec, CONSOLE_PORT), 15, "ser2net to listen")
 
 
 def restart_ser2net(spec: LabSpec) -> None:
@@ -236,13 +236,15 @@ def restart_ser2net(spec: LabSpec) -> None:
     if pid:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
-        _wait(lambda: not _listening(spec, CONSOLE_PORT), 10, "ser2net to stop")
+        wait(lambda: not listening(spec, CONSOLE_PORT), 10, "ser2net to stop")
     _start_ser2net(spec)
 
 
-def _listening(spec: LabSpec, port: int) -> bool:
+def listening(spec: LabSpec, port: int, at: str = "") -> bool:
+    """Whether something in the rack's namespace listens on TCP ``port`` of ``at`` (default:
+    the rack's address)."""
     done = system.run(["ss", "-Hltn", f"sport = :{port}"], netns=netns(spec), check=False)
-    return f"{address(spec)}:{port}" in done.stdout
+    return f"{at or address(spec)}:{port}" in done.stdout
 
 
 def exporter_config(spec: LabSpec) -> dict[str, Any]:
@@ -394,8 +396,10 @@ def _read_pid(path: Path) -> int:
         return 0
 
 
-def _wait(condition: Callable[[], bool], timeout: float, what: str) -> None:
+def wait(condition: Callable[[], bool], timeout: float, what: str) -> None:
+    """Until ``condition`` holds; a lab error naming ``what`` after ``timeout`` seconds."""
+
     def timed_out() -> PinetError:
-        return PinetError(f"pinet lab up --rack: timed out after {timeout:.0f} s waiting for {what}")
+        return PinetError(f"pinet lab up: timed out after {timeout:.0f} s waiting for {what}")
 
     wait_until(condition, timeout=timeout, pace=0.1, on_timeout=timed_out)

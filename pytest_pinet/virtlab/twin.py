@@ -27,9 +27,9 @@ from __future__ import annotations
 import json
 import re
 import shlex
-import subprocess
 import sys
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -37,7 +37,6 @@ from urllib.parse import urlsplit
 import yaml
 
 from ..errors import PinetError
-from ..polling import wait_until
 from . import envfile, rack, sshd, system, virtual_lab
 from .topology import DiskSpec, HostSpec, LabSpec, LinkSpec, RouteSpec
 
@@ -48,6 +47,7 @@ MGMT = re.compile(r"^(\d+\.\d+\.\d+)\.(\d+)$")
 TWIN_USER = "pinet-lab"
 RACK = rack.RACK
 DISK_MIB = 256
+WAIT_S = 30  # for a power device, a UART or a console server to come up
 
 
 @dataclass(frozen=True)
@@ -308,19 +308,18 @@ def _start_switch(twin: Twin, number: int, address: str, device: dict[str, Any],
     }
     path = folder / f"power-{number}.json"
     path.write_text(json.dumps(config, indent=1), encoding="utf-8")
-    _spawn(
-        twin,
-        [sys.executable, "-m", "pytest_pinet.virtlab.power_switch", str(path)],
-        folder / f"power-{number}.out",
+    argv = [sys.executable, "-m", "pytest_pinet.virtlab.power_switch", str(path)]
+    rack.spawn(twin.spec, argv, folder / f"power-{number}.out", cwd=folder)
+    rack.wait(
+        (folder / f"power-{number}.pid").exists, WAIT_S, f"the {device['model']} power device at {address}"
     )
-    _wait((folder / f"power-{number}.pid").exists, f"the {device['model']} power device at {address}")
 
 
 def _start_console_server(twin: Twin, address: str, lines: list[tuple[str, int]]) -> None:
     folder = twin.folder
     text = "%YAML 1.1\n---\n"
     for board, port in lines:
-        _wait(lambda b=board: (folder / f"{b}.tty").exists(), f"{board}'s UART")
+        rack.wait((folder / f"{board}.tty").exists, WAIT_S, f"{board}'s UART")
         text += (
             f"connection: &{board}\n"
             f"  accepter: telnet(rfc2217),tcp,{address},{port}\n"
@@ -330,36 +329,11 @@ def _start_console_server(twin: Twin, address: str, lines: list[tuple[str, int]]
         )
     config = folder / f"ser2net-{address}.yaml"
     config.write_text(text, encoding="utf-8")
-    _spawn(twin, [system.find_tool("ser2net"), "-n", "-c", str(config)], folder / f"ser2net-{address}.log")
+    argv = [system.find_tool("ser2net"), "-n", "-c", str(config)]
+    rack.spawn(twin.spec, argv, folder / f"ser2net-{address}.log", cwd=folder)
     for _, port in lines:
-        _wait(lambda p=port: _listening(twin, address, p), f"the console server on {address}:{port}")
-
-
-def _spawn(twin: Twin, argv: list[str], log: Path) -> None:
-    """Start ``argv`` in the rack's namespace, detached (down kills it with the namespace)."""
-    with log.open("ab") as out:
-        subprocess.Popen(
-            [system.find_tool("ip"), "netns", "exec", twin.spec.netns(RACK), *argv],
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=out,
-            start_new_session=True,
-            cwd=twin.folder,
-        )
-
-
-def _listening(twin: Twin, address: str, port: int) -> bool:
-    done = system.run(["ss", "-Hltn", f"sport = :{port}"], netns=twin.spec.netns(RACK), check=False)
-    return f"{address}:{port}" in done.stdout
-
-
-def _wait(condition: Any, what: str) -> None:
-    wait_until(
-        condition,
-        timeout=30,
-        pace=0.1,
-        on_timeout=lambda: PinetError(f"twin: {what} did not come up within 30 s"),
-    )
+        serving = partial(rack.listening, twin.spec, port, address)
+        rack.wait(serving, WAIT_S, f"the console server on {address}:{port}")
 
 
 NETWORKD = re.compile(r"^\[(\w+)\]\s*$")
