@@ -26,10 +26,11 @@ from typing import Any
 
 from ..judge.baseline import BaselinePolicy
 from ..judge.detection import NIGHTS_HORIZON, POWER, cannot_catch, detection_power, night_precision_for
-from ..judge.standing import Night, judge_night, standing_of
+from ..judge.spread_prior import SpreadPrior
+from ..judge.standing import Night, judge_night
 from ..traffic.adaptive import SettleRule
 from ..virtlab.jitter import NoiseModel
-from .noise import RATE, model_of
+from .noise import RATE, board_prior, model_of, walk_together
 
 DETECT_PCT = 1.0
 SECONDS_SPREAD_PCT = 1.0  # per second: a run of 16 s knows its mean to 0.5 %
@@ -39,7 +40,14 @@ DEFAULT_PRECISION = 0.5  # --pinet-adaptive-precision's default
 HISTORY = 10
 
 
-def _adaptive_night(model: NoiseModel, n: int, level: float, rule: SettleRule, rng: random.Random) -> Night:
+def _adaptive_night(
+    model: NoiseModel,
+    n: int,
+    level: float,
+    rule: SettleRule,
+    rng: random.Random,
+    prior: SpreadPrior | None = None,
+) -> Night:
     """One run that stops once ``rule`` says its seconds settled (or at the maximum)."""
     luck = model.level(rng)
     rates: list[float] = []
@@ -47,19 +55,21 @@ def _adaptive_night(model: NoiseModel, n: int, level: float, rule: SettleRule, r
         rates.append(level * luck * model.second(rng))
         if rule.settled(rates):
             break
-    return Night(f"n{n}", float(n), statistics.fmean(rates), tuple(rates))
+    return Night(f"n{n}", float(n), statistics.fmean(rates), tuple(rates), prior=prior)
 
 
 def _seconds_case(trials: int, rule: SettleRule, rng: random.Random) -> dict[str, float]:
     model = model_of(SECONDS_SPREAD_PCT, "seconds")
     alarms = caught = 0
-    lengths: list[int] = []
-    for _ in range(trials):
-        history = [_adaptive_night(model, n, RATE, rule, rng) for n in range(HISTORY)]
-        lengths += [len(night.samples) for night in history]
-        standing = standing_of("simulated", history)
-        alarms += judge_night(standing, _adaptive_night(model, HISTORY, RATE, rule, rng)).regression
-        low = _adaptive_night(model, HISTORY, RATE * (1 - DETECT_PCT / 100), rule, rng)
+    policy = BaselinePolicy()
+    standings = walk_together(
+        trials, HISTORY, lambda n, prior: _adaptive_night(model, n, RATE, rule, rng, prior), policy
+    )
+    lengths = [len(night.samples) for standing in standings for night in standing.accepted]
+    prior = board_prior(standings, policy)
+    for standing in standings:
+        alarms += judge_night(standing, _adaptive_night(model, HISTORY, RATE, rule, rng, prior)).regression
+        low = _adaptive_night(model, HISTORY, RATE * (1 - DETECT_PCT / 100), rule, rng, prior)
         caught += judge_night(standing, low).regression
     return {
         "precision_pct": rule.precision_pct,
@@ -82,15 +92,19 @@ def _runs_case(trials: int, rng: random.Random) -> dict[str, Any]:
     histories = max(1, trials // 10)
     blind = 0
     pairs: list[tuple[int, int]] = []  # (predicted, reached), a month and one for "not within"
-    for _ in range(histories):
-        history = [_adaptive_night(model, n, RATE, rule, rng) for n in range(HISTORY)]
-        standing = standing_of("simulated", history)
-        power = detection_power(standing.accepted, BaselinePolicy())
+    policy = BaselinePolicy()
+    # The histories are contexts of one board: walked together, each night with their prior.
+    standings = walk_together(
+        histories, HISTORY, lambda n, prior: _adaptive_night(model, n, RATE, rule, rng, prior), policy
+    )
+    prior = board_prior(standings, policy)
+    for standing in standings:
+        power = detection_power(standing.accepted, policy)
         if power is None or cannot_catch(power, DETECT_PCT) is None:
             continue
         blind += 1
         predicted = power.nights_to_red.get(f"{DETECT_PCT:g}")
-        reached = _nights_for_power([_red_on(standing, model, rule, rng) for _ in range(FUTURES)])
+        reached = _nights_for_power([_red_on(standing, model, rule, rng, prior) for _ in range(FUTURES)])
         month = NIGHTS_HORIZON + 1  # "not within a month" counts as the month after
         pairs.append((month if predicted is None else predicted, month if reached is None else reached))
     within = sum(1 for p, r in pairs if abs(p - r) <= 1)
@@ -104,10 +118,12 @@ def _runs_case(trials: int, rng: random.Random) -> dict[str, Any]:
     }
 
 
-def _red_on(standing: Any, model: NoiseModel, rule: SettleRule, rng: random.Random) -> int | None:
+def _red_on(
+    standing: Any, model: NoiseModel, rule: SettleRule, rng: random.Random, prior: SpreadPrior | None
+) -> int | None:
     """The night a persisting drop of :data:`DETECT_PCT` turns red, or None within a month."""
     for night in range(1, NIGHTS_HORIZON + 1):
-        low = _adaptive_night(model, HISTORY + night, RATE * (1 - DETECT_PCT / 100), rule, rng)
+        low = _adaptive_night(model, HISTORY + night, RATE * (1 - DETECT_PCT / 100), rule, rng, prior)
         verdict = judge_night(standing, low)
         if verdict.regression:
             return night

@@ -19,6 +19,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .spread_prior import SpreadPrior, moderated
 from .stats import prediction_band
 
 
@@ -33,30 +34,53 @@ class BaselinePolicy:
     min_band_percent: float = 0.5  # ... but at least this share of the baseline
 
 
-# A clean night of one context is called a regression at most this often: on a clean night
-# of 200 contexts, one false regression on average. The band spends half of it (a clean run
-# falls below the band once in 400), the standing rule's step tests the other half
-# (judge/pooled_step.py).
-NIGHT_FALSE_ALARMS = 0.005
-BAND_CONFIDENCE = 1.0 - NIGHT_FALSE_ALARMS / 2.0
+# The false regressions a clean night of a whole lab may start, on average, whatever its size:
+# the night's contexts share this budget (:func:`night_budget`), so a lab of 400 contexts holds
+# each to half of what one of 200 does. The few that last into a second night (a context whose
+# next night is still low by chance) bring what a clean night shows to under one on average
+# (``pinet bench --noise-only``: 0.44 % of 200 contexts' clean nights, 2026-11-29).
+FALSE_PER_NIGHT = 0.8
+# A clean night of one context is called a regression at most this often: a lab of up to 200
+# contexts. The band spends BAND_SHARE of it, the standing rule's step tests the rest
+# (judge/pooled_step.py): a drop of three nights is the step tests' to see (pooled, three
+# nights say more than one), and they need the larger share.
+NIGHT_FALSE_ALARMS = 0.004
+BAND_SHARE = 0.4
+BAND_CONFIDENCE = 1.0 - NIGHT_FALSE_ALARMS * BAND_SHARE
 # A step needs two accepted nights before it and two nights since: with fewer than three
 # accepted nights none can be tried, and the band spends the whole budget. (Two nights that
 # agree closely still catch a 3 % drop of a steady link; at half the budget t(1) doubles.)
 FEWEST_FOR_STEPS = 3
 
 
-def band_confidence(count: int) -> float:
+def night_budget(prior: SpreadPrior | None) -> float:
+    """One context's share of its night's false-alarm budget: :data:`NIGHT_FALSE_ALARMS`, or
+    :data:`FALSE_PER_NIGHT` over the contexts the night judges (``prior.family``) when more."""
+    if prior is None or prior.family <= 0:
+        return NIGHT_FALSE_ALARMS
+    return min(NIGHT_FALSE_ALARMS, FALSE_PER_NIGHT / prior.family)
+
+
+def band_confidence(count: int, budget: float = NIGHT_FALSE_ALARMS) -> float:
     """The band's one-sided confidence with ``count`` accepted nights: its share of the
-    night's false-alarm budget (all of it while no step test can run)."""
-    return BAND_CONFIDENCE if count >= FEWEST_FOR_STEPS else 1.0 - NIGHT_FALSE_ALARMS
+    night's false-alarm ``budget`` (all of it while no step test can run)."""
+    return 1.0 - budget * BAND_SHARE if count >= FEWEST_FOR_STEPS else 1.0 - budget
 
 
-def spread_band(spread: float, count: int, factor: float | None) -> float:
-    """How far below the baseline one more run may fall by noise alone."""
+def spread_band(
+    spread: float,
+    count: int,
+    factor: float | None,
+    degrees: int | None = None,
+    budget: float = NIGHT_FALSE_ALARMS,
+) -> float:
+    """How far below the baseline one more run may fall by noise alone; ``degrees``: the
+    spread's, when a prior adds to its ``count`` nights' own; ``budget``: the context's share
+    of its night's false alarms."""
     if factor is not None:
         return factor * spread
     # One earlier result: its noise is unknown, only the floor applies (the band is 0).
-    return prediction_band(spread, count, band_confidence(count))
+    return prediction_band(spread, count, band_confidence(count, budget), degrees=degrees)
 
 
 @dataclass(frozen=True)
@@ -86,22 +110,31 @@ class BaselineVerdict:
 
 
 def judge_baseline(
-    value: float, history: Sequence[float], policy: BaselinePolicy | None = None, margin: float = 0.0
+    value: float,
+    history: Sequence[float],
+    policy: BaselinePolicy | None = None,
+    margin: float = 0.0,
+    prior: SpreadPrior | None = None,
+    budget: float = NIGHT_FALSE_ALARMS,
 ) -> BaselineVerdict:
     """Compare ``value`` with the last ``policy.window`` values of ``history`` (oldest first).
 
     ``margin`` is the value's own uncertainty (a p99 of a hundred probes: :mod:`.tail`): the
     band is at least that wide.  A long history's spread already holds the nights' sampling
     noise; a short one whose few figures happened to agree does not (three p99s within
-    0.2 ms, then a night with two late replies of a hundred)."""
+    0.2 ms, then a night with two late replies of a hundred).
+
+    ``prior``: the spread the context's group shares (:mod:`.spread_prior`, already checked to
+    explain this context's own): the band's spread is the two, each by its worth. ``budget``:
+    the context's share of its night's false alarms (:func:`night_budget`)."""
     policy = policy or BaselinePolicy()
     recent = list(history)[-policy.window :]
     if len(recent) < policy.min_history:
         return BaselineVerdict("no-baseline", value, None, None, len(recent))
     baseline = statistics.median(recent)
-    spread = statistics.stdev(recent) if len(recent) > 1 else 0.0
+    spread, degrees = _spread(recent, baseline, prior if policy.spread_factor is None else None)
     band = max(
-        spread_band(spread, len(recent), policy.spread_factor),
+        spread_band(spread, len(recent), policy.spread_factor, degrees, budget),
         # abs: a lower-is-better figure is judged mirrored (judge.latency), its baseline negative
         policy.min_band_percent / 100.0 * abs(baseline),
         margin,
@@ -113,3 +146,12 @@ def judge_baseline(
     else:
         status = "within"
     return BaselineVerdict(status, value, baseline, band, len(recent))
+
+
+def _spread(recent: Sequence[float], level: float, prior: SpreadPrior | None) -> tuple[float, int | None]:
+    """The band's spread and its degrees of freedom (None: the ``recent`` nights' own count)."""
+    own = statistics.variance(recent) if len(recent) > 1 else 0.0
+    if prior is None:
+        return own**0.5, None
+    variance, degrees = moderated(prior, own * (len(recent) - 1), len(recent) - 1, level)
+    return variance**0.5, int(degrees)

@@ -30,8 +30,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 
-from .baseline import BaselinePolicy, band_confidence, spread_band
+from .baseline import NIGHT_FALSE_ALARMS, BaselinePolicy, band_confidence, night_budget, spread_band
 from .pooled_step import critical_t, longest_step
+from .spread_prior import SpreadPrior, applies, moderated
 from .standing import HORIZON_NIGHTS, Night
 from .stats import t_one_sided
 
@@ -52,6 +53,8 @@ class DetectionPower:
     one_night_pct: float  # the smallest drop one night flags (90 % of nights), % of the level
     nights_to_red: dict[str, int | None]  # drop (% text) -> nights until red; None: not within a month
     floor_margin_pct: float | None = None  # how far the level is above its floor, %; None: no floor
+    prior_worth: float = 0.0  # the degrees of freedom the group's spread adds (.spread_prior)
+    budget: float = NIGHT_FALSE_ALARMS  # the context's share of its night's false alarms
 
     @property
     def blind(self) -> bool:
@@ -88,10 +91,15 @@ class _Noise:
     spread: float  # the standard deviation of their figures
     margin: float  # the newest night's own uncertainty
     history: int  # every accepted night kept: the step test's spread reads them all
+    worth: float = 0.0  # the degrees of freedom the group's prior adds to the nights' own
+    budget: float = NIGHT_FALSE_ALARMS  # the context's share of its night's false alarms
 
     @classmethod
-    def of(cls, accepted: Sequence[Night], policy: BaselinePolicy) -> _Noise | None:
-        """None without the nights a baseline needs, or at a level of 0: nothing is judged."""
+    def of(
+        cls, accepted: Sequence[Night], policy: BaselinePolicy, prior: SpreadPrior | None
+    ) -> _Noise | None:
+        """None without the nights a baseline needs, or at a level of 0: nothing is judged.
+        ``prior``: the group's spread (:mod:`.spread_prior`), pooled in as the verdict does."""
         recent = list(accepted)[-policy.window :]
         if len(recent) < policy.min_history:
             return None
@@ -99,14 +107,19 @@ class _Noise:
         level = statistics.median(values)
         if level == 0:
             return None
-        spread = statistics.stdev(values) if len(values) > 1 else 0.0
-        return cls(len(values), level, spread, recent[-1].margin, len(accepted))
+        own = statistics.variance(values) if len(values) > 1 else 0.0
+        variance, degrees = moderated(applies(prior, values), own * (len(values) - 1), len(values) - 1, level)
+        worth = degrees - (len(values) - 1)
+        budget = night_budget(prior)
+        return cls(len(values), level, math.sqrt(variance), recent[-1].margin, len(accepted), worth, budget)
 
     def nights_to_red(self, drop_pct: float, policy: BaselinePolicy) -> int | None:
         """:func:`nights_to_red` for a drop of ``drop_pct`` % of the level."""
         scale = abs(self.level)
         drop = drop_pct / 100.0 * scale
-        return nights_to_red(drop, self.spread, self.count, policy, scale, self.margin, self.history)
+        return nights_to_red(
+            drop, self.spread, self.count, policy, scale, self.margin, self.history, self.worth, self.budget
+        )
 
 
 def detection_power(
@@ -114,13 +127,14 @@ def detection_power(
 ) -> DetectionPower | None:
     """The detection power of a context whose accepted nights are ``accepted`` (oldest first)
     under ``policy``; ``floor``: its threshold in the figure's unit (goodput's), if any.
-    None without the nights a baseline needs: nothing is judged against it yet."""
+    None without the nights a baseline needs: nothing is judged against it yet. The group's
+    prior is the newest night's: the one the next night is likeliest to be judged with."""
     policy = policy or BaselinePolicy()
-    noise = _Noise.of(accepted, policy)
+    noise = _Noise.of(accepted, policy, accepted[-1].prior if accepted else None)
     if noise is None:
         return None
     scale = abs(noise.level)
-    band = _band(noise.spread, noise.count, policy, scale, noise.margin)
+    band = _band(noise.spread, noise.count, policy, scale, noise.margin, noise.worth, noise.budget)
     # This context's band is known (its accepted nights made it): a night's distance from it
     # is the night's own scatter and the accepted level's error, not the band's.
     scatter = _night_scatter(noise.spread, noise.count, 0.0)
@@ -135,13 +149,28 @@ def detection_power(
         one_night_pct=100.0 * (band + _Z_POWER * scatter) / scale,
         nights_to_red={text: noise.nights_to_red(d, policy) for text, d in asked.items()},
         floor_margin_pct=floor_margin,
+        prior_worth=noise.worth,
+        budget=noise.budget,
     )
 
 
-def _band(spread: float, count: int, policy: BaselinePolicy, scale: float, margin: float) -> float:
-    """The band one night is judged with (:func:`.baseline.judge_baseline`)."""
+def _band(
+    spread: float,
+    count: int,
+    policy: BaselinePolicy,
+    scale: float,
+    margin: float,
+    worth: float = 0.0,
+    budget: float = NIGHT_FALSE_ALARMS,
+) -> float:
+    """The band one night is judged with (:func:`.baseline.judge_baseline`); ``worth``: the
+    degrees of freedom a prior adds to the ``count`` nights' own; ``budget``: the context's
+    share of its night's false alarms."""
+    degrees = int(count - 1 + worth) if worth else None
     return max(
-        spread_band(spread, count, policy.spread_factor), policy.min_band_percent / 100.0 * scale, margin
+        spread_band(spread, count, policy.spread_factor, degrees, budget),
+        policy.min_band_percent / 100.0 * scale,
+        margin,
     )
 
 
@@ -156,7 +185,7 @@ _LEVEL_LUCK = ((0.0, 2.0 / 3.0), (math.sqrt(3.0), 1.0 / 6.0), (-math.sqrt(3.0), 
 _SPREAD_LUCK = (-0.967, 0.0, 0.967)
 
 
-def _spread_ratio(z: float, degrees: int) -> float:
+def _spread_ratio(z: float, degrees: float) -> float:
     """The ratio of a spread estimated with ``degrees`` degrees of freedom to the true one at
     the normal quantile ``z`` (Wilson-Hilferty)."""
     if degrees < 1:
@@ -175,6 +204,8 @@ def red_curve(
     nights: int,
     history: int | None = None,
     until: float = 1.0,
+    worth: float = 0.0,
+    budget: float = NIGHT_FALSE_ALARMS,
 ) -> list[float]:
     """P(a persisting drop of ``drop`` (the figure's unit) is red by night 1, 2, ... ``nights``
     after it began), on a context whose accepted nights spread by ``spread``: ``count`` of them
@@ -187,7 +218,8 @@ def red_curve(
     towards it. Given the true spread and level (:data:`_SPREAD_LUCK`, :data:`_LEVEL_LUCK`) the
     nights' bands count as independent, and the step tests, which share their nights, by the
     strongest so far. From the first night whose chance reaches ``until`` on, the curve holds
-    that night's figure (all a question of "how many nights" needs)."""
+    that night's figure (all a question of "how many nights" needs). ``worth``: the degrees of
+    freedom the group's prior adds to the spread's own (:mod:`.spread_prior`)."""
     history = max(history or count, count)
     floor = max(policy.min_band_percent / 100.0 * scale, margin)
     longest = longest_step(policy)
@@ -195,7 +227,7 @@ def red_curve(
         return [1.0 if drop > floor else 0.0] * nights
     truths = []
     for zs in _SPREAD_LUCK:
-        sigma = spread / _spread_ratio(zs, count - 1)
+        sigma = spread / _spread_ratio(zs, count - 1 + worth)
         for z, w in _LEVEL_LUCK:
             truths.append((w / len(_SPREAD_LUCK), sigma, z * sigma * math.sqrt(math.pi / (2.0 * count))))
     missed = [1.0] * len(truths)  # no night's band flagged it yet
@@ -204,8 +236,8 @@ def red_curve(
     for k in range(1, nights + 1):
         window = min(policy.window, count + k - 1)
         mixed = min(k - 1, window) / window  # the band's window: its share of drop nights
-        band = _band(spread, window, policy, scale, margin)
-        steps = _step_thresholds(k, count, history, policy, spread, floor, longest)
+        band = _band(spread, window, policy, scale, margin, worth, budget)
+        steps = _step_thresholds(k, count, history, policy, spread, floor, longest, worth, budget)
         for n, (_, sigma, error) in enumerate(truths):
             one = _NORMAL.cdf(((drop + error) * (1.0 - mixed) - band) / sigma)
             step = 0.0
@@ -225,7 +257,15 @@ def red_curve(
 
 
 def _step_thresholds(
-    k: int, count: int, history: int, policy: BaselinePolicy, spread: float, floor: float, longest: int
+    k: int,
+    count: int,
+    history: int,
+    policy: BaselinePolicy,
+    spread: float,
+    floor: float,
+    longest: int,
+    worth: float = 0.0,
+    budget: float = NIGHT_FALSE_ALARMS,
 ) -> list[tuple[int, int, float]]:
     """The step tests night ``k`` after a drop tries: (nights j, window before them, the shift
     the test needs), each from the accepted spread and the test's share of the budget."""
@@ -234,9 +274,9 @@ def _step_thresholds(
         before = min(policy.window, count + k - j)
         if k - j >= before:
             continue  # the window before these nights is drop nights only
-        degrees = min(history + k - j, HORIZON_NIGHTS) - 1 + (j - 1)
+        degrees = int(min(history + k - j, HORIZON_NIGHTS) - 1 + (j - 1) + worth)
         error = spread * math.sqrt(1.0 / before + 1.0 / j)
-        tests.append((j, before, max(critical_t(j, longest, degrees) * error, floor)))
+        tests.append((j, before, max(critical_t(j, longest, degrees, False, budget) * error, floor)))
     return tests
 
 
@@ -248,25 +288,45 @@ def nights_to_red(
     scale: float,
     margin: float = 0.0,
     history: int | None = None,
+    worth: float = 0.0,
+    budget: float = NIGHT_FALSE_ALARMS,
 ) -> int | None:
     """The nights after a persisting drop of ``drop`` until it is red in :data:`POWER` of
     cases; None when not within :data:`NIGHTS_HORIZON`."""
-    curve = red_curve(drop, spread, count, policy, scale, margin, NIGHTS_HORIZON, history, until=POWER)
+    curve = red_curve(
+        drop, spread, count, policy, scale, margin, NIGHTS_HORIZON, history, POWER, worth, budget
+    )
     return next((night for night, p in enumerate(curve, 1) if p >= POWER), None)
 
 
 def predicted_red(
-    accepted: Sequence[Night], drop_pct: float, nights: int, policy: BaselinePolicy | None = None
+    accepted: Sequence[Night],
+    drop_pct: float,
+    nights: int,
+    policy: BaselinePolicy | None = None,
+    prior: SpreadPrior | None = None,
 ) -> list[float]:
     """P(a persisting drop of ``drop_pct`` % is red by night 1, 2, ... ``nights``) on a context
-    whose accepted nights are ``accepted`` (all 0 without a baseline: nothing is judged)."""
+    whose accepted nights are ``accepted`` (all 0 without a baseline: nothing is judged), its
+    nights judged with ``prior``."""
     policy = policy or BaselinePolicy()
-    noise = _Noise.of(accepted, policy)
+    noise = _Noise.of(accepted, policy, prior)
     if noise is None:
         return [0.0] * nights
     scale = abs(noise.level)
     drop = drop_pct / 100.0 * scale
-    return red_curve(drop, noise.spread, noise.count, policy, scale, noise.margin, nights, noise.history)
+    return red_curve(
+        drop,
+        noise.spread,
+        noise.count,
+        policy,
+        scale,
+        noise.margin,
+        nights,
+        noise.history,
+        worth=noise.worth,
+        budget=noise.budget,
+    )
 
 
 # A run the settle rule stops as soon as its half-width reaches a target stops when its
@@ -310,8 +370,10 @@ def cannot_catch(
         return None
     policy = policy or BaselinePolicy()
     scale = abs(power.level)
+    spread = power.spread_pct / 100.0 * scale
+    drop = detect_pct / 100.0 * scale
     nights = nights_to_red(
-        detect_pct / 100.0 * scale, power.spread_pct / 100.0 * scale, power.nights, policy, scale
+        drop, spread, power.nights, policy, scale, 0.0, None, power.prior_worth, power.budget
     )
     needs = (
         f"a persisting {detect_pct:g} % drop is red after {nights} nights"

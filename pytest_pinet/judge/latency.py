@@ -21,7 +21,7 @@ A latency that was not measured is never judged: its verdict says so, with the r
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -210,7 +210,8 @@ def judge_latency(
     followed = latency.baseline_ms
     followed = p99 if followed is None else followed  # not taken: a probe series with a p99 has a p90
     if standing is not None:
-        night = judge_night(standing, mirrored_night(*tonight, followed, rtts), (), policy)
+        mirrored = replace(mirrored_night(*tonight, followed, rtts), prior=standing.tonight_prior)
+        night = judge_night(standing, mirrored, (), policy)
         base = unmirrored(night.baseline)
     else:
         base = baseline_lower_is_better(followed, history, policy, tail_margin(followed, rtts))

@@ -30,17 +30,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .baseline import NIGHT_FALSE_ALARMS, BaselinePolicy
+from .baseline import BAND_SHARE, NIGHT_FALSE_ALARMS, BaselinePolicy
+from .spread_prior import SpreadPrior, moderated
 from .stats import t_cdf, t_one_sided
 
 # The step tests' half of the budget: two and three nights share most of it (a drop within
 # three nights), every longer length up to a window an equal part of the rest (a slow slide).
 SHORT_STEP_NIGHTS = (2, 3)
-SHORT_SHARE = 0.8
+SHORT_SHARE = 0.9
 # A step up restarts the baseline at it (no accept needed), so a false one costs the context
 # its history: the nights since are a few lucky ones, and the next ordinary night looks like
 # a drop from them. Steps up are held to a tenth of the share of steps down.
-UP_SHARE = 0.1
+UP_SHARE = 0.02
 
 
 @dataclass(frozen=True)
@@ -55,10 +56,11 @@ class PooledStep:
     p_value: float  # one-sided, of the step's direction
 
 
-def step_alpha(nights: int, longest: int) -> float:
+def step_alpha(nights: int, longest: int, night_budget: float = NIGHT_FALSE_ALARMS) -> float:
     """The false-alarm share of the test over the last ``nights`` nights, when lengths up to
-    ``longest`` are tried: the step tests' half of :data:`NIGHT_FALSE_ALARMS`, per direction."""
-    budget = NIGHT_FALSE_ALARMS / 2.0
+    ``longest`` are tried: the step tests' share of the context's ``night_budget``, per
+    direction."""
+    budget = night_budget * (1.0 - BAND_SHARE)
     short = [n for n in SHORT_STEP_NIGHTS if n <= longest]
     longer = max(0, longest - max(SHORT_STEP_NIGHTS))
     share = SHORT_SHARE if longer else 1.0
@@ -68,9 +70,11 @@ def step_alpha(nights: int, longest: int) -> float:
 
 
 @lru_cache(maxsize=4096)
-def critical_t(nights: int, longest: int, degrees: int, up: bool = False) -> float:
+def critical_t(
+    nights: int, longest: int, degrees: int, up: bool = False, budget: float = NIGHT_FALSE_ALARMS
+) -> float:
     """The t a step over ``nights`` nights must pass: down, or ``up`` (:data:`UP_SHARE`)."""
-    return t_one_sided(1.0 - step_alpha(nights, longest) * (UP_SHARE if up else 1.0), degrees)
+    return t_one_sided(1.0 - step_alpha(nights, longest, budget) * (UP_SHARE if up else 1.0), degrees)
 
 
 def longest_step(policy: BaselinePolicy) -> int:
@@ -78,9 +82,16 @@ def longest_step(policy: BaselinePolicy) -> int:
     return max(policy.window, max(SHORT_STEP_NIGHTS))
 
 
-def pooled_step(values: Sequence[float], policy: BaselinePolicy, margin: float = 0.0) -> PooledStep | None:
+def pooled_step(
+    values: Sequence[float],
+    policy: BaselinePolicy,
+    margin: float = 0.0,
+    prior: SpreadPrior | None = None,
+    budget: float = NIGHT_FALSE_ALARMS,
+) -> PooledStep | None:
     """The most significant step at the end of ``values`` (accepted nights, oldest first, then
-    tonight) that passes its test and clears the floor; None when none does.
+    tonight) that passes its test and clears the floor; None when none does. ``prior``: the
+    spread the context's group shares (:mod:`.spread_prior`), pooled in by its worth.
 
     Prefix sums make each length O(1): a year's walk asks this for every night of every
     context."""
@@ -105,11 +116,11 @@ def pooled_step(values: Sequence[float], policy: BaselinePolicy, margin: float =
         if abs(shift) <= max(policy.min_band_percent / 100.0 * abs(before), margin):
             continue  # inside the band's floor: no regression whatever the test says
         n_spread, _, spread_ss = moments(0, start)
-        degrees = (n_spread - 1) + (j - 1)
-        spread = math.sqrt((spread_ss + after_ss) / degrees)
+        variance, worth = moderated(prior, spread_ss + after_ss, (n_spread - 1) + (j - 1), before)
+        degrees, spread = int(worth), math.sqrt(variance)
         error = spread * math.sqrt(1.0 / n_window + 1.0 / j)
         t = shift / error if error > 0 else math.copysign(math.inf, shift)
-        if abs(t) <= critical_t(j, longest, degrees, up=t > 0):
+        if abs(t) <= critical_t(j, longest, degrees, t > 0, budget):
             continue
         p = 1.0 - t_cdf(abs(t), degrees) if math.isfinite(t) else 0.0
         if best is None or p < best.p_value or (p == best.p_value and abs(t) > abs(best.t)):

@@ -30,10 +30,12 @@ import statistics
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 
-from .baseline import BaselinePolicy, BaselineVerdict, judge_baseline
+from .baseline import NIGHT_FALSE_ALARMS, BaselinePolicy, BaselineVerdict, judge_baseline, night_budget
 from .changepoints import ChangePoint, came_with_step
 from .pooled_step import pooled_step
+from .spread_prior import SpreadPrior, applies, moderated
 
 EVERY_CONTEXT = "*"  # an acceptance of a run in every context it regressed in
 # The accepted nights a standing keeps: the last this many. The baseline and the step test
@@ -63,6 +65,9 @@ class Night:
     samples: tuple[float, ...] = ()
     meta: Mapping[str, str] = field(default_factory=dict)
     margin: float = 0.0  # the figure's own uncertainty: its band is at least this (a p99: .tail)
+    # The spread the context's group shared when this night was judged (.spread_prior): kept
+    # with the night, so a walk judges it as it was judged.
+    prior: SpreadPrior | None = None
 
 
 @dataclass(frozen=True)
@@ -99,6 +104,9 @@ class Standing:
     # This context's standing acceptances: a slow slide through a run a person accepted is
     # the accepted level, also when tonight (judged with no acceptances of its own) finds it.
     accepts: tuple[Acceptance, ...] = ()
+    # The prior the next night is judged with, when the store fitted it for a run under way
+    # (record/store_priors.py): tonight's night carries it (``Night.prior``).
+    tonight_prior: SpreadPrior | None = None
 
     @property
     def history(self) -> list[float]:
@@ -153,7 +161,7 @@ def judge_night(
     if bare > 0 and any(n.samples for n in accepted[:bare]):
         # A night that left the sampled nights keeps its figure, not its seconds.
         accepted = (*(replace(n, samples=()) if n.samples else n for n in accepted[:bare]), *accepted[bare:])
-    return replace(verdict, after=replace(verdict.after, accepted=accepted))
+    return replace(verdict, after=replace(verdict.after, accepted=accepted, tonight_prior=None))
 
 
 def _judge_night(
@@ -165,10 +173,15 @@ def _judge_night(
     policy = policy or BaselinePolicy()
     acceptances = (*acceptances, *(a for a in standing.accepts if a not in acceptances))
     base = list(standing.accepted)
-    verdict = judge_baseline(night.value, [n.value for n in base], policy, night.margin)
+    prior = applies(night.prior, [n.value for n in base[-policy.window :]])
+    budget = night_budget(night.prior)  # the night's, also for a context the prior does not explain
+    judge = partial(
+        judge_baseline, night.value, policy=policy, margin=night.margin, prior=prior, budget=budget
+    )
+    verdict = judge([n.value for n in base])
     if verdict.status == "no-baseline":
         return NightVerdict("no-baseline", verdict, replace(standing, accepted=(*base, night)))
-    step = _last_step(base, night, policy)
+    step = _last_step(base, night, policy, prior, budget)
     regressed = list(standing.regressed)
     change = standing.change
     accepted_by = standing.accepted_by
@@ -179,19 +192,19 @@ def _judge_night(
         # (of every context: this one never went red, so no pending regression took the
         # accept): the level from that run on is the baseline, as it is for a regression.
         base = base[[n.run_id for n in base].index(slide_accept.run_id) :]
-        verdict = judge_baseline(night.value, [n.value for n in base], policy, night.margin)
+        verdict = judge([n.value for n in base])
         accepted_by, step, down = slide_accept, None, False
     # A pending regression ends when the level is back, not merely inside the band: a band wide
     # enough for a noisy context's nights holds a drop the pooled nights showed.
     low = [n.value for n in (*regressed, night)]
-    back = _came_back(verdict, [n.value for n in base[-policy.window :]], low, policy, night.margin)
+    back = _came_back(verdict, [n.value for n in base[-policy.window :]], low, policy, night.margin, prior)
     still_low = bool(regressed) and verdict.status == "within" and not back
     if verdict.status == "regression" or (down and not regressed) or still_low:
         if down and not regressed and step is not None and step.run_id != night.run_id:
             # A slow slide: each night inside the band, the step seen over several of them.
             cut = [n.run_id for n in base].index(step.run_id)
             base, regressed = base[:cut], base[cut:]
-            verdict = judge_baseline(night.value, [n.value for n in base], policy, night.margin)
+            verdict = judge([n.value for n in base])
         status = "persisting" if standing.regressed else "new-regression"
         change = change if standing.regressed else (step if down else None)
         regressed.append(night)
@@ -212,12 +225,13 @@ def _came_back(
     low: Sequence[float],
     policy: BaselinePolicy,
     margin: float,
+    prior: SpreadPrior | None = None,
 ) -> bool:
     """Whether a night judged within the band is back at the accepted level: no further below
     it than one spread (or the band's floor, when wider). The spread is pooled from the
     accepted nights ``values`` and the regression's nights ``low`` (tonight's included), each
-    about their own mean: two accepted nights that agreed by luck say nothing of the noise,
-    and the nights since show it.
+    about their own mean, and from the group's ``prior`` by its worth: two accepted nights
+    that agreed by luck say nothing of the noise, and the nights since and the group do.
 
     A context truly 3 spreads lower stays red on 49 nights of 50; one called red by chance is
     back on 5 nights of 6."""
@@ -225,7 +239,7 @@ def _came_back(
         return True
     squares = sum(_squares(part) for part in (values, low))
     degrees = sum(max(len(part) - 1, 0) for part in (values, low))
-    spread = math.sqrt(squares / degrees) if degrees else 0.0
+    spread = math.sqrt(moderated(prior, squares, degrees, verdict.baseline)[0])
     tolerance = max(policy.min_band_percent / 100.0 * abs(verdict.baseline), margin, spread)
     return verdict.value >= verdict.baseline - tolerance
 
@@ -261,7 +275,13 @@ def _accepted(verdict: NightVerdict, acceptances: Sequence[Acceptance]) -> Night
     return verdict
 
 
-def _last_step(base: Sequence[Night], night: Night, policy: BaselinePolicy) -> ChangePoint | None:
+def _last_step(
+    base: Sequence[Night],
+    night: Night,
+    policy: BaselinePolicy,
+    prior: SpreadPrior | None = None,
+    budget: float = NIGHT_FALSE_ALARMS,
+) -> ChangePoint | None:
     """The most significant step over the accepted nights and this one, if any
     (:mod:`.pooled_step`: the nights since it pooled against the accepted window before it),
     as a change point naming its first night and what came with it.
@@ -272,7 +292,7 @@ def _last_step(base: Sequence[Night], night: Night, policy: BaselinePolicy) -> C
     if not base:
         return None
     nights = sorted([*base, night], key=lambda n: n.started)
-    found = pooled_step([n.value for n in nights], policy, night.margin)
+    found = pooled_step([n.value for n in nights], policy, night.margin, prior, budget)
     if found is None:
         return None
     before, first = nights[-found.nights - 1], nights[-found.nights]

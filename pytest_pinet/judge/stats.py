@@ -92,13 +92,17 @@ def t_two_sided(confidence: float, degrees: float) -> float:
     return t_quantile(0.5 + confidence / 2.0, degrees)
 
 
-def prediction_band(spread: float, count: int, confidence: float = 0.995, future: int = 1) -> float:
+def prediction_band(
+    spread: float, count: int, confidence: float = 0.995, future: int = 1, degrees: int | None = None
+) -> float:
     """How far below the mean of ``count`` earlier results the mean of ``future`` more may fall
     by noise alone at one-sided ``confidence``, with ``spread`` their standard deviation: the
-    prediction bound t(n-1) * s * sqrt(1/m + 1/n). One result alone: no noise known, 0."""
-    if count < 2:
+    prediction bound t(n-1) * s * sqrt(1/m + 1/n); ``degrees``: the spread's, when it is known
+    better than its ``count`` results tell (judge/spread_prior.py). No noise known, 0."""
+    degrees = count - 1 if degrees is None else degrees
+    if degrees < 1 or count < 1:
         return 0.0
-    return t_one_sided(confidence, count - 1) * spread * math.sqrt(1.0 / max(1, future) + 1.0 / count)
+    return t_one_sided(confidence, degrees) * spread * math.sqrt(1.0 / max(1, future) + 1.0 / count)
 
 
 def mean_half_width(values: Sequence[float], confidence: float = 0.95) -> float:
@@ -129,3 +133,66 @@ def median_standard_error(scale: float, count: int) -> float:
     """Standard error of a median of ``count`` values with spread ``scale``: sqrt(pi/2) times
     that of a mean, for normal noise."""
     return math.sqrt(math.pi / 2.0) * scale / math.sqrt(count)
+
+
+# The polygamma functions an empirical-Bayes prior of spreads needs (judge/spread_prior.py):
+# the recurrence moves the argument up to SERIES_FROM, where the asymptotic series is exact to
+# double precision.
+SERIES_FROM = 6.0
+
+
+def digamma(x: float) -> float:
+    """psi(x), the logarithmic derivative of the gamma function, for x > 0."""
+    result = 0.0
+    while x < SERIES_FROM:
+        result -= 1.0 / x
+        x += 1.0
+    inv = 1.0 / (x * x)
+    series = inv * (1.0 / 12 - inv * (1.0 / 120 - inv * (1.0 / 252 - inv * (1.0 / 240 - inv / 132))))
+    return result + math.log(x) - 0.5 / x - series
+
+
+def trigamma(x: float) -> float:
+    """psi'(x), for x > 0: the variance of log of a chi-square variable over 4 (of 2x degrees)."""
+    result = 0.0
+    while x < SERIES_FROM:
+        result += 1.0 / (x * x)
+        x += 1.0
+    inv = 1.0 / (x * x)
+    series = 1.0 / 6 - inv * (1.0 / 30 - inv * (1.0 / 42 - inv / 30))
+    return result + 1.0 / x + inv / 2.0 + inv / x * series
+
+
+def tetragamma(x: float) -> float:
+    """psi''(x), for x > 0: the slope :func:`trigamma_inverse` follows."""
+    result = 0.0
+    while x < SERIES_FROM:
+        result -= 2.0 / (x * x * x)
+        x += 1.0
+    inv = 1.0 / (x * x)
+    series = 0.5 - inv * (1.0 / 6 - inv * (1.0 / 6 - inv * 3.0 / 10))
+    return result - inv - inv / x - inv * inv * series
+
+
+def trigamma_inverse(value: float) -> float:
+    """The x > 0 with psi'(x) = ``value`` (> 0): Newton's method from below (Smyth, 2004)."""
+    if value > 1e7:
+        return 1.0 / math.sqrt(value)
+    if value < 1e-6:
+        return 1.0 / value
+    x = 0.5 + 1.0 / value
+    for _ in range(50):
+        tri = trigamma(x)
+        step = tri * (1.0 - tri / value) / tetragamma(x)
+        x += step
+        if -step / x < 1e-8:
+            break
+    return x
+
+
+def f_cdf(f: float, numerator: float, denominator: float) -> float:
+    """P(F <= f) for the F distribution with ``numerator`` and ``denominator`` degrees."""
+    if f <= 0.0:
+        return 0.0
+    x = numerator * f / (numerator * f + denominator)
+    return regularized_beta(numerator / 2.0, denominator / 2.0, x)

@@ -170,7 +170,13 @@ def _night_verdict(
     """Tonight's figure against the context's standing, when the caller knows it."""
     if standing is None:
         return None
-    tonight = Night(measurement.id, measurement.started, measurement.goodput_mbps, measurement.interval_mbps)
+    tonight = Night(
+        measurement.id,
+        measurement.started,
+        measurement.goodput_mbps,
+        measurement.interval_mbps,
+        prior=standing.tonight_prior,
+    )
     return judge_night(standing, tonight, (), policy)
 
 

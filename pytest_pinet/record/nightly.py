@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from ..judge.spread_prior import SpreadPrior
 from ..judge.standing import Night, Standing
 from ..judge.tail import tail_margin
 from ..judge.verdict import NOT_A_BASELINE_SAMPLE, VerdictKind
@@ -71,9 +72,14 @@ LATENCY = Metric("latency", "ms (RTT under load p90, lower is better)", -1.0, "m
 METRICS = {metric.name: metric for metric in (GOODPUT, LATENCY)}
 
 
-def nights_of(rows: Sequence[StoredMeasurement], metric: Metric = GOODPUT) -> list[Night]:
+def nights_of(
+    rows: Sequence[StoredMeasurement],
+    metric: Metric = GOODPUT,
+    priors: Mapping[str, SpreadPrior | None] | None = None,
+) -> list[Night]:
     """One :class:`Night` per run of one context's ``rows``, oldest first (mirrored for a
-    lower-is-better ``metric``)."""
+    lower-is-better ``metric``); ``priors``: the spread prior each run judged the context's
+    group with (record/store_priors.py), by run."""
     finals: dict[str, dict[str, StoredMeasurement]] = {}
     for row in sorted(rows, key=lambda r: (r.started, r.id)):
         if metric.value(row) is None:
@@ -86,7 +92,8 @@ def nights_of(rows: Sequence[StoredMeasurement], metric: Metric = GOODPUT) -> li
         meta = {"kernel": final[-1].kernel, "os": final[-1].os, "adapter": final[-1].adapter}
         value = metric.sign * float(statistics.median(metric.value(row) or 0.0 for row in final))
         margin = tail_margin(-value, [-x for x in samples]) if metric.sign < 0 else 0.0  # of the p90
-        nights.append(Night(run_id, min(row.started for row in final), value, samples, meta, margin))
+        prior = (priors or {}).get(run_id)
+        nights.append(Night(run_id, min(row.started for row in final), value, samples, meta, margin, prior))
     return sorted(nights, key=lambda n: n.started)
 
 

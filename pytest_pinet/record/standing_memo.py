@@ -30,6 +30,7 @@ from typing import Any
 
 from ..judge.baseline import BaselinePolicy
 from ..judge.changepoints import ChangePoint
+from ..judge.spread_prior import SpreadPrior, fit, relative_spread
 from ..judge.standing import (
     EVERY_CONTEXT,
     HORIZON_NIGHTS,
@@ -41,6 +42,7 @@ from ..judge.standing import (
 )
 from .nightly import GOODPUT, LATENCY, Metric, Persisting, nights_of
 from .store import ResultsStore, StoredMeasurement
+from .store_priors import group_of
 from .store_revisions import PairSet
 
 # What a kept standing depends on besides its nights: the code that walks and the night figure.
@@ -51,9 +53,12 @@ _WALKING_CODE = (
     "judge/standing.py",
     "judge/baseline.py",
     "judge/changepoints.py",
+    "judge/pooled_step.py",
+    "judge/spread_prior.py",
     "judge/stats.py",
     "judge/tail.py",
     "record/nightly.py",
+    "record/store_priors.py",
     "model/latency.py",
 )
 
@@ -80,6 +85,7 @@ class StandingBook:
     store: ResultsStore
     policy: BaselinePolicy = field(default_factory=BaselinePolicy)
     _acceptances: list[Acceptance] | None = None
+    _priors: dict[tuple[str, str], dict[str, SpreadPrior | None]] = field(default_factory=dict)
 
     @property
     def rules(self) -> str:
@@ -91,6 +97,46 @@ class StandingBook:
         if self._acceptances is None:
             self._acceptances = self.store.acceptances()
         return self._acceptances
+
+    def priors(self, key: str, metric: Metric) -> dict[str, SpreadPrior | None]:
+        """The spread prior each run judged ``key``'s group with, by run (read once per book)."""
+        group = (group_of(key), metric.name)
+        if group not in self._priors:
+            self._priors[group] = self.store.spread_priors(*group)
+        return self._priors[group]
+
+    def nights(self, key: str, rows: Sequence[StoredMeasurement], metric: Metric) -> list[Night]:
+        """``rows`` of context ``key`` as nights, each with the prior its run judged it with."""
+        return nights_of(rows, metric, self.priors(key, metric))
+
+    def tonight(self, key: str, run_id: str, metric: Metric = GOODPUT) -> Standing:
+        """:meth:`before`, with the prior run ``run_id`` judges ``key``'s group with: the kept
+        one, or fitted now from the group's standings before the run and kept (the run's
+        first verdict of the group)."""
+        standing = self.before(key, run_id, metric)
+        group = group_of(key)
+        kept = self.store.spread_priors(group, metric.name)
+        if run_id in kept:
+            prior = kept[run_id]
+        else:
+            prior = self.store.keep_spread_prior(run_id, group, metric.name, self._fit(group, run_id, metric))
+            self._priors.pop((group, metric.name), None)
+        return replace(standing, tonight_prior=prior)
+
+    def _fit(self, group: str, run_id: str, metric: Metric) -> SpreadPrior | None:
+        """The prior of ``group``'s contexts from their accepted nights before run ``run_id``;
+        the night's family (whose false alarms share one budget) is every context of the lab."""
+        lab = dict(part.split("=", 1) for part in group.split("|")).get("lab")
+        keys = self.store.context_keys(lab)
+        spreads = []
+        for other in keys:
+            if group_of(other) != group:
+                continue
+            accepted = self.before(other, run_id, metric).accepted[-self.policy.window :]
+            found = relative_spread([night.value for night in accepted])
+            if found is not None:
+                spreads.append(found)
+        return fit(spreads, family=len(keys))
 
     def before(self, key: str, run_id: str | None, metric: Metric = GOODPUT) -> Standing:
         """Context ``key``'s standing of ``metric`` from its nights before run ``run_id`` (None:
@@ -110,7 +156,7 @@ class StandingBook:
             for r in self.store.history(key, limit=None, probes=metric is not GOODPUT)
             if r.run_id != run_id and r.started < cut
         ]
-        standing = self._walk(key, nights_of(rows, metric), metric)
+        standing = self._walk(key, self.nights(key, rows, metric), metric)
         if whole:
             self._keep(key, metric, pairs, standing, run_id)
         return standing
@@ -138,12 +184,12 @@ class StandingBook:
                 # Last night's standing, walked on by tonight's night alone.
                 standing = self._loaded(key, kept)
                 tonight = self.store.history(key, limit=None, probes=metric is not GOODPUT, of_run=newest)
-                for night in nights_of(tonight, metric):
+                for night in self.nights(key, tonight, metric):
                     standing = judge_night(standing, night, self.acceptances(), self.policy).after
                 self._keep(key, metric, every, standing)
                 return standing
         rows = self.store.history(key, limit=None, probes=metric is not GOODPUT)
-        standing = self._walk(key, nights_of(rows, metric), metric)
+        standing = self._walk(key, self.nights(key, rows, metric), metric)
         self._keep(key, metric, every, standing)
         return standing
 
@@ -170,7 +216,7 @@ class StandingBook:
                     self.now(key, metric, newest=run_id)
                     continue
                 standing = self._loaded(key, kept[key])
-                for night in nights_of(rows.get(key, []), metric):
+                for night in self.nights(key, rows.get(key, []), metric):
                     standing = judge_night(standing, night, self.acceptances(), self.policy).after
                 walked.append((key, every, standing))
             again = self.store.every_pairs_of_run(run_id)  # another runner wrote meanwhile: not kept
@@ -228,14 +274,17 @@ def _night(night: Night) -> list[Any]:
     # A night's samples (up to hundreds of probes) as the bytes of their doubles: exact, and
     # read back without parsing a number at a time.
     samples = base64.b64encode(array("d", night.samples).tobytes()).decode("ascii")
-    return [night.run_id, night.started, night.value, samples, dict(night.meta), night.margin]
+    prior = night.prior.text() if night.prior is not None else ""
+    return [night.run_id, night.started, night.value, samples, dict(night.meta), night.margin, prior]
 
 
 def _read_night(data: list[Any]) -> Night:
-    run_id, started, value, samples, meta, margin = data
+    run_id, started, value, samples, meta, margin, prior = data
     values = array("d")
     values.frombytes(base64.b64decode(samples))
-    return Night(run_id, float(started), float(value), tuple(values), meta, float(margin))
+    return Night(
+        run_id, float(started), float(value), tuple(values), meta, float(margin), SpreadPrior.parse(prior)
+    )
 
 
 def _acceptance(accept: Acceptance | None) -> list[Any] | None:

@@ -22,6 +22,7 @@ from ..model import Measurement
 from ..polling import Pace, poll_for
 from .store_curation import Curation, masked_url
 from .store_floors import Floors
+from .store_priors import SpreadPriors
 from .store_revisions import Revisions, pairs_of_rows
 from .store_rows import GOODPUT_COLUMNS, STORED_COLUMNS, missing_figures, stored_row
 from .store_rows import StoredMeasurement as StoredMeasurement  # re-exported: rows read back
@@ -42,7 +43,7 @@ SCHEMA_LOCK_KEY = 7_205_449_001  # PostgreSQL advisory lock of pinet's schema ch
 SCHEMA_LOCK_WAIT_S = 300.0
 
 
-class ResultsStore(Curation, KeptStandings, Floors):
+class ResultsStore(Curation, KeptStandings, Floors, SpreadPriors):
     """SQLite or PostgreSQL behind one small interface; safe to share between threads."""
 
     def __init__(self, url: str) -> None:

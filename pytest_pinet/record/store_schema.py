@@ -18,6 +18,7 @@ from typing import Any
 from ..judge.fairness import jain_fairness
 from ..model import Measurement
 from ..model.context_key import context_key
+from .store_priors import TABLE as SPREAD_PRIORS
 from .store_revisions import POSTGRES_COUNTER, SQLITE_COUNTER, TABLES
 from .store_rows import latency_p99_of, latency_rtts_of
 
@@ -140,6 +141,11 @@ MIGRATIONS = (
         5,
         "the floor a measurement's verdict held it to: how far a context is above it (judge.detection)",
         add_columns={"floor_mbps": "DOUBLE PRECISION"},
+    ),
+    Migration(
+        6,
+        "the spread prior each run's verdicts pooled a context's spread with (record/store_priors.py)",
+        statements=(SPREAD_PRIORS,),
     ),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version

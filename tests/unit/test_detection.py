@@ -3,6 +3,7 @@ verdict's rules, blind contexts named, and shown where people look (issue 48).""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import statistics
 
@@ -10,6 +11,7 @@ import pytest
 
 from pytest_pinet.judge.baseline import BaselinePolicy, judge_baseline
 from pytest_pinet.judge.detection import detection_power, nights_to_red, predicted_red
+from pytest_pinet.judge.spread_prior import SpreadPrior
 from pytest_pinet.judge.standing import Night
 from pytest_pinet.record.night_digest import night_digest_of
 from pytest_pinet.record.store import StoredMeasurement
@@ -113,10 +115,10 @@ def test_asking_one_night_to_catch_a_drop_narrows_the_runs_and_names_the_context
     from pytest_pinet.plugin.option_values import detect_target
     from pytest_pinet.record.run_summary import cannot_detect_lines
 
-    # A night's scatter alone: band (t(9) at 99.75 %, 3.69, x 1.05) plus 1.28 of a night's
-    # distance from it (its own, the median level's pi/2 / 10, the band's estimate 3.87^2 / 18)
+    # A night's scatter alone: band (t(9) at 99.84 %, 3.98, x 1.05) plus 1.28 of a night's
+    # distance from it (its own, the median level's pi/2 / 10, the band's estimate ^2 / 18)
     # must fit in the drop asked, a run stopped early scattering 1.3 times its half-width.
-    band = 3.6897 * (1.1**0.5)
+    band = 3.9812 * (1.1**0.5)
     expected = 1.96 / ((band + 1.2816 * (1 + 3.14159 / 20 + band**2 / 18) ** 0.5) * 1.3)
     assert night_precision_for(1.0, 10) == pytest.approx(expected, rel=1e-3)
     assert night_precision_for(2.0, 10) == pytest.approx(2 * night_precision_for(1.0, 10))
@@ -130,8 +132,14 @@ def test_asking_one_night_to_catch_a_drop_narrows_the_runs_and_names_the_context
     why = cannot_catch(wobbly, 1.0)
     assert why is not None and "its nights differ by 1.00 %" in why and "longer runs do not" in why
     assert "not even a persisting 1 % drop turns red within a month" in why  # the gate's floor holds
-    # 3 spreads: the first nights catch it 7 times in 10, the rest slowly (bench.md)
-    assert "a persisting 3 % drop is red after 8 nights" in (cannot_catch(wobbly, 3.0) or "")
+    # 3 spreads, the spread known from ten nights alone: the first nights catch it 7 times in 10,
+    # the rest slowly; known from the board's contexts too (a prior worth 500 nights), within 3
+    assert "a persisting 3 % drop is red after 10 nights" in (cannot_catch(wobbly, 3.0) or "")
+    pooled = _nights(1.0)
+    pooled[-1] = dataclasses.replace(pooled[-1], prior=SpreadPrior(1e-4, 500.0, 200, family=200))
+    with_prior = detection_power(pooled)
+    assert with_prior is not None and with_prior.one_night_pct < wobbly.one_night_pct
+    assert "a persisting 3 % drop is red after 3 nights" in (cannot_catch(with_prior, 3.0) or "")
     facts = [{"kind": "cannot-detect", "test_id": "t", "context": "k", "detect": 1.0, "why": why}]
     assert cannot_detect_lines(facts)[0].startswith("pinet: 1 context cannot catch a 1.0 % drop in one night")
 

@@ -9,9 +9,18 @@ import statistics
 
 import pytest
 
-from pytest_pinet.judge.baseline import NIGHT_FALSE_ALARMS, BaselinePolicy
+from pytest_pinet.judge.baseline import (
+    BAND_CONFIDENCE,
+    BAND_SHARE,
+    FALSE_PER_NIGHT,
+    NIGHT_FALSE_ALARMS,
+    BaselinePolicy,
+    night_budget,
+)
 from pytest_pinet.judge.pooled_step import critical_t, longest_step, pooled_step, step_alpha
+from pytest_pinet.judge.spread_prior import SpreadPrior
 from pytest_pinet.judge.standing import Night, judge_night, standing_of
+from pytest_pinet.judge.stats import t_one_sided
 
 POLICY = BaselinePolicy()
 
@@ -38,12 +47,16 @@ def test_the_prefix_sums_give_the_t_written_out():
             assert found.t == pytest.approx(_direct(values, found.nights), rel=1e-9)
 
 
-def test_the_step_tests_spend_half_of_the_nights_budget():
+def test_the_step_tests_spend_what_the_band_leaves_of_the_nights_budget():
     longest = longest_step(POLICY)
     spent = sum(step_alpha(j, longest) for j in range(2, longest + 1))
-    assert spent == pytest.approx(NIGHT_FALSE_ALARMS / 2)
+    assert spent == pytest.approx(NIGHT_FALSE_ALARMS * (1 - BAND_SHARE))
     assert step_alpha(2, longest) > step_alpha(longest, longest)  # a drop within three nights first
-    assert critical_t(2, longest, 9) > 3.69  # stricter than the band's own t
+    assert critical_t(2, longest, 9) > t_one_sided(BAND_CONFIDENCE, 9)  # stricter than the band's own t
+    # A lab of 400 contexts holds each to half of what one of 200 does (baseline.night_budget).
+    big = night_budget(SpreadPrior(1e-4, 50.0, 20, family=400))
+    assert big == pytest.approx(FALSE_PER_NIGHT / 400) and night_budget(None) == NIGHT_FALSE_ALARMS
+    assert sum(step_alpha(j, longest, big) for j in range(2, longest + 1)) == pytest.approx(spent / 2)
 
 
 def test_a_clean_night_is_a_new_regression_at_most_once_in_200():

@@ -7,15 +7,19 @@ import statistics
 
 import pytest
 
-from pytest_pinet.judge.baseline import BaselinePolicy, judge_baseline, spread_band
+from pytest_pinet.judge.baseline import BAND_CONFIDENCE, BaselinePolicy, judge_baseline, spread_band
 from pytest_pinet.judge.stats import mad, mean_half_width, robust_sd, t_one_sided, t_two_sided
 
 # Student's t, one-sided 99.5 %, from published tables (NIST/SEMATECH e-Handbook, 1.3.6.7.2).
 T_995 = {2: 9.925, 9: 3.250, 19: 2.861, 49: 2.680, 100: 2.626}
 T_975 = {1: 12.706, 10: 2.228, 30: 2.042, 120: 1.980}
-# One-sided 99.75 % (the band's: half of the night's false-alarm budget), the two-sided 99.5 %
-# column of the same tables.
+# One-sided 99.75 %, the two-sided 99.5 % column of the same tables.
 T_9975 = {2: 14.089, 9: 3.690, 19: 3.174, 49: 2.940}
+
+
+@pytest.mark.parametrize(("degrees", "table"), T_9975.items())
+def test_one_sided_t_matches_the_table_far_in_the_tail(degrees, table):
+    assert t_one_sided(0.9975, degrees) == pytest.approx(table, rel=5e-4)
 
 
 @pytest.mark.parametrize(("degrees", "table"), T_995.items())
@@ -33,7 +37,7 @@ def test_the_baseline_band_of_any_window_is_students_prediction_bound(window):
     """A window above 10 once got the normal quantile (a band 10-19 % too narrow)."""
     history = [940.0 + (i % 5) * 0.4 for i in range(window)]
     spread = statistics.stdev(history)
-    expected = T_9975[window - 1] * spread * math.sqrt(1 + 1 / window)
+    expected = t_one_sided(BAND_CONFIDENCE, window - 1) * spread * math.sqrt(1 + 1 / window)
     assert spread_band(spread, window, None) == pytest.approx(expected, rel=5e-3)
     verdict = judge_baseline(900.0, history, BaselinePolicy(window=window, min_band_percent=0.0))
     assert verdict is not None and verdict.regression
