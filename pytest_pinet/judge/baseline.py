@@ -6,11 +6,13 @@ perfectly stable history does not turn 0.1 % of noise into an alarm.  Without en
 history the result is recorded, not failed.
 
 The spread of a short history is itself uncertain: two runs that happen to agree say little
-about how much the next one may differ.  The band is therefore a one-sided 99.75 %
+about how much the next one may differ.  The band is therefore a one-sided 99.84 %
 prediction bound for one more run, ``t(n-1) x s x sqrt(1 + 1/n)`` with Student's t, so it is
 wide while history is short and narrows as it grows (measured: a second run of loop-device
 disk and loopback UDP contexts differs from the first by 5-30 %, and a 3-sigma band from two
-runs flagged 32 of them as regressions).
+runs flagged 32 of them as regressions).  The other contexts of the board know the noise
+too: with their prior (:mod:`.spread_prior`) the spread and its degrees of freedom are
+theirs and the context's together, and a young context's band is the board's, not t(1)'s.
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ BAND_SHARE = 0.4
 BAND_CONFIDENCE = 1.0 - NIGHT_FALSE_ALARMS * BAND_SHARE
 # A step needs two accepted nights before it and two nights since: with fewer than three
 # accepted nights none can be tried, and the band spends the whole budget. (Two nights that
-# agree closely still catch a 3 % drop of a steady link; at half the budget t(1) doubles.)
+# agree closely still catch a 3 % drop of a steady link; at a smaller share t(1) grows fast.)
 FEWEST_FOR_STEPS = 3
 
 

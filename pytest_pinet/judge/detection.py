@@ -9,7 +9,7 @@ of a given size on this context, with the context's accepted nights as the noise
 - **run-to-run spread**: the standard deviation of the last window of accepted nights, as a
   share of their median (what the band is built from);
 - **one night**: the smallest drop that a single night flags in 90 % of nights, at the
-  verdict's own false-alarm rate (the band is a 99.75 % prediction bound: the band plus 1.28
+  verdict's own false-alarm rate (the band is a 99.84 % prediction bound: the band plus 1.28
   times a night's chance distance from it);
 - **nights to red**: for a persisting drop of 1 %, 3 % and the context's margin to its floor,
   the nights after the drop until it is red in 90 % of cases: on each night the band may
@@ -350,7 +350,7 @@ def _night_scatter(spread: float, count: int, estimated: float) -> float:
 def night_precision_for(detect_pct: float, window: int) -> float:
     """The 95 % half-width of a run's mean, in percent, that lets one night catch a drop of
     ``detect_pct`` when the nights differ by nothing but each run's own scatter: the band of
-    ``window`` such nights (the 99.75 % prediction bound) plus 1.28 of a night's chance
+    ``window`` such nights (the 99.84 % prediction bound) plus 1.28 of a night's chance
     distance from it (:func:`_night_scatter`; caught 9 times in 10) must fit in the drop, the
     scatter being :data:`STOPPED_EARLY` times what a run stopped at that half-width states. A
     lab's run-to-run spread comes on top, and longer runs cannot average it away: that

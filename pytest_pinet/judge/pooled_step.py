@@ -7,16 +7,17 @@ accepted before it) against the mean of the window of accepted nights before the
 standard error of that difference: a two-sample t test.  Its spread is pooled from every
 accepted night before the step (the standing keeps up to two months of them, so an
 established context knows its noise far better than ten nights tell) and from the scatter
-of the ``j`` nights about their own mean; its degrees of freedom are counted accordingly.
+of the ``j`` nights about their own mean, and from the spread the board's other contexts share
+(:mod:`.spread_prior`, by its worth); its degrees of freedom are counted accordingly.
 
 Every length ``j`` from two nights up to a window is tried, each at its own share of the
-night's false-alarm budget: the band spends half of it (:data:`.baseline.BAND_CONFIDENCE`),
-two and three nights most of the other half (a drop seen within three nights), the longer
-lengths the rest (a slow slide); a step up a tenth of a step down's share.  A clean night of
-a context then starts a regression with a chance of at most
-:data:`.baseline.NIGHT_FALSE_ALARMS` (Bonferroni over the tests, which overlap, so less in
-fact): 200 contexts on a clean night start one false regression on average, and the budget
-is the same however many nights a context has.
+night's false-alarm budget: the band spends :data:`.baseline.BAND_SHARE` of it, two and three
+nights most of the rest (a drop seen within three nights), the longer lengths what is left (a
+slow slide); a step up a fiftieth of a step down's share.  A clean night of a context then
+starts a regression with a chance of at most its budget (:func:`.baseline.night_budget`:
+Bonferroni over the tests, which overlap, so less in fact): the lab's contexts share
+:data:`.baseline.FALSE_PER_NIGHT` false regressions a clean night, whatever their number, and
+the budget is the same however many nights a context has.
 
 A step must also clear the band's floor (a share of the level; the night's own margin): on a
 nearly noiseless cable a t test finds steps of hundredths of a percent, which no lab calls a
@@ -34,13 +35,15 @@ from .baseline import BAND_SHARE, NIGHT_FALSE_ALARMS, BaselinePolicy
 from .spread_prior import SpreadPrior, moderated
 from .stats import t_cdf, t_one_sided
 
-# The step tests' half of the budget: two and three nights share most of it (a drop within
+# The step tests' share of the budget: two and three nights share most of it (a drop within
 # three nights), every longer length up to a window an equal part of the rest (a slow slide).
 SHORT_STEP_NIGHTS = (2, 3)
 SHORT_SHARE = 0.9
 # A step up restarts the baseline at it (no accept needed), so a false one costs the context
 # its history: the nights since are a few lucky ones, and the next ordinary night looks like
-# a drop from them. Steps up are held to a tenth of the share of steps down.
+# a drop from them, and the context stays red until someone accepts it (at a tenth of a step
+# down's share, such contexts were the false regressions that lasted 7 to 19 nights under the
+# noise model). Steps up are held to a fiftieth of it.
 UP_SHARE = 0.02
 
 
