@@ -264,6 +264,7 @@ def test_the_pages_and_the_recipe_run_as_written_on_a_twin_of_the_example_lab(re
         )
         assert degraded.returncode == 0, degraded.stdout + degraded.stderr
         night = _gitlab_night(repo, {**env, **table_env(table)})
+        _github_night(repo, {**env, **table_env(table)})
         run = _regressed_run(repo, env)
         table["pinet accept RUN "] = f"pinet accept {run} "
         runner.run_page(PAGES[1])
@@ -411,6 +412,45 @@ def _gitlab_night(repo: Path, env: dict[str, str]) -> str:
         encoding="utf-8"
     )  # calls nobody
     return "\n".join(said)
+
+
+def _github_night(repo: Path, env: dict[str, str]) -> None:
+    """The GitHub workflow's steps on the next night, as its YAML has them, on a self-hosted
+    runner: the lab's key as a secret (text in the step's environment, no file), the night
+    red again (the cable is still slow: a regression persisting), the report published."""
+    workflow = yaml.safe_load((REPO / "examples" / "ci" / "github-nightly.yml").read_text(encoding="utf-8"))
+    job = workflow["jobs"]["nightly-network"]
+    assert "self-hosted" in job["runs-on"] and job["env"]["PINET_DB"] == "${{ secrets.PINET_DB }}"
+    steps = {step["name"]: step for step in job["steps"] if "name" in step}
+    gitlab = yaml.safe_load((REPO / "examples" / "ci" / "gitlab-ci.yml").read_text(encoding="utf-8"))
+    assert [steps["setup"]["run"]] == gitlab["nightly-network"]["before_script"]  # the page's setup
+    assert steps["nightly"]["env"] == {"PINET_SSH_KEY_TEXT": "${{ secrets.PINET_SSH_KEY }}"}
+    runner_temp = repo / "runner-temp"
+    runner_temp.mkdir()
+    secret = (Path(env["HOME"]) / ".ssh" / "pinet-lab").read_text(encoding="utf-8")
+    env = {**env, "PINET_SSH_KEY_TEXT": secret, "RUNNER_TEMP": str(runner_temp)}
+    said = []
+    for name, expected in (("nightly", 1), ("publish", 0)):
+        assert steps[name].get("if", "always()") == "always()" or name == "nightly"
+        done = subprocess.run(
+            ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", steps[name]["run"]],
+            cwd=repo,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+        assert done.returncode == expected, (
+            f"{name}: exit {done.returncode}\n{done.stdout[-4000:]}\n{done.stderr[-2000:]}"
+        )
+        said.append(done.stdout)
+    assert "pinet-ci: the lab's key is in this night's ssh-agent (pid " in said[0], said[0][:2000]
+    assert "persisting" in said[0] and "report published in public/" in said[1], said
+    assert (runner_temp / "pinet-lab-key").stat().st_mode & 0o077 == 0  # written for this user alone
+    assert (
+        steps["pages artifact"]["with"]["path"] == "public/"
+        and workflow["jobs"]["pages"]["needs"] == "nightly-network"
+    )
 
 
 def _regressed_run(repo: Path, env: dict[str, str]) -> str:
