@@ -62,7 +62,7 @@ def _night(tmp_path: Path) -> subprocess.CompletedProcess[str]:
             "--pinet-baseline-band",
             "5",
             "--pinet-duration",
-            "3",
+            "2",
             "--pinet-omit",
             "1",
             "--pinet-thresholds",

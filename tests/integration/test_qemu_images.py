@@ -101,7 +101,7 @@ def test_bisect_names_the_image_with_the_planted_slowdown(spec, tmp_path):
     argv += ["--min-band", "10"]
     argv += ["--results", str(tmp_path / "results"), "--"]
     argv += [LAN, "-k", "link-usb and peer-stock", "--pinet-board", "qemu", "--pinet-virtual-lab", spec.name]
-    argv += ["--pinet-duration", "3", "--pinet-omit", "1"]
+    argv += ["--pinet-duration", "2", "--pinet-omit", "1"]
     done = subprocess.run(
         argv, cwd=ROOT, env=_env(spec, tmp_path), capture_output=True, text=True, timeout=2400
     )
