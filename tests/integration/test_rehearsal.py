@@ -51,7 +51,7 @@ SETTINGS = "--pinet-duration 3 --pinet-remeasure 0 --pinet-baseline-band 2"
 SELECTION = f"-k 'test_tcp_half_duplex_goodput and stock' {SETTINGS}"
 # The GitHub workflow's night, the one after: the degraded direction of each board (one test a
 # worker) is enough to see the regression persist.
-NEXT_NIGHT = f"-k 'test_tcp_half_duplex_goodput and stock and (pi4-board or pi5-board)' {SETTINGS}"
+NEXT_NIGHT = f"-k 'test_tcp_half_duplex_goodput and peer-stock' {SETTINGS}"
 # The first whole run by hand also routes through pi4 and sends UDP from it: the
 # peers' ports behind the page's firewall (iperf3's, irtt's, the discard port) and their
 # sudo (host routes) are what those need.
