@@ -125,7 +125,9 @@ class StandingBook:
 
     def _fit(self, group: str, run_id: str, metric: Metric) -> SpreadPrior | None:
         """The prior of ``group``'s contexts from their accepted nights before run ``run_id``;
-        the night's family (whose false alarms share one budget) is every context of the lab."""
+        the night's family (whose false alarms share one budget) is every context of the lab
+        the store knows at that moment: from a lab's second night on, the contexts it measures
+        (on its first, those measured so far; a lab of up to 200 is not held tighter anyway)."""
         lab = dict(part.split("=", 1) for part in group.split("|")).get("lab")
         keys = self.store.context_keys(lab)
         spreads = []

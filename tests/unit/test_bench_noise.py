@@ -118,3 +118,17 @@ def test_the_detect_target_measures_longer_and_catches_what_it_asks_where_runs_c
     lines = format_detect_target(table)
     assert lines[0].startswith("--pinet-detect 1 under the noise model (120 trials")
     assert "run-to-run noise 0.3 %: reported blind for one night after" in lines[3]
+
+
+def test_the_limits_line_reads_the_asked_cell_and_the_clean_nights_of_every_cell():
+    from pytest_pinet.bench.noise import limit_lines
+
+    asked = Cell(1.0, 10, 10, 200, 0.005, {"1": [0.1] * 5, "3": [0.4, 0.8, 0.93, 0.95, 0.97]}, part="runs")
+    other = Cell(0.3, 3, 3, 200, 0.015, {"1": [0.2] * 5, "3": [1.0] * 5}, part="runs")
+    lines = limit_lines({"cells": [dataclasses.asdict(asked), dataclasses.asdict(other)]})
+    assert lines[0] == (
+        "  runs: at 1 % spread and 10 nights of history a persisting 3 % drop is red within 3 nights "
+        "in 93 % of trials (by run length)"
+    )
+    # 200 contexts' clean nights: the mean of 0.5 % and 1.5 % of them, 2 false regressions.
+    assert lines[1].startswith("  a clean night of 200 contexts shows 2.00 false regressions on average")
