@@ -134,9 +134,9 @@ def judge_baseline(
     if len(recent) < policy.min_history:
         return BaselineVerdict("no-baseline", value, None, None, len(recent))
     baseline = statistics.median(recent)
-    spread, degrees = _spread(recent, baseline, prior if policy.spread_factor is None else None)
+    spread, degrees = window_spread(recent, baseline, prior if policy.spread_factor is None else None)
     band = max(
-        spread_band(spread, len(recent), policy.spread_factor, degrees, budget),
+        spread_band(spread, len(recent), policy.spread_factor, int(degrees), budget),
         # abs: a lower-is-better figure is judged mirrored (judge.latency), its baseline negative
         policy.min_band_percent / 100.0 * abs(baseline),
         margin,
@@ -150,10 +150,10 @@ def judge_baseline(
     return BaselineVerdict(status, value, baseline, band, len(recent))
 
 
-def _spread(recent: Sequence[float], level: float, prior: SpreadPrior | None) -> tuple[float, int | None]:
-    """The band's spread and its degrees of freedom (None: the ``recent`` nights' own count)."""
+def window_spread(recent: Sequence[float], level: float, prior: SpreadPrior | None) -> tuple[float, float]:
+    """The band's spread of the ``recent`` nights at ``level`` and its degrees of freedom: their
+    own, with ``prior`` (already checked to explain them) pooled in by its worth. The band and
+    judge.detection's figures both read it."""
     own = statistics.variance(recent) if len(recent) > 1 else 0.0
-    if prior is None:
-        return own**0.5, None
-    variance, degrees = moderated(prior, own * (len(recent) - 1), len(recent) - 1, level)
-    return variance**0.5, int(degrees)
+    variance, degrees = moderated(prior, own * max(len(recent) - 1, 0), max(len(recent) - 1, 0), level)
+    return variance**0.5, degrees

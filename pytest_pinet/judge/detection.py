@@ -30,9 +30,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 
-from .baseline import NIGHT_FALSE_ALARMS, BaselinePolicy, band_confidence, night_budget, spread_band
+from .baseline import (
+    NIGHT_FALSE_ALARMS,
+    BaselinePolicy,
+    band_confidence,
+    night_budget,
+    spread_band,
+    window_spread,
+)
 from .pooled_step import critical_t, longest_step
-from .spread_prior import SpreadPrior, applies, moderated
+from .spread_prior import SpreadPrior, applies
 from .standing import HORIZON_NIGHTS, Night
 from .stats import t_one_sided
 
@@ -107,11 +114,9 @@ class _Noise:
         level = statistics.median(values)
         if level == 0:
             return None
-        own = statistics.variance(values) if len(values) > 1 else 0.0
-        variance, degrees = moderated(applies(prior, values), own * (len(values) - 1), len(values) - 1, level)
+        spread, degrees = window_spread(values, level, applies(prior, values))
         worth = degrees - (len(values) - 1)
-        budget = night_budget(prior)
-        return cls(len(values), level, math.sqrt(variance), recent[-1].margin, len(accepted), worth, budget)
+        return cls(len(values), level, spread, recent[-1].margin, len(accepted), worth, night_budget(prior))
 
     def nights_to_red(self, drop_pct: float, policy: BaselinePolicy) -> int | None:
         """:func:`nights_to_red` for a drop of ``drop_pct`` % of the level."""
