@@ -38,6 +38,7 @@ from .baseline import (
     spread_band,
     window_spread,
 )
+from .drop_filter import below, kept_below
 from .pooled_step import critical_t, longest_step
 from .spread_prior import SpreadPrior, applies
 from .standing import HORIZON_NIGHTS, Night
@@ -185,9 +186,12 @@ def _band(
 # 0 and +-sqrt(3), weights 2/3, 1/6, 1/6). The band itself is known. Every night after a drop
 # is held against the same accepted nights: given the truth the nights are independent,
 # without it they are not (taken as independent, the model ran 10-17 points ahead of the
-# verdict from the third night on).
+# verdict from the third night on). The step tests hold the nights against the window's mean,
+# whose luck is the median's, sqrt(2 / pi) as large: given the median's, the steps' chances
+# spread too wide and their mean fell below the verdict's.
 _LEVEL_LUCK = ((0.0, 2.0 / 3.0), (math.sqrt(3.0), 1.0 / 6.0), (-math.sqrt(3.0), 1.0 / 6.0))
 _SPREAD_LUCK = (-0.967, 0.0, 0.967)
+_MEAN_FOR_MEDIAN = math.sqrt(2.0 / math.pi)
 
 
 def _spread_ratio(z: float, degrees: float) -> float:
@@ -221,10 +225,11 @@ def red_curve(
     accepted nights and tonight; from the second, the drop's own nights). A drop night neither
     flagged joined the accepted nights, so the window the next night is held against has moved
     towards it. Given the true spread and level (:data:`_SPREAD_LUCK`, :data:`_LEVEL_LUCK`) the
-    nights' bands count as independent, and the step tests, which share their nights, by the
-    strongest so far. From the first night whose chance reaches ``until`` on, the curve holds
-    that night's figure (all a question of "how many nights" needs). ``worth``: the degrees of
-    freedom the group's prior adds to the spread's own (:mod:`.spread_prior`)."""
+    nights are independent, but the tests are not: a night the band let pass was not a low one,
+    and the step tests share it; :mod:`.drop_filter` carries what passed. From the first night
+    whose chance reaches ``until`` on, the curve holds that night's figure (all a question of
+    "how many nights" needs). ``worth``: the degrees of freedom the group's prior adds to the
+    spread's own (:mod:`.spread_prior`)."""
     history = max(history or count, count)
     floor = max(policy.min_band_percent / 100.0 * scale, margin)
     longest = longest_step(policy)
@@ -235,8 +240,11 @@ def red_curve(
         sigma = spread / _spread_ratio(zs, count - 1 + worth)
         for z, w in _LEVEL_LUCK:
             truths.append((w / len(_SPREAD_LUCK), sigma, z * sigma * math.sqrt(math.pi / (2.0 * count))))
-    missed = [1.0] * len(truths)  # no night's band flagged it yet
-    strongest = [0.0] * len(truths)  # the likeliest step test so far (they share their nights)
+    # Per truth: the chance nothing was red so far, and the sum of the drop nights' shortfalls
+    # (in spreads) on the paths that survived, carried as a normal (assumed density filtering:
+    # a night the band let pass was not a low one, and the step tests share it).
+    alive = [1.0] * len(truths)
+    sums = [(0.0, 0.0)] * len(truths)  # mean, variance
     curve: list[float] = []
     for k in range(1, nights + 1):
         window = min(policy.window, count + k - 1)
@@ -244,18 +252,30 @@ def red_curve(
         band = _band(spread, window, policy, scale, margin, worth, budget)
         steps = _step_thresholds(k, count, history, policy, spread, floor, longest, worth, budget)
         for n, (_, sigma, error) in enumerate(truths):
-            one = _NORMAL.cdf(((drop + error) * (1.0 - mixed) - band) / sigma)
-            step = 0.0
+            edge = (band - (drop + error) * (1.0 - mixed)) / sigma
+            passed, ratio = below(edge)
+            survive = alive[n] * passed
+            mean, variance = sums[n][0] - ratio, sums[n][1] + max(1.0 - edge * ratio - ratio * ratio, 0.0)
+            # the step tests hold the nights against the window's mean, not its median: off
+            # the truth by the same luck, sqrt(2 / pi) as far
+            mean_error = error * _MEAN_FOR_MEDIAN
             for j, before, threshold in steps:
-                # the last j nights: drop nights all (the window holding k - j more), or the k
-                # drop nights and j - k accepted ones before them
-                shift = (drop + error) * (1.0 - max(k - j, 0) / before) if j <= k else drop * k / j + error
-                step = max(step, _NORMAL.cdf((shift - threshold) * math.sqrt(j) / sigma))
-            missed[n] *= 1.0 - one
-            strongest[n] = max(strongest[n], step)
-        curve.append(
-            sum(t[0] * (1.0 - m * (1.0 - b)) for t, m, b in zip(truths, missed, strongest, strict=True))
-        )
+                # the sum over the last j drop nights (a share j / k of the k nights', the rest
+                # their own scatter), or over all k and j - k accepted nights before (fresh)
+                if j < k:
+                    shift, share, fresh = (
+                        (drop + mean_error) * (1.0 - (k - j) / before),
+                        j / k,
+                        j * (1.0 - j / k),
+                    )
+                else:
+                    shift, share, fresh = drop * k / j + mean_error, 1.0, float(j - k)
+                mean, variance, passed = kept_below(
+                    mean, variance, share, fresh, (threshold - shift) * j / sigma
+                )
+                survive *= passed
+            alive[n], sums[n] = survive, (mean, variance)
+        curve.append(sum(t[0] * (1.0 - a) for t, a in zip(truths, alive, strict=True)))
         if curve[-1] >= until:
             break  # the nights after are at least as likely red
     return curve + [curve[-1]] * (nights - len(curve))

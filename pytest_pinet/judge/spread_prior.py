@@ -32,6 +32,7 @@ import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from .stats import digamma, f_cdf, trigamma, trigamma_inverse
 
@@ -118,9 +119,33 @@ def applies(prior: SpreadPrior | None, values: Sequence[float]) -> SpreadPrior |
     own = relative_spread(values)
     if own is None:
         return prior
-    variance, degrees = own
-    below = f_cdf(variance / prior.variance, degrees, prior.degrees)
-    return prior if OUTLIER_SHARE / 2.0 <= below <= 1.0 - OUTLIER_SHARE / 2.0 else None
+    return explains(prior, *own)
+
+
+def explains(prior: SpreadPrior | None, variance: float, degrees: int) -> SpreadPrior | None:
+    """:func:`applies` for a context whose relative ``variance`` has ``degrees`` of freedom."""
+    if prior is None or prior.degrees <= 0 or prior.variance <= 0:
+        return None
+    low, high = _explained(degrees, prior.degrees)
+    return prior if low <= variance / prior.variance <= high else None
+
+
+@lru_cache(maxsize=1024)
+def _explained(degrees: int, prior_degrees: float) -> tuple[float, float]:
+    """The ratios of a spread of ``degrees`` to a prior of ``prior_degrees`` that the F law
+    puts inside its central share: its quantiles, found once by halving (the step test asks
+    for every split of every night, :mod:`.pooled_step`)."""
+
+    def quantile(share: float) -> float:
+        low, high = -30.0, 30.0  # log of the ratio
+        for _ in range(80):
+            middle = (low + high) / 2.0
+            low, high = (
+                (middle, high) if f_cdf(math.exp(middle), degrees, prior_degrees) < share else (low, middle)
+            )
+        return math.exp((low + high) / 2.0)
+
+    return quantile(OUTLIER_SHARE / 2.0), quantile(1.0 - OUTLIER_SHARE / 2.0)
 
 
 def moderated(prior: SpreadPrior | None, squares: float, degrees: int, level: float) -> tuple[float, float]:

@@ -181,7 +181,7 @@ def _judge_night(
     verdict = judge([n.value for n in base])
     if verdict.status == "no-baseline":
         return NightVerdict("no-baseline", verdict, replace(standing, accepted=(*base, night)))
-    step = _last_step(base, night, policy, prior, budget)
+    step = _last_step(base, night, policy, night.prior, budget)
     regressed = list(standing.regressed)
     change = standing.change
     accepted_by = standing.accepted_by

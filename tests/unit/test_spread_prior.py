@@ -8,7 +8,15 @@ import random
 import pytest
 
 from pytest_pinet.judge.baseline import BaselinePolicy, judge_baseline
-from pytest_pinet.judge.spread_prior import SpreadPrior, applies, fit, moderated, relative_spread
+from pytest_pinet.judge.pooled_step import pooled_step
+from pytest_pinet.judge.spread_prior import (
+    SpreadPrior,
+    applies,
+    explains,
+    fit,
+    moderated,
+    relative_spread,
+)
 from pytest_pinet.judge.standing import Night, judge_night, standing_of
 from pytest_pinet.judge.stats import digamma, f_cdf, tetragamma, trigamma, trigamma_inverse
 
@@ -60,6 +68,31 @@ def test_a_context_the_prior_does_not_explain_keeps_its_own_spread():
     assert applies(prior, quiet) is None  # a half-duplex run at line rate among routed ones
     assert applies(prior, [1000.0 * (1 + rng.gauss(0, 0.05)) for _ in range(10)]) is None
     assert applies(None, noisy) is None and applies(SpreadPrior(0.0, 0.0, 2, 50), noisy) is None
+
+
+def test_the_f_law_bounds_are_its_quantiles():
+    prior = SpreadPrior(1e-4, 47.3, 40)
+    for degrees in (1, 4, 9):
+        inside = [r for r in (0.05 * n for n in range(1, 200)) if explains(prior, r * 1e-4, degrees)]
+        low, high = min(inside), max(inside)
+        assert f_cdf(low, degrees, 47.3) >= 0.005 and f_cdf(low - 0.05, degrees, 47.3) < 0.005
+        assert f_cdf(high, degrees, 47.3) <= 0.995 and f_cdf(high + 0.05, degrees, 47.3) > 0.995
+
+
+def test_a_drop_night_the_band_let_pass_does_not_cost_the_step_test_its_prior():
+    """A 0.8 % drop on a board whose nights differ by 0.2 %: the first night is inside a
+    three-night band, and the window holding it spreads wider than the prior explains. The
+    step test judges the prior on the window before the step and sees the drop the next night;
+    judged on the last window, the context had its own four nights only, and stayed blind."""
+    prior = SpreadPrior(4e-6, 47.0, 1000, 1000)
+    clean = [1000.0, 1003.0, 997.0]
+    window = [*clean, 992.0]
+    assert judge_baseline(992.0, clean, prior=prior, budget=0.0008).status == "within"
+    assert applies(prior, window) is None
+    assert judge_baseline(991.0, window, budget=0.0008).status == "within"
+    found = pooled_step([*window, 991.0], BaselinePolicy(), prior=prior, budget=0.0008)
+    assert found is not None and found.nights == 2 and found.after == pytest.approx(991.5)
+    assert pooled_step([*window, 991.0], BaselinePolicy(), budget=0.0008) is None
 
 
 def test_the_moderated_spread_weighs_each_by_its_worth():
