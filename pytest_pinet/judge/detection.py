@@ -38,7 +38,7 @@ from .baseline import (
     spread_band,
     window_spread,
 )
-from .drop_filter import below, kept_below
+from .drop_filter import joined_below, kept_below
 from .pooled_step import critical_t, longest_step
 from .spread_prior import SpreadPrior, applies
 from .standing import HORIZON_NIGHTS, Night
@@ -253,9 +253,8 @@ def red_curve(
         steps = _step_thresholds(k, count, history, policy, spread, floor, longest, worth, budget)
         for n, (_, sigma, error) in enumerate(truths):
             edge = (band - (drop + error) * (1.0 - mixed)) / sigma
-            passed, ratio = below(edge)
-            survive = alive[n] * passed
-            mean, variance = sums[n][0] - ratio, sums[n][1] + max(1.0 - edge * ratio - ratio * ratio, 0.0)
+            mean, variance, survive = joined_below(*sums[n], edge)
+            survive *= alive[n]
             # the step tests hold the nights against the window's mean, not its median: off
             # the truth by the same luck, sqrt(2 / pi) as far
             mean_error = error * _MEAN_FOR_MEDIAN

@@ -19,18 +19,29 @@ knows pytest.
 from __future__ import annotations
 
 import math
-from statistics import NormalDist
 
-_NORMAL = NormalDist()
+_HALF_ROOT = math.sqrt(0.5)
+_DENSITY = 1.0 / math.sqrt(2.0 * math.pi)
+# A statistic this many of its spreads below its edge passes on all paths but 1e-15 of them.
+SURE = 8.0
 
 
 def below(limit: float) -> tuple[float, float]:
     """A standard normal kept below ``limit``: its chance, and the inverse Mills ratio (how
     far, in its spread, the mean of what passed lies below the law's)."""
-    passed = _NORMAL.cdf(limit)
+    passed = 0.5 * math.erfc(-limit * _HALF_ROOT)  # the normal law's, by erfc: this runs often
     if passed <= 1e-300:
         return 0.0, -limit
-    return passed, _NORMAL.pdf(limit) / passed
+    return passed, math.exp(-0.5 * limit * limit) * _DENSITY / passed
+
+
+def joined_below(mean: float, variance: float, edge: float) -> tuple[float, float, float]:
+    """The sum of ``mean`` and ``variance`` with tonight's shortfall added, a standard normal
+    the band kept at or below ``edge``: the new mean and variance, and the chance it stayed."""
+    if edge > SURE:
+        return mean, variance + 1.0, 1.0
+    passed, ratio = below(edge)
+    return mean - ratio, variance + max(1.0 - edge * ratio - ratio * ratio, 0.0), passed
 
 
 def kept_below(
@@ -43,6 +54,8 @@ def kept_below(
     if spread <= 0:
         return mean, variance, 1.0 if share * mean <= edge else 0.0
     alpha = (edge - share * mean) / spread
+    if alpha > SURE:
+        return mean, variance, 1.0  # the test passes on every path: nothing learnt
     passed, ratio = below(alpha)
     tied = share * variance / spread  # how far the sum moves with the statistic, per its spread
     shrink = max(alpha * ratio + ratio * ratio, 0.0)
