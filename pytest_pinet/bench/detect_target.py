@@ -30,7 +30,7 @@ from ..judge.spread_prior import SpreadPrior
 from ..judge.standing import Night, judge_night
 from ..traffic.adaptive import SettleRule
 from ..virtlab.jitter import NoiseModel
-from .noise import RATE, board_prior, model_of, walk_together
+from .noise import RATE, boards, model_of
 
 DETECT_PCT = 1.0
 SECONDS_SPREAD_PCT = 1.0  # per second: a run of 16 s knows its mean to 0.5 %
@@ -62,12 +62,11 @@ def _seconds_case(trials: int, rule: SettleRule, rng: random.Random) -> dict[str
     model = model_of(SECONDS_SPREAD_PCT, "seconds")
     alarms = caught = 0
     policy = BaselinePolicy()
-    standings = walk_together(
+    contexts = boards(
         trials, HISTORY, lambda n, prior: _adaptive_night(model, n, RATE, rule, rng, prior), policy
     )
-    lengths = [len(night.samples) for standing in standings for night in standing.accepted]
-    prior = board_prior(standings, policy)
-    for standing in standings:
+    lengths = [len(night.samples) for standing, _ in contexts for night in standing.accepted]
+    for standing, prior in contexts:
         alarms += judge_night(standing, _adaptive_night(model, HISTORY, RATE, rule, rng, prior)).regression
         low = _adaptive_night(model, HISTORY, RATE * (1 - DETECT_PCT / 100), rule, rng, prior)
         caught += judge_night(standing, low).regression
@@ -93,12 +92,11 @@ def _runs_case(trials: int, rng: random.Random) -> dict[str, Any]:
     blind = 0
     pairs: list[tuple[int, int]] = []  # (predicted, reached), a month and one for "not within"
     policy = BaselinePolicy()
-    # The histories are contexts of one board: walked together, each night with their prior.
-    standings = walk_together(
+    # The histories are contexts of boards: walked together, each night with their prior.
+    contexts = boards(
         histories, HISTORY, lambda n, prior: _adaptive_night(model, n, RATE, rule, rng, prior), policy
     )
-    prior = board_prior(standings, policy)
-    for standing in standings:
+    for standing, prior in contexts:
         power = detection_power(standing.accepted, policy)
         if power is None or cannot_catch(power, DETECT_PCT) is None:
             continue

@@ -107,26 +107,42 @@ def walk_together(
     return standings
 
 
+# The contexts of one simulated board: the false-alarm budget is shared by a night's contexts
+# (judge.baseline.night_budget), so the board's size is part of the setting, not the trials':
+# more trials are more boards of this size, a finer ruler of the same lab.
+BOARD_CONTEXTS = 200
+
+
+def boards(
+    trials: int, history: int, night: Callable[[int, SpreadPrior | None], Night], policy: BaselinePolicy
+) -> list[tuple[Standing, SpreadPrior | None]]:
+    """``trials`` contexts in boards of :data:`BOARD_CONTEXTS` (:func:`walk_together`), each
+    with the prior its board gives after the history."""
+    found: list[tuple[Standing, SpreadPrior | None]] = []
+    for start in range(0, trials, BOARD_CONTEXTS):
+        standings = walk_together(min(BOARD_CONTEXTS, trials - start), history, night, policy)
+        prior = board_prior(standings, policy)
+        found += [(standing, prior) for standing in standings]
+    return found
+
+
 def simulate(
     spread_pct: float, history: int, seconds: int, trials: int, seed: int = 1, part: str = "both"
 ) -> Cell:
     """``trials`` histories of ``history`` clean nights, each followed by a clean night (false
     alarm?) and by ``NIGHTS_AFTER`` nights at each drop of :data:`DROPS` (caught when?).
 
-    The trials are the contexts of one board, advanced night by night together: each night's
-    prior comes from all of them (the clean board's, also for the drop nights: in a lab one
-    context drops while the others stay clean)."""
+    The trials are the contexts of boards of :data:`BOARD_CONTEXTS`, each board's advanced
+    night by night together: each night's prior comes from all of them (the clean board's,
+    also for the drop nights: in a lab one context drops while the others stay clean)."""
     model = model_of(spread_pct, part)
     policy = BaselinePolicy()
     rng = random.Random(seed)  # noqa: S311 - simulated noise
-    standings = walk_together(
-        trials, history, lambda n, prior: _night(model, n, RATE, seconds, rng, prior), policy
-    )
-    prior = board_prior(standings, policy)
+    contexts = boards(trials, history, lambda n, prior: _night(model, n, RATE, seconds, rng, prior), policy)
     alarms = 0
     caught: dict[float, list[int]] = {drop: [0] * NIGHTS_AFTER for drop in DROPS}
     predicted: dict[float, list[float]] = {drop: [0.0] * NIGHTS_AFTER for drop in DROPS}
-    for standing in standings:
+    for standing, prior in contexts:
         for drop in DROPS:
             shares = predicted_red(standing.accepted, drop, NIGHTS_AFTER, policy, prior)
             for k, share in enumerate(shares):

@@ -6,7 +6,17 @@ import dataclasses
 import random
 import statistics
 
-from pytest_pinet.bench.noise import Cell, cheapest, format_noise, simulate
+from pytest_pinet.bench.noise import (
+    BOARD_CONTEXTS,
+    Cell,
+    _night,
+    boards,
+    cheapest,
+    format_noise,
+    model_of,
+    simulate,
+)
+from pytest_pinet.judge.baseline import BaselinePolicy
 from pytest_pinet.virtlab.jitter import CableEnd, NoiseModel
 
 
@@ -30,6 +40,16 @@ def test_a_quiet_lab_catches_a_3_percent_drop_and_a_noisy_one_does_not_on_the_fi
     assert quiet.detected["3"][0] >= 0.9 and quiet.false_alarms <= 0.1
     assert noisy.detected["3"][0] <= 0.5  # a 3 % drop inside 3 % of noise: one night cannot tell
     assert quiet.detected["3"] == sorted(quiet.detected["3"])  # once red, red: never fewer later
+
+
+def test_more_trials_are_more_boards_of_the_same_size():
+    """The false-alarm budget is the night's contexts' (baseline.night_budget): trials past a
+    board's 200 contexts make another board, not a larger one with a smaller share each."""
+    rng, model = random.Random(2), model_of(1.0, "runs")
+    contexts = boards(450, 3, lambda n, prior: _night(model, n, 941.4, 3, rng, prior), BaselinePolicy())
+    families = [prior.family for _, prior in contexts if prior is not None]
+    assert len(contexts) == 450 and len(families) == 450
+    assert families.count(BOARD_CONTEXTS) == 400 and families.count(50) == 50
 
 
 def test_the_cheapest_setting_is_the_one_that_meets_the_target_soonest():
