@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from .baseline import BAND_SHARE, NIGHT_FALSE_ALARMS, BaselinePolicy
-from .spread_prior import SpreadPrior, explains, moderated
+from .spread_prior import SpreadPrior, explains, moderated, usable
 from .stats import t_cdf, t_one_sided
 
 # The step tests' share of the budget: two and three nights share most of it (a drop within
@@ -126,7 +126,7 @@ def pooled_step(
         n_spread, _, spread_ss = moments(0, start)
         # the prior where it explains the window before the step (the docstring says why)
         own = window_ss / (n_window - 1) / (before * before) if n_window > 1 and before else None
-        pooled = prior if own is None else explains(prior, own, n_window - 1)
+        pooled = usable(prior) if own is None else explains(prior, own, n_window - 1)
         variance, worth = moderated(pooled, spread_ss + after_ss, (n_spread - 1) + (j - 1), before)
         degrees, spread = int(worth), math.sqrt(variance)
         error = spread * math.sqrt(1.0 / n_window + 1.0 / j)

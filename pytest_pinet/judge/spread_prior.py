@@ -114,7 +114,7 @@ def applies(prior: SpreadPrior | None, values: Sequence[float]) -> SpreadPrior |
     """``prior`` when it explains the spread of a context's accepted ``values``: their relative
     variance inside the central share of F(d, d0) about the prior's; None otherwise (or without
     a prior, or fewer than two values: one night has no spread to compare)."""
-    if prior is None or prior.degrees <= 0 or prior.variance <= 0:
+    if usable(prior) is None:
         return None
     own = relative_spread(values)
     if own is None:
@@ -122,9 +122,15 @@ def applies(prior: SpreadPrior | None, values: Sequence[float]) -> SpreadPrior |
     return explains(prior, *own)
 
 
+def usable(prior: SpreadPrior | None) -> SpreadPrior | None:
+    """``prior`` when it has a spread and a worth to pool (one fitted from fewer contexts than
+    :data:`FEWEST_CONTEXTS`, or read from a damaged store row, has not)."""
+    return prior if prior is not None and prior.degrees > 0 and prior.variance > 0 else None
+
+
 def explains(prior: SpreadPrior | None, variance: float, degrees: int) -> SpreadPrior | None:
     """:func:`applies` for a context whose relative ``variance`` has ``degrees`` of freedom."""
-    if prior is None or prior.degrees <= 0 or prior.variance <= 0:
+    if prior is None or usable(prior) is None:
         return None
     low, high = _explained(degrees, prior.degrees)
     return prior if low <= variance / prior.variance <= high else None
@@ -136,13 +142,20 @@ def _explained(degrees: int, prior_degrees: float) -> tuple[float, float]:
     puts inside its central share: its quantiles, found once by halving (the step test asks
     for every split of every night, :mod:`.pooled_step`)."""
 
+    def below(log_ratio: float, share: float) -> bool:
+        return f_cdf(math.exp(log_ratio), degrees, prior_degrees) < share
+
     def quantile(share: float) -> float:
-        low, high = -30.0, 30.0  # log of the ratio
-        for _ in range(80):
+        # A prior worth a fraction of a degree has quantiles far out: the search reaches
+        # e^+-300, and a quantile past it is 0 or infinity (every ratio that side explained).
+        low, high = -300.0, 300.0  # log of the ratio
+        if below(high, share):
+            return math.inf
+        if not below(low, share):
+            return 0.0
+        for _ in range(100):
             middle = (low + high) / 2.0
-            low, high = (
-                (middle, high) if f_cdf(math.exp(middle), degrees, prior_degrees) < share else (low, middle)
-            )
+            low, high = (middle, high) if below(middle, share) else (low, middle)
         return math.exp((low + high) / 2.0)
 
     return quantile(OUTLIER_SHARE / 2.0), quantile(1.0 - OUTLIER_SHARE / 2.0)

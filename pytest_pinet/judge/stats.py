@@ -194,5 +194,9 @@ def f_cdf(f: float, numerator: float, denominator: float) -> float:
     """P(F <= f) for the F distribution with ``numerator`` and ``denominator`` degrees."""
     if f <= 0.0:
         return 0.0
-    x = numerator * f / (numerator * f + denominator)
-    return regularized_beta(numerator / 2.0, denominator / 2.0, x)
+    total = numerator * f + denominator
+    if numerator * f > denominator:
+        # x near 1 rounds to 1 (a prior worth a fraction of a degree has such quantiles): the
+        # complement, from 1 - x computed as itself
+        return 1.0 - regularized_beta(denominator / 2.0, numerator / 2.0, denominator / total)
+    return regularized_beta(numerator / 2.0, denominator / 2.0, numerator * f / total)

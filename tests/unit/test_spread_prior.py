@@ -79,6 +79,16 @@ def test_the_f_law_bounds_are_its_quantiles():
         assert f_cdf(high, degrees, 47.3) <= 0.995 and f_cdf(high + 0.05, degrees, 47.3) > 0.995
 
 
+def test_a_prior_worth_a_fraction_of_a_degree_explains_what_its_f_law_does():
+    """Its upper 0.5 % quantile is about 4e90: far past e^30, where the search once stopped,
+    and past where the F law's x = nf / (nf + d) rounds to 1 (f_cdf then takes the complement)."""
+    prior = SpreadPrior(1e-4, 0.05, 3)
+    assert 0.6 < f_cdf(1e15, 9, 0.05) < 0.62  # 1.0 when x rounded to 1
+    assert explains(prior, 1e-4 * 1e20, 9) is prior
+    assert f_cdf(1e100, 9, 0.05) > 0.995 and explains(prior, 1e-4 * 1e100, 9) is None
+    assert explains(SpreadPrior(0.0, 50.0, 3), 1e-4, 9) is None  # no spread to pool: a damaged row
+
+
 def test_a_drop_night_the_band_let_pass_does_not_cost_the_step_test_its_prior():
     """A 0.8 % drop on a board whose nights differ by 0.2 %: the first night is inside a
     three-night band, and the window holding it spreads wider than the prior explains. The
