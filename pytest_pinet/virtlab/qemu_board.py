@@ -229,7 +229,6 @@ def boot_args(spec: LabSpec, public_key: str) -> str:
         "fsck.mode=skip",
         "quiet",
         f"pinet.hostname={board}",
-        f"pinet.authkey={key_type},{key_body}",
         f"pinet.if={mac(spec, MGMT_INTERFACE)},{MGMT_INTERFACE},{spec.mgmt_address(board)}/24,1500",
     ]
     for link in spec.links:
@@ -243,6 +242,9 @@ def boot_args(spec: LabSpec, public_key: str) -> str:
         # covers the host's stalls of the emulated CPUs (``shaping.board_shaping``).
         entry += "," + "+".join(shaping.board_shaping(link.speed_mbps, link.mtu).tc_args())
         words.append(entry)
+    if not spec.links_provisioned:
+        # A twin's board (twin.py) gets the lab's key by the page's step, not from pinet.
+        words.insert(6, f"pinet.authkey={key_type},{key_body}")
     line = " ".join(words)
     if len(line) > 2000:
         raise PinetError(f"the QEMU board's kernel command line is {len(line)} bytes, over the 2048 limit")
@@ -315,14 +317,19 @@ def target(spec: LabSpec, public_key: str) -> dict[str, Any]:
             },
             "PinetSDMuxDriver": {},
             "PinetSDCardDriver": {},
-            "ShellDriver": {
-                # bash in the image brackets pastes: the prompt may follow an ESC[?2004h.
-                "prompt": rf"(?:\x1b\[\?2004h)?root@{board}:[^ ]*# ",
-                "login_prompt": " login: ",
-                "username": "root",
-                "login_timeout": 300,
-            },
+            "ShellDriver": shell_driver(board),
         },
+    }
+
+
+def shell_driver(board: str) -> dict[str, Any]:
+    """The ShellDriver's arguments for the board's serial console: root, no password."""
+    return {
+        # bash in the image brackets pastes: the prompt may follow an ESC[?2004h.
+        "prompt": rf"(?:\x1b\[\?2004h)?root@{board}:[^ ]*# ",
+        "login_prompt": " login: ",
+        "username": "root",
+        "login_timeout": 300,
     }
 
 
