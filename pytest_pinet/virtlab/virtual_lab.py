@@ -187,7 +187,7 @@ def built_as(spec: LabSpec) -> dict[str, str]:
         )
     except (OSError, ValueError):
         return {}
-    return {key: str(data.get(key) or "") for key in ("board", "image", "accel", "absent", "twin")}
+    return {key: str(data.get(key) or "") for key in ("board", "image", "accel", "absent", "twin", "twin_qemu")}
 
 
 def check_same_build(spec: LabSpec) -> None:
