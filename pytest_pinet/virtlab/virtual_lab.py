@@ -187,7 +187,8 @@ def built_as(spec: LabSpec) -> dict[str, str]:
         )
     except (OSError, ValueError):
         return {}
-    return {key: str(data.get(key) or "") for key in ("board", "image", "accel", "absent", "twin", "twin_qemu")}
+    keys = ("board", "image", "accel", "absent", "twin", "twin_qemu")
+    return {key: str(data.get(key) or "") for key in keys}
 
 
 def check_same_build(spec: LabSpec) -> None:

@@ -319,6 +319,10 @@ def _assert_first_run_through_the_peers(rows: list[dict[str, Any]]) -> None:
     boards = {r["context"]["board"] for r in measured}
     assert boards == {"pi4", "pi5"}, boards
     assert all(r["goodput_mbps"] > 0 for r in measured), [(r["test_id"], r["goodput_mbps"]) for r in measured]
+    # pi5 is the QEMU board: its own kernel, booted from its card, its own port's driver.
+    kernels = {r["context"]["board"]: (r["context"]["kernel"], r["context"]["driver"]) for r in measured}
+    assert kernels["pi4"][0] == os.uname().release and kernels["pi5"][0] != os.uname().release, kernels
+    assert kernels["pi5"][1] == "virtio_net", kernels
     routed = [r for r in measured if "test_download_through_the_board" in r["test_id"]]
     latency = [r["detail"]["latency"] for r in routed]
     assert latency and all(p["tool"] == "irtt" and p["load_rtt_ms"] for p in latency), latency

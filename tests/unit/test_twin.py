@@ -111,7 +111,10 @@ def test_the_twins_board_gets_no_key_from_pinet(tmp_path, monkeypatch):
 
 
 def test_networkd_is_applied_as_ip_commands():
-    said, commands = twin.networkd_ip("10-pinet-eth0.network", "[Match]\nName=eth0\n[Link]\nMTUBytes=9000\n[Network]\nAddress=10.10.4.1/24\n")
+    said, commands = twin.networkd_ip(
+        "10-pinet-eth0.network",
+        "[Match]\nName=eth0\n[Link]\nMTUBytes=9000\n[Network]\nAddress=10.10.4.1/24\n",
+    )
     assert said == "eth0 10.10.4.1/24"
     assert commands == [
         ["link", "set", "eth0", "mtu", "9000"],
