@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from pytest_pinet.errors import PinetError
-from pytest_pinet.virtlab import twin, virtual_lab
+from pytest_pinet.virtlab import twin, two_boards, virtual_lab
 from pytest_pinet.virtlab.topology import HostSpec, LabSpec
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "rpi-lab.yaml"
@@ -85,14 +85,14 @@ def test_a_file_without_a_pinet_section_is_no_lab_to_twin(tmp_path):
 
 
 def test_the_qemu_board_is_the_files_last_board_and_the_plans_first(tmp_path, monkeypatch):
-    monkeypatch.setattr(twin.two_boards, "qemu_missing", lambda: "")
+    monkeypatch.setattr(two_boards, "qemu_missing", lambda: "")
     assert twin.qemu_choice(EXAMPLE) == "pi5"
     spec = twin.plan(EXAMPLE, "pinet45", tmp_path, "pi5")
     assert spec.is_qemu and spec.board_host.name == "pi5" and twin.qemu_host(spec) == "pi5"
     assert [h.name for h in spec.hosts] == ["pi5", "pi4", "pc-lan", "pc-inet"]
     assert spec.mgmt_address("pi5") == "10.203.45.51" and spec.image == twin.QEMU_IMAGE
     # A machine without QEMU twins every board as a namespace, and says nothing is QEMU.
-    monkeypatch.setattr(twin.two_boards, "qemu_missing", lambda: "qemu-system-x86_64 is not installed")
+    monkeypatch.setattr(two_boards, "qemu_missing", lambda: "qemu-system-x86_64 is not installed")
     assert twin.qemu_choice(EXAMPLE) == ""
     assert twin.qemu_host(twin.plan(EXAMPLE, "pinet45", tmp_path, "")) == ""
 
