@@ -55,7 +55,7 @@ def _targets(spec: LabSpec, image: BoardImage | None) -> tuple[dict[str, Any], d
     targets: dict[str, Any] = {}
     extra_sections: dict[str, Any] = {}
     for host in spec.hosts:
-        if spec.is_qemu and host.role == "board":
+        if spec.is_qemu and host.name == spec.board_host.name:
             if image is None:
                 raise ValueError("a QEMU lab's env file needs the board image")
             public_key = (spec.state_dir / "id_ed25519.pub").read_text(encoding="utf-8")

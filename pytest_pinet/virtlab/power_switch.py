@@ -263,6 +263,9 @@ def serve(config_path: Path) -> None:
         os._exit(0)
 
     signal.signal(signal.SIGTERM, stop)
+    for index, port in switch.ports.items():
+        if port["kind"] == "qemu" and port.get("on_at_start"):
+            switch.switch(index, True, "none")  # a board plugged in boots when the rack does
     Path(config["ready"]).write_text(str(os.getpid()), encoding="utf-8")
     server.serve_forever()
 

@@ -8,13 +8,18 @@ switch their power over HTTP, a console server, one /24 per cable, a management 
   **same last octet** as in the file (``192.168.10.41`` is ``10.203.N.41`` here);
 - every cable a GbE-shaped veth pair between the interfaces the file names (``eth0`` to
   ``enp3s0``), without addresses or MTU: the lab's own provisioning gives them, as on
-  hardware (:func:`apply_networkd` reads the systemd-networkd files the page tells a lab to
+  hardware (:func:`install_networkd` applies the systemd-networkd files the page tells a lab to
   write);
 - the rack: a power switch speaking labgrid's ``simplerest`` model and a PDU speaking
   ``gude24`` at the file's addresses, whose ports switch the hosts the file puts on them, and
   a console server (ser2net, RFC 2217) at the file's address and ports, one UART per board;
 - each scratch disk a loop device; the logins read each user's own ``authorized_keys``
-  (root's under the twin's own root home), so the page's key step is what lets pinet in.
+  (root's under the twin's own root home), so the page's key step is what lets pinet in;
+- the file's last board, where this machine can run QEMU, a QEMU board (``qemu_board.py``)
+  in its namespace: its own kernel booted from its SD card when its PoE port powers it, its
+  UART on its console server line, its cables bridged to its taps.  Its image knows its
+  name and addresses, as a lab's flashed image does; the lab's key reaches it by the page's
+  step, typed on its console (:func:`console_shell`).
 
 What the file says is not re-planned: the env a run uses is the lab's file with the
 substitutions of :func:`substitutions` applied to its text (docs/rehearsal.md lists them),
@@ -37,7 +42,7 @@ from urllib.parse import urlsplit
 import yaml
 
 from ..errors import PinetError
-from . import envfile, rack, sshd, system, virtual_lab
+from . import envfile, qemu_board, rack, sshd, system, twin_console, two_boards, virtual_lab
 from .topology import DiskSpec, HostSpec, LabSpec, LinkSpec, RouteSpec
 
 # The management network the twin puts the file's last octets on: 10.203.N.0/24, as every
@@ -48,6 +53,8 @@ TWIN_USER = "pinet-lab"
 RACK = rack.RACK
 DISK_MIB = 256
 WAIT_S = 30  # for a power device, a UART or a console server to come up
+# What the QEMU board's SD card holds when the twin is built: the lab's image, as flashed.
+QEMU_IMAGE = "debian12-k6.1"
 
 
 @dataclass(frozen=True)
@@ -87,9 +94,22 @@ def _read(source: Path) -> dict[str, Any]:
     return data
 
 
-def plan(source: Path, name: str, state_root: Path) -> LabSpec:
+def qemu_choice(source: Path) -> str:
+    """The board the twin makes a QEMU board: the file's last, when it has two or more and
+    this machine can run QEMU ("" otherwise: every board a namespace)."""
+    boards = [h for h, e in (_read(source)["pinet"].get("hosts") or {}).items() if e.get("role") == "board"]
+    return boards[-1] if len(boards) > 1 and not two_boards.qemu_missing() else ""
+
+
+def plan(source: Path, name: str, state_root: Path, qemu: str | None = None) -> LabSpec:
     """The lab plan of ``source``'s drawing: its hosts, cables, routes and disks, its
-    management addresses moved onto the twin's network."""
+    management addresses moved onto the twin's network.
+
+    ``qemu`` names the board that is a QEMU machine (None: as the twin that is up was built).
+    The lab code knows one QEMU board per lab, its first board (``LabSpec.board_host``), so
+    that board comes first in the plan's hosts; the file's order is kept otherwise."""
+    if qemu is None:
+        qemu = virtual_lab.built_as(LabSpec(name=name, state_root=state_root)).get("twin_qemu", "")
     data = _read(source)
     pinet, targets = data["pinet"], data.get("targets") or {}
     index = LabSpec(name=name).index
@@ -122,6 +142,8 @@ def plan(source: Path, name: str, state_root: Path) -> LabSpec:
         for r in pinet.get("routes") or []
     )
     disks = tuple(DiskSpec(str(d["name"]), str(d["host"]), DISK_MIB) for d in pinet.get("disks") or [])
+    if qemu:
+        hosts.sort(key=lambda host: host.name != qemu)
     return LabSpec(
         name=name,
         hosts=tuple(hosts),
@@ -130,6 +152,8 @@ def plan(source: Path, name: str, state_root: Path) -> LabSpec:
         disks=disks,
         state_root=state_root,
         links_provisioned=True,
+        board="qemu" if qemu else "netns",
+        image=QEMU_IMAGE if qemu else "",
     )
 
 
@@ -222,7 +246,7 @@ def _twin_address(spec: LabSpec, source: Path, address: str) -> str:
 
 def up(source: Path, name: str, state_root: Path) -> Twin:
     """Build the twin of ``source`` (hosts, cables, disks, rack); a failure removes it all."""
-    spec = plan(source, name, state_root)
+    spec = plan(source, name, state_root, qemu_choice(source))
     system.require_tools(("ser2net",))
     virtual_lab.up(spec, replace=True)
     twin = Twin(spec, source.resolve())
@@ -238,6 +262,7 @@ def up(source: Path, name: str, state_root: Path) -> Twin:
         kept.write_text(twin.source.read_text(encoding="utf-8"), encoding="utf-8")
         built = json.loads((spec.state_dir / "lab.json").read_text(encoding="utf-8"))
         built["twin"] = str(kept)
+        built["twin_qemu"] = qemu_host(spec)
         (spec.state_dir / "lab.json").write_text(json.dumps(built), encoding="utf-8")
     except BaseException:
         virtual_lab.down(spec)
@@ -252,10 +277,17 @@ def of(name: str, state_root: Path) -> Twin | None:
     return Twin(plan(Path(source), name, state_root), Path(source)) if source else None
 
 
+def qemu_host(spec: LabSpec) -> str:
+    """The twin's QEMU board, or "" when every board is a namespace."""
+    return spec.board_host.name if spec.is_qemu else ""
+
+
 def _own_logins(twin: Twin) -> None:
     """Each host's sshd reads the logging-in user's own ``~/.ssh/authorized_keys`` (root's in
     the twin's root home), not the virtual lab's shared key: the page's key step lets pinet in."""
     for host in twin.spec.hosts:
+        if host.name == qemu_host(twin.spec):
+            continue  # its own sshd, in its own OS: root's keys in its /root/.ssh
         host_dir = twin.spec.host_dir(host.name)
         config = host_dir / "sshd_config"
         text = config.read_text(encoding="utf-8")
@@ -281,17 +313,8 @@ def _rack(twin: Twin) -> None:
 
 
 def _start_switch(twin: Twin, number: int, address: str, device: dict[str, Any], boards: list[str]) -> None:
-    folder, spec = twin.folder, twin.spec
-    ports = {
-        index: {
-            "name": host,
-            "kind": "netns",
-            "on": shlex.split(envfile.power_command(spec, host, "on")),
-            "off": shlex.split(envfile.power_command(spec, host, "off")),
-            "on_at_start": True,
-        }
-        for index, host in device["ports"].items()
-    }
+    folder = twin.folder
+    ports = {index: _port(twin, host) for index, host in device["ports"].items()}
     # The boards' UARTs live with their power (a board that is off sends nothing).
     uarts = [
         {"tty_link": str(folder / f"{b}.tty"), "uart_socket": str(folder / f"{b}.uart")}
@@ -313,6 +336,24 @@ def _start_switch(twin: Twin, number: int, address: str, device: dict[str, Any],
     rack.wait(
         (folder / f"power-{number}.pid").exists, WAIT_S, f"the {device['model']} power device at {address}"
     )
+
+
+def _port(twin: Twin, host: str) -> dict[str, Any]:
+    """A power port's switching: a namespace host's power command, or the QEMU board's
+    process, its serial port on the board's UART.  Every host is on when the rack is: a
+    lab's boards and peers are plugged in."""
+    spec = twin.spec
+    if host == qemu_host(spec):
+        argv = rack.qemu_argv(spec, twin.folder / f"{host}.uart")
+        log = str(qemu_board.log_path(spec))
+        return {"name": host, "kind": "qemu", "argv": argv, "log": log, "on_at_start": True}
+    return {
+        "name": host,
+        "kind": "netns",
+        "on": shlex.split(envfile.power_command(spec, host, "on")),
+        "off": shlex.split(envfile.power_command(spec, host, "off")),
+        "on_at_start": True,
+    }
 
 
 def _start_console_server(twin: Twin, address: str, lines: list[tuple[str, int]]) -> None:
@@ -358,21 +399,53 @@ def read_networkd(text: str) -> dict[str, dict[str, list[str]]]:
     return sections
 
 
-def apply_networkd(twin: Twin, host: str) -> list[str]:
-    """What systemd-networkd does at boot with the host's ``.network`` files: the matched
-    interface gets its MTU and addresses.  Return what was applied, one line per file."""
-    netns = twin.spec.netns(host)
+def networkd_ip(name: str, text: str) -> tuple[str, list[list[str]]]:
+    """What systemd-networkd does at boot with one ``.network`` file, as ``ip`` arguments:
+    the matched interface gets its MTU and addresses and comes up.  Also the line that says so."""
+    sections = read_networkd(text)
+    names = sections.get("Match", {}).get("Name", [])
+    if len(names) != 1:
+        raise PinetError(f"{name}: [Match] Name= must name one interface")
+    device = names[0]
+    addresses = sections.get("Network", {}).get("Address", [])
+    commands = [["link", "set", device, "mtu", mtu] for mtu in sections.get("Link", {}).get("MTUBytes", [])]
+    commands += [["addr", "replace", address, "dev", device] for address in addresses]
+    commands.append(["link", "set", device, "up"])
+    return f"{device} {' '.join(addresses)}", commands
+
+
+def install_networkd(twin: Twin, host: str, files: dict[str, str]) -> list[str]:
+    """The host's ``.network`` files (by name) written where systemd-networkd reads them and
+    applied as it does at boot; what was applied, one line per file.
+
+    A namespace host's ``/etc/systemd/network`` is the twin's folder for it; the QEMU board's
+    is its own, written and applied at its console (its image gave it the same addresses at
+    boot: a lab's flashed image carries them, so this changes nothing but the files)."""
     applied = []
-    for path in sorted(twin.networkd_dir(host).glob("*.network")):
-        sections = read_networkd(path.read_text(encoding="utf-8"))
-        names = sections.get("Match", {}).get("Name", [])
-        if len(names) != 1:
-            raise PinetError(f"{path}: [Match] Name= must name one interface")
-        device = names[0]
-        for mtu in sections.get("Link", {}).get("MTUBytes", []):
-            virtual_lab.run_ip("link", "set", device, "mtu", mtu, netns=netns)
-        for address in sections.get("Network", {}).get("Address", []):
-            virtual_lab.run_ip("addr", "replace", address, "dev", device, netns=netns)
-        virtual_lab.run_ip("link", "set", device, "up", netns=netns)
-        applied.append(f"{host}: {device} {' '.join(sections.get('Network', {}).get('Address', []))}")
+    if host == qemu_host(twin.spec):
+        address, port = console_line(twin, host)
+        with twin_console.console_shell(host, address, port) as shell:
+            for name, text in sorted(files.items()):
+                twin_console.write_file(shell, host, f"/etc/systemd/network/{name}", text)
+                said, commands = networkd_ip(name, text)
+                twin_console.run(shell, host, " && ".join(shlex.join(["ip", *c]) for c in commands))
+                applied.append(f"{host}: {said}")
+        return applied
+    folder = twin.networkd_dir(host)
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in sorted(files.items()):
+        (folder / name).write_text(text, encoding="utf-8")
+        said, commands = networkd_ip(name, text)
+        for command in commands:
+            virtual_lab.run_ip(*command, netns=twin.spec.netns(host))
+        applied.append(f"{host}: {said}")
     return applied
+
+
+def console_line(twin: Twin, board: str) -> tuple[str, int]:
+    """The (twin) address and TCP port of ``board``'s line on its console server."""
+    for address, lines in _consoles(twin.source).items():
+        for host, port in lines:
+            if host == board:
+                return _twin_address(twin.spec, twin.source, address), port
+    raise PinetError(f"{twin.source}: {board} has no NetworkSerialPort, so no console to log in at")

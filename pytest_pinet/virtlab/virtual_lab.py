@@ -187,7 +187,8 @@ def built_as(spec: LabSpec) -> dict[str, str]:
         )
     except (OSError, ValueError):
         return {}
-    return {key: str(data.get(key) or "") for key in ("board", "image", "accel", "absent", "twin")}
+    keys = ("board", "image", "accel", "absent", "twin", "twin_qemu")
+    return {key: str(data.get(key) or "") for key in keys}
 
 
 def check_same_build(spec: LabSpec) -> None:
@@ -353,16 +354,19 @@ def _build(spec: LabSpec, image: qemu_image.BoardImage | None = None, client_key
     for link in spec.links:
         _make_link(spec, link)
     known_hosts = []
+    # A namespace host's disks are loop devices; the QEMU board's (one) is its USB disk.
+    devices = {d.name: _make_disk(spec, d) for d in spec.disks if not is_qemu_board(spec, d.host)}
     if image is not None:
         qemu_board.plumb(spec, run_ip)
         qemu_board.write_wrapper(spec)
         qemu_board.flash_card(spec, image, spec.image)
-        qemu_board.make_disk(spec, spec.disks[0].size_mib)
-        devices = {spec.disks[0].name: qemu_board.USB_DISK_DEVICE}
+        own = [d for d in spec.disks if is_qemu_board(spec, d.host)][:1]
+        # Without a disk of its own in the plan (a twin's QEMU board) it still has the drive
+        # QEMU's command line names, small and unused.
+        qemu_board.make_disk(spec, own[0].size_mib if own else 16)
+        devices |= {d.name: qemu_board.USB_DISK_DEVICE for d in own}
         # The image's own host key: every boot of it presents the same one, so it is pinned.
         known_hosts.append(f"{spec.mgmt_address(spec.board_host.name)} {image.host_key}")
-    else:
-        devices = {disk.name: _make_disk(spec, disk) for disk in spec.disks}
 
     for host in spec.hosts:
         if is_qemu_board(spec, host.name):

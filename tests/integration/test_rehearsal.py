@@ -31,7 +31,7 @@ import pytest
 import yaml
 
 from pytest_pinet.polling import wait_until
-from pytest_pinet.virtlab import twin, virtual_lab
+from pytest_pinet.virtlab import twin, twin_console, virtual_lab
 
 from .doc_runner import Block, DocRunner
 
@@ -156,6 +156,12 @@ rules:
     match: {scenario: ethernet}
     min_mbps: 900
     why: the rehearsal's twin, veths on a shared CI machine (docs/rehearsal.md)
+  - id: twin-qemu-pi5
+    match: {board: pi5, scenario: ethernet}
+    min_mbps: 100
+    why: >-
+      the twin's pi5 is a QEMU board (docs/rehearsal.md): its emulated CPUs, not the cable,
+      set its rate (the shipped rule qpi-ethernet-half-duplex holds the default lab's to 100)
 """
 
 
@@ -192,38 +198,46 @@ def _install_sudoers(tmp: Path) -> Any:
 
 def _install_networkd(lab: twin.Twin) -> Any:
     """The page's .network file, written for every end of every cable as the page says (one
-    file per interface), then read by the twin's hosts as systemd-networkd does at boot."""
+    file per interface) and applied as systemd-networkd does at boot: on the QEMU board at
+    its console, in its own /etc/systemd/network."""
 
     def install(block: Block, text: str) -> None:
         assert "Name=enp3s0" in text and "Address=10.10.1.100/24" in text, block.name
+        files: dict[str, dict[str, str]] = {host.name: {} for host in lab.spec.hosts}
         for link in lab.spec.links:
             for host, device, side in (
                 (link.board, link.board_interface, "board"),
                 (link.peer, link.peer_interface, "peer"),
             ):
                 address = lab.spec.link_address(link, side)
-                written = (
+                files[host][f"10-pinet-{device}.network"] = (
                     text.replace("enp3s0", device)
                     .replace("MTUBytes=1500", f"MTUBytes={link.mtu}")
                     .replace("10.10.1.100/24", f"{address}/24")
                 )
-                folder = lab.networkd_dir(host)
-                folder.mkdir(parents=True, exist_ok=True)
-                (folder / f"10-pinet-{device}.network").write_text(written, encoding="utf-8")
-        for each in lab.spec.hosts:
-            twin.apply_networkd(lab, each.name)
+        for host, written in files.items():
+            twin.install_networkd(lab, host, written)
 
     return install
 
 
 def _on_each_host(lab: twin.Twin, home: Path, repo: Path) -> Any:
     """A block run on every host as its login user, in that user's home, with the lab's
-    public key copied there (the twin's hosts share this machine's files)."""
+    public key copied there (the namespace hosts share this machine's files; the QEMU board
+    is logged in at its console, where the key is typed into root's home)."""
 
     def run(block: Block, text: str) -> None:
         data = yaml.safe_load((repo / "lab" / "rpi-lab.yaml").read_text(encoding="utf-8"))
+        public = (home / ".ssh" / "pinet-lab.pub").read_text(encoding="utf-8")
         for host in lab.spec.hosts:
             user = data["targets"][host.name]["resources"]["NetworkService"]["username"]
+            if host.name == twin.qemu_host(lab.spec):
+                assert user == "root", host.name
+                address, port = twin.console_line(lab, host.name)
+                with twin_console.console_shell(host.name, address, port) as shell:
+                    twin_console.write_file(shell, host.name, "/root/pinet-lab.pub", public)
+                    twin_console.run(shell, host.name, text)
+                continue
             user_home = lab.root_home if user == "root" else Path(pwd.getpwnam(user).pw_dir)
             shutil.copy(home / ".ssh" / "pinet-lab.pub", user_home / "pinet-lab.pub")
             shutil.chown(user_home / "pinet-lab.pub", user)
@@ -305,6 +319,10 @@ def _assert_first_run_through_the_peers(rows: list[dict[str, Any]]) -> None:
     boards = {r["context"]["board"] for r in measured}
     assert boards == {"pi4", "pi5"}, boards
     assert all(r["goodput_mbps"] > 0 for r in measured), [(r["test_id"], r["goodput_mbps"]) for r in measured]
+    # pi5 is the QEMU board: its own kernel, booted from its card, its own port's driver.
+    kernels = {r["context"]["board"]: (r["context"]["kernel"], r["context"]["driver"]) for r in measured}
+    assert kernels["pi4"][0] == os.uname().release and kernels["pi5"][0] != os.uname().release, kernels
+    assert kernels["pi5"][1] == "virtio_net", kernels
     routed = [r for r in measured if "test_download_through_the_board" in r["test_id"]]
     latency = [r["detail"]["latency"] for r in routed]
     assert latency and all(p["tool"] == "irtt" and p["load_rtt_ms"] for p in latency), latency

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from pytest_pinet.errors import PinetError
-from pytest_pinet.virtlab import twin, virtual_lab
+from pytest_pinet.virtlab import twin, two_boards, virtual_lab
 from pytest_pinet.virtlab.topology import HostSpec, LabSpec
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "rpi-lab.yaml"
@@ -82,3 +82,44 @@ def test_a_file_without_a_pinet_section_is_no_lab_to_twin(tmp_path):
     bare.write_text("targets: {}\n", encoding="utf-8")
     with pytest.raises(PinetError, match="no pinet: section"):
         twin.plan(bare, "pinet45", tmp_path)
+
+
+def test_the_qemu_board_is_the_files_last_board_and_the_plans_first(tmp_path, monkeypatch):
+    monkeypatch.setattr(two_boards, "qemu_missing", lambda: "")
+    assert twin.qemu_choice(EXAMPLE) == "pi5"
+    spec = twin.plan(EXAMPLE, "pinet45", tmp_path, "pi5")
+    assert spec.is_qemu and spec.board_host.name == "pi5" and twin.qemu_host(spec) == "pi5"
+    assert [h.name for h in spec.hosts] == ["pi5", "pi4", "pc-lan", "pc-inet"]
+    assert spec.mgmt_address("pi5") == "10.203.45.51" and spec.image == twin.QEMU_IMAGE
+    # A machine without QEMU twins every board as a namespace, and says nothing is QEMU.
+    monkeypatch.setattr(two_boards, "qemu_missing", lambda: "qemu-system-x86_64 is not installed")
+    assert twin.qemu_choice(EXAMPLE) == ""
+    assert twin.qemu_host(twin.plan(EXAMPLE, "pinet45", tmp_path, "")) == ""
+
+
+def test_the_twins_board_gets_no_key_from_pinet(tmp_path, monkeypatch):
+    """Its key comes by the page's step: the kernel command line names its addresses only."""
+    from pytest_pinet.virtlab import qemu_board
+
+    spec = twin.plan(EXAMPLE, "pinet45", tmp_path, "pi5")
+    line = qemu_board.boot_args(spec, "ssh-ed25519 AAAAC3Nz pinet")
+    assert "pinet.authkey" not in line
+    assert "pinet.if=52:54:00:5e:2d:00,mgmt0,10.203.45.51/24,1500" in line
+    assert ",eth0,10.10.4.1/24,1500," in line  # the flashed image's address of its one cable
+    own = twin.plan(EXAMPLE, "pinet45", tmp_path, "")  # links provisioned, but no QEMU board
+    assert not own.is_qemu
+
+
+def test_networkd_is_applied_as_ip_commands():
+    said, commands = twin.networkd_ip(
+        "10-pinet-eth0.network",
+        "[Match]\nName=eth0\n[Link]\nMTUBytes=9000\n[Network]\nAddress=10.10.4.1/24\n",
+    )
+    assert said == "eth0 10.10.4.1/24"
+    assert commands == [
+        ["link", "set", "eth0", "mtu", "9000"],
+        ["addr", "replace", "10.10.4.1/24", "dev", "eth0"],
+        ["link", "set", "eth0", "up"],
+    ]
+    with pytest.raises(PinetError, match="one interface"):
+        twin.networkd_ip("x.network", "[Match]\n[Network]\nAddress=10.0.0.1/24\n")

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import PinetError
-from ...virtlab import lab_status, twin, virtual_lab
+from ...virtlab import lab_status, twin, two_boards, virtual_lab
 from ...virtlab.names import ACCELERATORS, BOARD_KINDS, DEFAULT_IMAGE
 from ...virtlab.qemu_image import RECIPES
 from ...virtlab.topology import QEMU_BOARD, LabSpec
@@ -128,6 +128,12 @@ def _twin_up(args: argparse.Namespace) -> int:
     started = time.monotonic()
     built = twin.up(Path(args.twin), args.lab, state_root)
     print(f"twin {args.lab} of {built.source} up in {time.monotonic() - started:.1f} s")
+    qemu = twin.qemu_host(built.spec)
+    print(
+        f"board {qemu} is a QEMU board (booting from its SD card; its console is its console server line)"
+        if qemu
+        else f"every board is a namespace: {two_boards.qemu_missing() or 'the file names one board'}"
+    )
     print("its env is that file with these changes (docs/rehearsal.md):")
     for old, new in sorted(twin.substitutions(built).items()):
         print(f"  {old}  ->  {new}")
