@@ -44,10 +44,11 @@ PINET = [sys.executable, "-m", "pytest_pinet.cli"]
 LAB = "pinet45"
 SUDOERS = Path("/etc/sudoers.d/pinet-rehearsal")
 # What the rehearsal's nights measure: the suite's half-duplex goodput in its stock profile,
-# both directions on each board (4 tests), in 3 s runs (docs/rehearsal.md: its one addition).
+# both directions on each board (4 tests), in 2 s runs after 1 s of warm-up (docs/rehearsal.md:
+# its one addition).
 # A band of at least 2 %: the twin's veths on a shared CI machine wander by half a percent,
 # the shipped floor of the band; the degraded night is 5 % slower.
-SETTINGS = "--pinet-duration 3 --pinet-remeasure 0 --pinet-baseline-band 2"
+SETTINGS = "--pinet-duration 2 --pinet-omit 1 --pinet-remeasure 0 --pinet-baseline-band 2"
 SELECTION = f"-k 'test_tcp_half_duplex_goodput and stock' {SETTINGS}"
 # The GitHub workflow's night, the one after: the degraded direction of each board (one test a
 # worker) is enough to see the regression persist.
@@ -162,6 +163,14 @@ rules:
     why: >-
       the twin's pi5 is a QEMU board (docs/rehearsal.md): its emulated CPUs, not the cable,
       set its rate (the shipped rule qpi-ethernet-half-duplex holds the default lab's to 100)
+latency_rules:
+  - id: twin-qemu-pi5-latency
+    match: {board: pi5, scenario: ethernet, duplex: half, link_speed_mbps: 1000}
+    max_p99_ms: 350
+    why: >-
+      the twin's pi5 is a QEMU board: its four vCPUs are threads of a two-core host, and its
+      rings drain at its emulated rate (the shipped latency-link-gbe-half-qpi; a CI trial
+      measured p99 164 ms)
 """
 
 
