@@ -484,11 +484,15 @@ def _github_night(repo: Path, env: dict[str, str]) -> None:
 
 
 def _regressed_run(repo: Path, env: dict[str, str]) -> str:
-    """The run the regressions started in, as `pinet regressions --json` gives it."""
+    """The run the degraded cable's regressions started in, as `pinet regressions --json`
+    gives it: pi4's goodput, both directions (its veths carry the cable's rate; pi5, the QEMU
+    board, sends and receives at its emulated CPUs' rate, under the slower cable's)."""
     done = _run([str(repo / ".venv" / "bin" / "pinet"), "regressions", "--json"], env=env)
     assert done.returncode in (0, 1), done.stdout + done.stderr
     found = json.loads(done.stdout)["regressions"]
-    runs = {str(entry["since_run"]) for entry in found}
+    cable = [e for e in found if "board=pi4" in e["context"] and e["metric"] == "goodput"]
+    assert len(cable) == 2, found
+    runs = {str(entry["since_run"]) for entry in cable}
     assert len(runs) == 1, found
     return runs.pop()
 
