@@ -102,8 +102,11 @@ class PinetSDCardDriver(Driver):  # type: ignore[misc]
             # board, but this card is a file the board's QEMU reads through the same page
             # cache.  Only images without a block map come this way (the bisect test's
             # derived ones); alone, a flash of the Debian 12 image took 35.5 s with the
-            # sync and 2.6 s without it.
-            args = ["dd", f"if={filename}", f"of={card}", "bs=4M", "conv=sparse", "status=none"]
+            # sync and 2.6 s without it.  And no dd either: what ``dd conv=sparse`` makes of a
+            # regular file (the image's data, its zero blocks holes) is what ``cp
+            # --sparse=always`` makes in the kernel (copy_file_range), in 0.3 s instead of 2.5
+            # (cp, too, truncates the card it writes).
+            args = ["cp", "--sparse=always", str(filename), str(card)]
         elif mode == Mode.BMAPTOOL:
             if shutil.which("bmaptool") is None:
                 raise ExecutionError("bmaptool is not installed (the bmap-tools package has it)")
