@@ -229,6 +229,9 @@ def boot_args(spec: LabSpec, public_key: str) -> str:
         "fsck.mode=skip",
         "quiet",
         f"pinet.hostname={board}",
+        # A twin's board (twin.py, links provisioned by the lab) gets the lab's key by the
+        # page's step, never from pinet.
+        *([] if spec.links_provisioned else [f"pinet.authkey={key_type},{key_body}"]),
         f"pinet.if={mac(spec, MGMT_INTERFACE)},{MGMT_INTERFACE},{spec.mgmt_address(board)}/24,1500",
     ]
     for link in spec.links:
@@ -242,9 +245,6 @@ def boot_args(spec: LabSpec, public_key: str) -> str:
         # covers the host's stalls of the emulated CPUs (``shaping.board_shaping``).
         entry += "," + "+".join(shaping.board_shaping(link.speed_mbps, link.mtu).tc_args())
         words.append(entry)
-    if not spec.links_provisioned:
-        # A twin's board (twin.py) gets the lab's key by the page's step, not from pinet.
-        words.insert(6, f"pinet.authkey={key_type},{key_body}")
     line = " ".join(words)
     if len(line) > 2000:
         raise PinetError(f"the QEMU board's kernel command line is {len(line)} bytes, over the 2048 limit")
@@ -368,10 +368,9 @@ def flash_card(spec: LabSpec, image: BoardImage, name: str) -> None:
 
     ``cp --sparse=always`` copies the image's data in the kernel (copy_file_range): 0.3 s for
     the Debian 12 image here, where ``dd conv=sparse`` read and compared every block in 2.5 s,
-    at every ``pinet lab up`` of a QEMU board."""
+    at every ``pinet lab up`` of a QEMU board (cp truncates a card that is there)."""
     built = image.image(name)
     card = card_path(spec)
-    card.unlink(missing_ok=True)
     system.run(["cp", "--sparse=always", str(built.path), str(card)], timeout=600)
     mux_file(card).write_text("dut\n", encoding="utf-8")
 
