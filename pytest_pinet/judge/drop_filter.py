@@ -35,13 +35,21 @@ def below(limit: float) -> tuple[float, float]:
     return passed, math.exp(-0.5 * limit * limit) * _DENSITY / passed
 
 
-def joined_below(mean: float, variance: float, edge: float) -> tuple[float, float, float]:
+def joined_below(mean: float, variance: float, edge: float, fresh: float = 0.0) -> tuple[float, float, float]:
     """The sum of ``mean`` and ``variance`` with tonight's shortfall added, a standard normal
-    the band kept at or below ``edge``: the new mean and variance, and the chance it stayed."""
-    if edge > SURE:
+    the band kept at or below ``edge``: the new mean and variance, and the chance it stayed.
+    ``fresh``: the variance of a luck of the band's own that tonight's test adds to the
+    shortfall (a window whose older nights left it), independent of the nights."""
+    spread = math.sqrt(1.0 + fresh)
+    alpha = edge / spread
+    if alpha > SURE:
         return mean, variance + 1.0, 1.0
-    passed, ratio = below(edge)
-    return mean - ratio, variance + max(1.0 - edge * ratio - ratio * ratio, 0.0), passed
+    passed, ratio = below(alpha)
+    return (
+        mean - ratio / spread,
+        variance + max(1.0 - (alpha * ratio + ratio * ratio) / (1.0 + fresh), 0.0),
+        passed,
+    )
 
 
 def kept_below(
