@@ -236,14 +236,7 @@ def red_curve(
     longest = longest_step(policy)
     if spread <= 0:
         return [1.0 if drop > floor else 0.0] * nights
-    truths: list[tuple[float, float, float, float]] = []
-    for zs in _SPREAD_LUCK:
-        sigma = spread / _spread_ratio(zs, count - 1 + worth)
-        for z, w in _LEVEL_LUCK:
-            error = z * sigma * math.sqrt(math.pi / (2.0 * count))
-            for r, v in _LEVEL_LUCK:
-                own = r * sigma * math.sqrt((1.0 - 2.0 / math.pi) / count)
-                truths.append((w * v / len(_SPREAD_LUCK), sigma, error, error * 2.0 / math.pi + own))
+    truths = _truths(spread, count, worth)
     # Per truth: the chance nothing was red so far, and the sum of the drop nights' shortfalls
     # (in spreads) on the paths that survived, carried as a normal (assumed density filtering:
     # a night the band let pass was not a low one, and the step tests share it).
@@ -287,6 +280,20 @@ def red_curve(
         if curve[-1] >= until:
             break  # the nights after are at least as likely red
     return curve + [curve[-1]] * (nights - len(curve))
+
+
+def _truths(spread: float, count: int, worth: float) -> list[tuple[float, float, float, float]]:
+    """(weight, true spread, the window median's luck, its mean's luck) of the truths ``count``
+    accepted nights of spread ``spread`` leave open (the prior adding ``worth`` degrees)."""
+    truths = []
+    for zs in _SPREAD_LUCK:
+        sigma = spread / _spread_ratio(zs, count - 1 + worth)
+        for z, w in _LEVEL_LUCK:
+            error = z * sigma * math.sqrt(math.pi / (2.0 * count))
+            for r, v in _LEVEL_LUCK:
+                own = r * sigma * math.sqrt((1.0 - 2.0 / math.pi) / count)
+                truths.append((w * v / len(_SPREAD_LUCK), sigma, error, error * 2.0 / math.pi + own))
+    return truths
 
 
 def _mixed_median(clean: float, low: float, drop_nights: int, window: int) -> float:
