@@ -260,20 +260,9 @@ def red_curve(
             edge = (band - drop) / sigma - centre
             mean, variance, survive = joined_below(*sums[n], edge, slid)
             survive *= alive[n]
-            for j, before, threshold in steps:
-                # the sum over the last j drop nights (a share j / k of the k nights', the rest
-                # their own scatter), or over all k and j - k accepted nights before (fresh)
-                if j < k:
-                    shift, share, fresh = (
-                        (drop + mean_error) * (1.0 - (k - j) / before),
-                        j / k,
-                        j * (1.0 - j / k),
-                    )
-                else:
-                    shift, share, fresh = drop * k / j + mean_error, 1.0, float(j - k)
-                mean, variance, passed = kept_below(
-                    mean, variance, share, fresh, (threshold - shift) * j / sigma
-                )
+            for test in steps:
+                edge = (test.nights * test.threshold - test.drop * drop - test.luck * mean_error) / sigma
+                mean, variance, passed = kept_below(mean, variance, test.share, test.fresh, edge)
                 survive *= passed
             alive[n], sums[n] = survive, (mean, variance)
         curve.append(sum(t[0] * (1.0 - a) for t, a in zip(truths, alive, strict=True)))
@@ -319,6 +308,22 @@ def _mixed_median(clean: float, low: float, drop_nights: int, window: int) -> fl
     return q
 
 
+@dataclass(frozen=True)
+class _StepTest:
+    """One step test night ``k`` after a drop tries, in the spreads of the truth: the last
+    ``nights`` against the window before them. Its statistic (the shortfall of their mean,
+    times ``nights``) is ``share`` of the drop nights' shortfall sum, ``drop`` drops and
+    ``luck`` times the accepted window's mean luck, and a scatter of its own (``fresh``: what
+    of the drop nights' the sum does not settle, and the accepted nights' beyond their luck)."""
+
+    nights: int
+    threshold: float  # the shift the test needs, in the figure's unit
+    share: float
+    fresh: float
+    drop: float
+    luck: float
+
+
 def _step_thresholds(
     k: int,
     count: int,
@@ -329,17 +334,33 @@ def _step_thresholds(
     longest: int,
     worth: float = 0.0,
     budget: float = NIGHT_FALSE_ALARMS,
-) -> list[tuple[int, int, float]]:
-    """The step tests night ``k`` after a drop tries: (nights j, window before them, the shift
-    the test needs), each from the accepted spread and the test's share of the budget."""
+) -> list[_StepTest]:
+    """The step tests night ``k`` after a drop tries, each from the accepted spread and the
+    test's share of the budget. The accepted nights a test reads are the window's (``count``
+    of them, their mean off the truth by the luck the caller integrates over) or older ones:
+    the last ``m`` among the nights tested, ``b`` of the window and ``o`` older ones before
+    them. Given the window's mean its nights scatter about it (a night's variance less 1 /
+    count, two nights' covariance -1 / count). Counted as free of it, a test over accepted and
+    drop nights together had too little scatter and too much of the luck, and the model ran
+    behind the verdict."""
     tests = []
-    for j in range(2, min(count + k - 2, longest) + 1):
-        before = min(policy.window, count + k - j)
+    for j in range(2, min(history + k - 2, longest) + 1):
+        before = min(policy.window, history + k - j)
         if k - j >= before:
             continue  # the window before these nights is drop nights only
         degrees = int(min(history + k - j, HORIZON_NIGHTS) - 1 + (j - 1) + worth)
         error = spread * math.sqrt(1.0 / before + 1.0 / j)
-        tests.append((j, before, max(critical_t(j, longest, degrees, False, budget) * error, floor)))
+        threshold = max(critical_t(j, longest, degrees, False, budget) * error, floor)
+        m, early = max(j - k, 0), max(k - j, 0)  # accepted nights tested; drop nights before
+        b = min(before - early, count - m)
+        o = before - early - b
+        r = j / before
+        clean = r * r * (b * (1.0 - b / count) + o) + m * (1.0 - m / count) + 2.0 * r * m * b / count
+        if j < k:  # the last j drop nights: a share of the k nights' sum; the earlier ones before
+            share, fresh, drop = j / k - r * (1.0 - j / k), (1.0 + r) ** 2 * j * (1.0 - j / k), j - r * early
+        else:
+            share, fresh, drop = 1.0, 0.0, float(k)
+        tests.append(_StepTest(j, threshold, share, fresh + clean, drop, r * b - m))
     return tests
 
 
