@@ -188,15 +188,30 @@ class NewServer:
         return self.found is not None
 
 
+# The foreign client's shell: told the port, it connects, again while refused (the server's
+# process is seen before it listens), every 10 ms for up to 2 s.
+GRAB = """read port || exit 0
+tries=0
+until iperf3 -c "$1" -p "$port" -t 30 >"$2" 2>&1 || ! grep -q "Connection refused" "$2"; do
+    tries=$((tries + 1))
+    [ "$tries" -ge 200 ] && exit 0
+    sleep 0.01
+done
+"""
+
+
 class ServerGrabber:
     """A foreign iperf3 client, ready in both namespaces before the run, that takes the run's
     fresh server the moment it listens.
 
     The run's own client follows its server by one SSH round trip; a client started then by
     ``ip netns exec`` (a mount namespace, /sys, then iperf3) lost that race on a loaded CI
-    machine.  Each waiting shell is already inside its namespace and only execs iperf3 once
-    told the port.  Its output says whether it won: a client that met the run's client
-    first reads "busy", and the case is then tried again, not judged.
+    machine.  Each waiting shell is already inside its namespace and only runs iperf3 once
+    told the port.  The server is seen by its process, which may not listen yet: a refused
+    connection is tried again, every 10 ms for up to 2 s (on a slower machine one foreign
+    client was refused and the run went by unfaulted).  Its output says whether it won: a
+    client that never connected, or met the run's client first ("busy"), lost, and the case
+    is then tried again, not judged.
     """
 
     def __init__(self, spec: LabSpec, logs: Path, trigger: NewServer) -> None:
@@ -211,11 +226,11 @@ class ServerGrabber:
             # The shell in ``host``'s namespace reaches the server on the other end of the link.
             address = self.spec.link_address(self.spec.links[0], "peer" if peer_side == "pc" else "board")
             log = self.logs / f"grabber-{host}.log"
-            script = 'read port || exit 0; exec iperf3 -c "$1" -p "$port" -t 30 >"$2" 2>&1'
             self.waiting[self.spec.netns(peer_side)] = subprocess.Popen(
-                ["ip", "netns", "exec", self.spec.netns(host), "sh", "-c", script, "grab", address, str(log)],
+                ["ip", "netns", "exec", self.spec.netns(host), "sh", "-c", GRAB, "grab", address, str(log)],
                 stdin=subprocess.PIPE,
                 text=True,
+                start_new_session=True,  # its iperf3 is killed with it (__exit__)
             )
         return self
 
@@ -231,9 +246,10 @@ class ServerGrabber:
         return f"foreign client took the server in {netns} on port {port}"
 
     def lost(self) -> bool:
-        """The foreign client met the run's own client already on the server."""
+        """The foreign client never took the server: refused until the run's had it, or it
+        met the run's own client already there ("busy")."""
         logs = " ".join(p.read_text() for p in self.logs.glob("grabber-*.log"))
-        return "busy" in logs
+        return "busy" in logs or "connected to" not in logs
 
     def __exit__(self, *exc: object) -> None:
         for shell in self.waiting.values():
@@ -241,7 +257,7 @@ class ServerGrabber:
                 if shell.stdin is not None:
                     shell.stdin.close()
             with contextlib.suppress(OSError):
-                shell.kill()
+                os.killpg(shell.pid, signal.SIGKILL)
             shell.wait(timeout=10)
 
 
