@@ -19,7 +19,8 @@ def power_json(power: DetectionPower | None) -> dict[str, Any] | None:
     """A context's detection power for dashboards (None: no baseline yet)."""
     if power is None:
         return None
-    return {**asdict(power), "blind": power.blind}
+    shown = {k: v for k, v in asdict(power).items() if k != "accepted"}  # the figures are the store's
+    return {**shown, "blind": power.blind}
 
 
 def _nights(n: int | None) -> str:

@@ -52,7 +52,8 @@ def test_the_drop_one_night_catches_is_the_band_plus_the_nights_own_scatter():
 def test_more_nights_catch_smaller_drops_and_larger_drops_turn_red_sooner():
     policy = BaselinePolicy()
     spread, scale = 0.01 * LEVEL, LEVEL
-    found = [nights_to_red(d / 100 * scale, spread, 10, policy, scale) for d in (3.0, 4.0, 6.0)]
+    accepted = [n.value for n in _nights(1.0)]
+    found = [nights_to_red(d / 100 * scale, accepted, spread, 10, policy, scale) for d in (3.0, 4.0, 6.0)]
     reds = [r for r in found if r is not None]
     assert len(reds) == len(found)
     assert reds == sorted(reds, reverse=True) and reds[-1] == 1 and reds[0] > 1
@@ -133,9 +134,9 @@ def test_asking_one_night_to_catch_a_drop_narrows_the_runs_and_names_the_context
     assert why is not None and "its nights differ by 1.00 %" in why and "longer runs do not" in why
     assert "not even a persisting 1 % drop turns red within a month" in why  # the gate's floor holds
     # 3 spreads, the spread known from ten nights alone: the first nights catch it 7 times in 10,
-    # the rest slowly (the verdict, 2000 such contexts: 76 % by night 3, 90 % by night 8, the
-    # model within 3 points of it to night 12); known from the board's contexts too (a prior
-    # worth 500 nights), within 3
+    # the rest slowly (the verdict on these very nights, 4000 drops with the truth at their
+    # level: 79 % by night 3, 90 % by night 6; the model, which does not know the truth: 72 %
+    # and night 7); known from the board's contexts too (a prior worth 500 nights), within 3
     assert "a persisting 3 % drop is red after 7 nights" in (cannot_catch(wobbly, 3.0) or "")
     pooled = _nights(1.0)
     pooled[-1] = dataclasses.replace(pooled[-1], prior=SpreadPrior(1e-4, 500.0, 200, family=200))
