@@ -45,6 +45,7 @@ RECOVERABLE = frozenset(
         "iperf3-connect",
         "iperf3-interrupted",
         "iperf3-stalled",
+        "iperf3-short",
         "iperf3-control-socket",
         "iperf3-iperf3",
         "udpgen",

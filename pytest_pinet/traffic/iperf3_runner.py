@@ -354,6 +354,11 @@ class _Client:
             )
             fault.evidence["iperf3 client output (cut short)"] = self.outcome.stdout[-20000:]
             raise fault
+        short = _short_of(result, self.options)
+        if ended_by != SETTLED and short is not None:
+            fault = LabFault("iperf3-short", f"{source} {short}", self.sender.name)
+            fault.evidence["iperf3 client output"] = self.outcome.stdout[-20000:]
+            raise fault
         if ended_by == SETTLED:
             if result.error is None:
                 ended_by = MAX_DURATION  # the stop came as the run ended by itself
@@ -377,3 +382,25 @@ class _Client:
             ended_by=ended_by,
             precision_pct=precision,
         )
+
+
+# A run that measured less than this share of its duration did not run as asked.
+SHORT_SHARE = 0.5
+
+
+def _short_of(result: Iperf3Result, options: Iperf3Options) -> str | None:
+    """Why a run that ended by itself measured too little to stand for its duration (None:
+    it did not). iperf3 ends a run at warm-up plus duration from its start: on a host too
+    starved to keep its timers (a QEMU board's sender at 99 % CPU on a busy machine) the
+    warm-up ended 1.5 s late and the run measured 0.54 s of its 2, and the receiver's first
+    second, lined up with those, read 9 Mbit/s of a 178 Mbit/s transfer: a board below its
+    floor that was only a clock."""
+    sent = result.sent.seconds if result.sent is not None else None
+    if sent is None or sent <= 0 or sent >= SHORT_SHARE * options.duration:
+        return None
+    late = [i.seconds for i in result.omitted_intervals]
+    warmup = f"; its {options.omit} s warm-up took {sum(late):.2f} s" if late else ""
+    return (
+        f"measured {sent:.2f} s of the {options.duration} s asked{warmup}: the sending host did not "
+        "keep its timers (starved or stalled), so its figures do not stand for the run"
+    )

@@ -10,6 +10,7 @@ import pytest
 
 from pytest_pinet.errors import LabFault
 from pytest_pinet.host.remote import CommandResult
+from pytest_pinet.lab.recovery import RECOVERABLE
 from pytest_pinet.traffic.iperf3_parse import (
     Iperf3NoJsonError,
     Iperf3NoTotalsError,
@@ -198,6 +199,25 @@ def test_the_runner_reads_stderr_and_the_exit_status() -> None:
         failed.finish("max-duration", None)
     run = _finished_client(good, "", 0).finish("max-duration", None)
     assert run.result.goodput_mbps == pytest.approx(parse_iperf3(good).goodput_mbps)
+
+
+def test_a_run_whose_sender_kept_no_time_is_a_lab_fault_not_a_figure() -> None:
+    """The rehearsal's QEMU board, starved: its 1 s warm-up ended after 2.5 s and the run after
+    0.54 of its 2 measured seconds. The receiver's first second then read 9 Mbit/s of a 178
+    Mbit/s transfer; judged, that was a board below its floor."""
+    starved = _finished_client(_text("3.12-tcp-P10-t2-O1-starved-board-client.json"), "", 0)
+    starved.options = Iperf3Options(duration=2, omit=1)
+    with pytest.raises(LabFault) as info:
+        starved.finish("fixed", None)
+    assert info.value.category == "iperf3-short" and info.value.category in RECOVERABLE
+    assert "measured 0.54 s of the 2 s asked; its 1 s warm-up took 2.51 s" in str(info.value)
+    assert '"sum_sent"' in info.value.evidence["iperf3 client output"]
+    # a run that measured its whole duration is a figure, as before
+    good = _finished_client(_text("3.12-tcp-P10-t4-O1-client.json"), "", 0)
+    good.options = Iperf3Options(duration=4, omit=1)
+    assert good.finish("fixed", None).result.goodput_mbps == pytest.approx(
+        parse_iperf3(_text("3.12-tcp-P10-t4-O1-client.json")).goodput_mbps
+    )
 
 
 def test_a_refused_connection_names_the_servers_port_and_the_firewall_ports_to_open() -> None:
