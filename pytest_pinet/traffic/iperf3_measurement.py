@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 
 from ..errors import LabFault
 from ..model import HostFacts, Measurement, Observation, TcpDetail, TrafficContext
-from .iperf3_model import IntervalSample
+from .iperf3_model import IntervalSample, Iperf3Result
 from .iperf3_parse import Iperf3OutputError, parse_iperf3
 from .iperf3_runner import Iperf3Run
 from .receiver_view import receiver_seconds
@@ -32,12 +32,17 @@ def measurement_from_iperf3(
     result = run.result
     goodput = result.goodput_mbps
     measured_s = result.received.seconds if result.received is not None else result.measured_seconds
-    received = per_second(run)  # the server's log, parsed once for both uses below
+    server = _server(run)  # the server's log, parsed once for the uses below
+    received = receiver_seconds(server) if server is not None else ()
     interval_mbps = per_second_mbps(run, received)
-    window = sender_window(received, result.sent.seconds if result.sent is not None else None)
+    window = sender_window(
+        received,
+        result.sent.seconds if result.sent is not None else None,
+        warmup_overrun(result, server),
+    )
     if goodput is not None and window is not None:
         goodput, measured_s, kept = window
-        interval_mbps = interval_mbps[:kept]
+        interval_mbps = tuple(i.mbps for i in kept)
     if goodput is None:
         fault = LabFault(
             "iperf3-no-result",
@@ -77,10 +82,11 @@ def measurement_from_iperf3(
 
 
 def sender_window(
-    seconds: Sequence[IntervalSample], sender_s: float | None
-) -> tuple[float, float, int] | None:
-    """Goodput, seconds and how many of them, over the receiver's first seconds, as many as
-    the sender sent for, when the receiver counted more: None when it did not.
+    seconds: Sequence[IntervalSample], sender_s: float | None, overrun_s: float = 0.0
+) -> tuple[float, float, tuple[IntervalSample, ...]] | None:
+    """Goodput, seconds and the seconds themselves, over the receiver's seconds while the
+    sender measured, as many as the sender sent for, when the receiver counted more: None
+    when it did not.
 
     Behind a deep queue the receiver goes on receiving after the sender stopped: first the
     queue's content at the line rate, then what tail-loss recovery resends, one RTO (4 s
@@ -88,28 +94,55 @@ def sender_window(
     counted 12 seconds at 9.29-9.50 Mbit/s and then 1.47 s at 1.98: 8.53 Mbit/s in all, a
     remeasure for a link that carried its line rate every second of the load.  The end of
     one transfer is not the board's forwarding; the seconds while the sender sent are.
+
+    And the two ends time their warm-ups apart: a sender whose warm-up ended ``overrun_s``
+    late (:func:`warmup_overrun`) began measuring that long after the receiver did, so the
+    receiver's first seconds belong to the sender's warm-up and are passed over.
     """
     if not sender_s or not seconds:
         return None
     count = round(sender_s)
-    if not 1 <= count < len(seconds):
+    skip = max(0, round(overrun_s))
+    window = tuple(seconds[skip : skip + count])
+    if count < 1 or not window or (skip == 0 and count >= len(seconds)):
         return None
-    window = seconds[:count]
     span = sum(i.seconds for i in window)
-    return 8.0 * sum(i.bytes for i in window) / span / 1e6, span, count
+    return 8.0 * sum(i.bytes for i in window) / span / 1e6, span, window
+
+
+def warmup_overrun(sender: Iperf3Result, receiver: Iperf3Result | None) -> float:
+    """Seconds the sender's warm-up lasted beyond the receiver's (0 when it did not, or
+    either has none).
+
+    Each end times the ``-O`` warm-up on its own clock.  A QEMU board starved for a moment
+    (its sender at 99 % CPU on a busy two-core machine) sent nothing for 0.9 s and ended its
+    1 s warm-up after 1.905 s; the peer's server had begun measuring at 1.0 s, and its first
+    measured second, the stall, read 20.4 Mbit/s while every second the sender measured
+    carried 504-722.  Lined up from the start, that second stood for the whole run.
+    """
+    if receiver is None:
+        return 0.0
+    sent = sum(i.seconds for i in sender.omitted_intervals)
+    counted = sum(i.seconds for i in receiver.omitted_intervals)
+    return max(0.0, sent - counted) if sent and counted else 0.0
+
+
+def _server(run: Iperf3Run) -> Iperf3Result | None:
+    """The receiving server's parsed log, when the client sent and the log is usable."""
+    result = run.result
+    if result.reverse or result.bidir or not run.server_json.strip():
+        return None
+    try:
+        return parse_iperf3(run.server_json, f"iperf3 server on {run.server_host}")
+    except Iperf3OutputError:
+        return None
 
 
 def per_second(run: Iperf3Run) -> tuple[IntervalSample, ...]:
     """The receiver's complete measured seconds (:func:`per_second_mbps`); empty when the
     run has no usable receiver log."""
-    result = run.result
-    if not result.reverse and not result.bidir and run.server_json.strip():
-        try:
-            server = parse_iperf3(run.server_json, f"iperf3 server on {run.server_host}")
-        except Iperf3OutputError:
-            return ()
-        return receiver_seconds(server)
-    return ()
+    server = _server(run)
+    return receiver_seconds(server) if server is not None else ()
 
 
 def per_second_mbps(run: Iperf3Run, received: tuple[IntervalSample, ...] | None = None) -> tuple[float, ...]:

@@ -12,6 +12,7 @@ from pytest_pinet.traffic.iperf3_measurement import (
     per_second,
     per_second_mbps,
     sender_window,
+    warmup_overrun,
 )
 from pytest_pinet.traffic.iperf3_parse import parse_iperf3
 from pytest_pinet.traffic.iperf3_runner import Iperf3Run
@@ -94,4 +95,29 @@ def test_a_trickling_tail_no_longer_drags_the_figure_below_the_line_rate():
     assert window is not None
     goodput, seconds, kept = window
     assert 9.9 < seconds < 10.1
-    assert kept == 10 and WIRE * 0.99 < goodput <= WIRE * 1.001, goodput
+    assert len(kept) == 10 and WIRE * 0.99 < goodput <= WIRE * 1.001, goodput
+
+
+def test_the_receivers_seconds_line_up_with_a_warm_up_the_sender_ended_late():
+    """CI's rehearsal, 2026-11-30: the QEMU board stalled for 0.9 s in its 1 s warm-up, which
+    it ended after 1.905 s; the peer's server, on its own clock, began measuring at 1.0 s.
+    Lined up from the start, the server's first measured second (the stall, 20.4 Mbit/s) was
+    the figure, and the board failed its 100 Mbit/s floor while sending 504-722 Mbit/s."""
+    recorded = Path(__file__).resolve().parents[2] / "recordings" / "iperf3"
+    client = (recorded / "3.12-tcp-P10-t2-O1-late-warmup-board-client.json").read_text()
+    server_json = (recorded / "3.12-tcp-P10-t2-O1-late-warmup-board-server.json").read_text()
+    result = parse_iperf3(client, "recorded client")
+    server = parse_iperf3(server_json, "recorded server")
+    assert abs(warmup_overrun(result, server) - 0.905) < 0.01
+    assert warmup_overrun(server, server) == 0.0 and warmup_overrun(result, None) == 0.0
+    run = Iperf3Run(result, client, server_json, "iperf3 -c", "iperf3 -s", "pi5", "pc", 0.0, 3.1)
+    context = TrafficContext(
+        "twin", "builtin", "pi5", "pc", "eth0", "virtio", "board->peer", "half", 1000, 2, 1, 10, 1500
+    )
+    measured = measurement_from_iperf3("t", context, run, 941.5)
+    assert [round(v, 1) for v in per_second_mbps(run)] == [20.4, 555.2]
+    assert measured.goodput_mbps is not None and abs(measured.goodput_mbps - 555.2) < 0.1
+    assert [round(v, 1) for v in measured.interval_mbps] == [555.2]
+    # Without the overrun the same seconds are read from the start, as before.
+    unshifted = sender_window(per_second(run), 1.177413)
+    assert unshifted is not None and abs(unshifted[0] - 20.4) < 0.1
