@@ -14,14 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ..errors import LabFault
 from ..judge.thresholds import thresholds_from_data
 from ..lab.inventory import load_inventory
 from ..measure import TcpMeasurer
 from ..traffic.adaptive import SettleRule
 from ..traffic.iperf3_runner import Iperf3Options
+from ..yaml_text import load_yaml
 from .progress import say
 from .recording import BenchRecorder, bench_site, connected
 
@@ -116,7 +115,7 @@ def measure_batch(
     """Half duplex both ways, ``repeats`` times, with the measuring core: the fixed method
     (``-t duration -O omit``) or adaptive duration under the suite's default rule."""
     inventory = load_inventory(env_file)
-    floor = thresholds_from_data(yaml.safe_load(BENCH_THRESHOLDS), "bench floor")
+    floor = thresholds_from_data(load_yaml(BENCH_THRESHOLDS), "bench floor")
     options = Iperf3Options(streams=BENCH_STREAMS, duration=duration, omit=omit)
     started = time.monotonic()
     with connected(inventory) as hosts:

@@ -16,6 +16,7 @@ import yaml
 
 from ..errors import ConfigError, Unsupported
 from ..model.lab import LinkEntry
+from ..yaml_text import load_yaml
 from .cpu_tunables import FixedClock, Governor, IrqAffinity, QueueMask
 from .net_tunables import Mtu, Offloads, Qdisc, Sysctl
 from .remote import RemoteHost
@@ -142,7 +143,7 @@ def load_profiles(path: str | Path) -> dict[str, Profile]:
     """Read and validate a profiles file; errors name the file, the profile and the key."""
     source = str(path)
     try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        data = load_yaml(Path(path).read_text(encoding="utf-8"))
     except OSError as exc:
         raise ConfigError(source, f"cannot read profiles file: {exc.strerror}") from None
     except UnicodeDecodeError as exc:

@@ -29,6 +29,7 @@ import yaml
 
 from ..errors import ConfigError
 from ..model.latency import BASELINE_SHARE, LatencyUse
+from ..yaml_text import load_yaml
 from .baseline import BaselinePolicy, BaselineVerdict, judge_baseline
 from .standing import Night, NightVerdict, Standing, judge_night
 from .tail import tail_margin
@@ -101,7 +102,7 @@ def load_latency_rules(path: str | Path) -> tuple[LatencyRule, ...]:
 
 def _read_yaml(path: str | Path) -> Any:
     try:
-        return yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        return load_yaml(Path(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise ConfigError(str(path), f"cannot read latency rules: {exc}") from None
 

@@ -25,6 +25,7 @@ from typing import Any
 import yaml
 
 from ..errors import ConfigError
+from ..yaml_text import load_yaml
 
 # The rules that ship in the package; a lab file says whether it adds to them.
 SHIPPED = Path(__file__).resolve().parent.parent / "data" / "thresholds.yaml"
@@ -261,7 +262,7 @@ def _read(path: str | Path) -> Thresholds:
     except UnicodeDecodeError as exc:
         raise ConfigError(source, f"not UTF-8 text (byte {exc.start})") from None
     try:
-        data = yaml.safe_load(text)
+        data = load_yaml(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""

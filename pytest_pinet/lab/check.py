@@ -16,6 +16,7 @@ import warnings
 from pathlib import Path
 
 from ..errors import ConfigError
+from ..yaml_text import load_yaml
 from .inventory import Inventory, load_inventory
 
 # The host key types OpenSSH writes to known_hosts, and the length of an ed25519 key.
@@ -142,7 +143,7 @@ def remote_places(path: str | Path) -> dict[str, str]:
     import yaml
 
     try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        data = load_yaml(Path(path).read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError):
         return {}  # load_inventory has said what is wrong with the file
     found = {}

@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 
 from ..errors import ConfigError
+from ..yaml_text import load_yaml
 
 SHIPPED = Path(__file__).resolve().parent.parent / "data" / "lab_health.yaml"
 
@@ -82,7 +83,7 @@ def _read(path: Path) -> Any:
 
     source = str(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_yaml(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise ConfigError(source, f"cannot read the lab health table: {exc.strerror}") from None
     except (UnicodeDecodeError, yaml.YAMLError):

@@ -20,6 +20,7 @@ import yaml
 
 from ..errors import PinetError
 from ..lab.coordinator import Client
+from ..yaml_text import load_yaml
 from .topology import LabSpec
 
 DEFAULT_TAGS = ("pinet=virtual", "board=netns")
@@ -44,7 +45,7 @@ def env_through_place(spec: LabSpec, hint: str) -> dict[str, Any]:
     """The lab's env file with every target's resources replaced by the place's RemotePlace
     (its drivers kept; the rack replaces them too); ``hint`` says how to bring the lab up."""
     try:
-        local = yaml.safe_load(spec.env_file.read_text(encoding="utf-8"))
+        local = load_yaml(spec.env_file.read_text(encoding="utf-8"))
     except OSError:
         raise PinetError(f"{spec.name} is not up: run `{hint}` first") from None
     for target in local["targets"].values():

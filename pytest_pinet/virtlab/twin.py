@@ -42,6 +42,7 @@ from urllib.parse import urlsplit
 import yaml
 
 from ..errors import PinetError
+from ..yaml_text import load_yaml
 from . import envfile, qemu_board, rack, sshd, system, twin_console, two_boards, virtual_lab
 from .topology import DiskSpec, HostSpec, LabSpec, LinkSpec, RouteSpec
 
@@ -86,7 +87,7 @@ def _resource(target: Any, kind: str) -> dict[str, Any]:
 
 def _read(source: Path) -> dict[str, Any]:
     try:
-        data = yaml.safe_load(source.read_text(encoding="utf-8"))
+        data = load_yaml(source.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as exc:
         raise PinetError(f"{source}: cannot read the env file to twin: {exc}") from None
     if not isinstance(data, dict) or not isinstance(data.get("pinet"), dict):

@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from ..yaml_text import load_yaml
 from .topology import COMPANION_NAMES, QEMU_BOARD, LabSpec, parts
 
 KNOWN_HOSTS = "two-boards-known_hosts"
@@ -76,7 +77,7 @@ def write_pair_env(pair: LabSpec, absent: str = "") -> Path:
     ``absent`` (why the QEMU board could not be built) the namespace board's alone, saying so."""
     netns, qemu = parts(pair)
     built = (netns,) if absent else (netns, qemu)
-    envs = [yaml.safe_load(spec.env_file.read_text(encoding="utf-8")) for spec in built]
+    envs = [load_yaml(spec.env_file.read_text(encoding="utf-8")) for spec in built]
     known = "".join((spec.state_dir / "known_hosts").read_text(encoding="utf-8") for spec in built)
     (pair.state_dir / KNOWN_HOSTS).write_text(known, encoding="utf-8")
     if absent:
