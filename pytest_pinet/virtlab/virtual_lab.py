@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ..errors import PinetError
 from ..polling import wait_until
-from . import envfile, jitter, qemu_board, qemu_image, rack, shaping, sshd, system, two_boards
+from . import envfile, jitter, qemu_board, qemu_image, rack, shaping, sshd, stale_files, system, two_boards
 from .topology import DiskSpec, LabSpec, LinkSpec, parts
 
 REQUIRED_TOOLS = ("ip", "tc", "ethtool", "sshd", "ssh-keygen", "iperf3")
@@ -121,6 +121,7 @@ def down(spec: LabSpec) -> DownReport:
         shutil.rmtree(spec.state_dir, ignore_errors=True)
         report.state_dir = str(spec.state_dir)
     _restore_backlog(spec)
+    stale_files.sweep_irtt_pid_files()  # what hung hosts' irtt servers left in the shared /tmp
     lock = spec.state_root / f"{spec.name}.lock"
     if lock.exists():
         lock.unlink(missing_ok=True)  # a holder keeps its descriptor; nothing else needs the name
