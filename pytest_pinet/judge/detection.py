@@ -305,8 +305,7 @@ def _mixed_median(clean: float, low: float, drop_nights: int, window: int) -> fl
     b = drop_nights / window
     q = a * clean - b * low
     for _ in range(6):
-        f = a * _NORMAL.cdf(q - clean) + b * _NORMAL.cdf(q + low)
-        f -= 0.5
+        f = a * _NORMAL.cdf(q - clean) + b * _NORMAL.cdf(q + low) - 0.5
         d = a * _NORMAL.pdf(q - clean) + b * _NORMAL.pdf(q + low)
         if d <= 1e-12:
             break
