@@ -129,6 +129,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "real_lab: a repository test that may use the lab LG_ENV / PINET_LAB names"
     )
+    _shipped_rules_only()
     if "PINET_REPO_TEST_DIR" not in os.environ:  # xdist workers inherit the controller's
         scratch = tempfile.mkdtemp(prefix="pinet-test-")
         config.stash[_SCRATCH] = scratch
@@ -136,6 +137,19 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ["PINET_RESULTS"] = os.path.join(scratch, "results")
         os.environ["PINET_DB"] = "sqlite:///" + os.path.join(scratch, "pinet.sqlite")
         os.environ["XDG_DATA_HOME"] = os.path.join(scratch, "data")
+
+
+def _shipped_rules_only() -> None:
+    """This repository's ``lab/`` is the example a lab engineer copies, not a lab of its own:
+    a ``lab/thresholds.yaml`` or ``lab/profiles.yaml`` put there (as a lab would, after copying)
+    must not move the floors its own tests judge by.  pinet reads ``lab/NAME.yaml`` under the
+    rootdir when nothing names the file, so the tests name the shipped ones, through the
+    environment that their subprocess runs inherit too.  A file the developer names still
+    wins (``PINET_THRESHOLDS``, or ``--pinet-thresholds``, which outranks the environment)."""
+    from pytest_pinet.plugin.options import DATA
+
+    for name in ("thresholds", "profiles"):
+        os.environ.setdefault(f"PINET_{name.upper()}", str(DATA / f"{name}.yaml"))
 
 
 # Test tiers: which machine a test needs.  A test's directory gives its tier unless it carries

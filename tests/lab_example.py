@@ -1,4 +1,4 @@
-"""The example hardware lab (examples/rpi-lab.yaml) as a lab has it once copied: with a key of
+"""The example hardware lab (lab/rpi-lab.yaml) as a lab has it once copied: with a key of
 its own and the hosts' keys in known_hosts. The example's placeholders are refused by
 ``pinet lab check`` (a copied example must not pass), so a test of anything else takes this."""
 
@@ -11,7 +11,7 @@ import yaml
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+from tests.fixture_paths import LAB
 
 
 def _openssh_key() -> tuple[str, str]:
@@ -25,13 +25,13 @@ def _openssh_key() -> tuple[str, str]:
 
 
 def keyed_example(folder: Path, text: str | None = None) -> Path:
-    """``examples/rpi-lab.yaml`` (or ``text``) in ``folder`` with a real key and known_hosts
+    """``lab/rpi-lab.yaml`` (or ``text``) in ``folder`` with a real key and known_hosts
     beside it under the example's own file names; returns the env file's path."""
     folder.mkdir(parents=True, exist_ok=True)
-    for example in EXAMPLES.glob("*.example"):
+    for example in LAB.glob("*.example"):
         shutil.copy(example, folder)
     env = folder / "rpi-lab.yaml"
-    env.write_text(text if text is not None else (EXAMPLES / "rpi-lab.yaml").read_text())
+    env.write_text(text if text is not None else (LAB / "rpi-lab.yaml").read_text())
     private, _ = _openssh_key()
     (folder / "id_ed25519.example").write_text(private)
     data = yaml.safe_load(env.read_text())

@@ -3,7 +3,7 @@ latency baseline follows (the p90, with its own margin: ``judge.tail``), beside 
 without the margin and the p99 with it (what the verdict followed before).
 
 A night's RTT under load is drawn from a model read off a real run of CI's namespace link
-(``recordings/corpus/lab-outputs``, 100 irtt probes under 10 TCP streams): the queue's delay
+(``fixtures/lab-outputs``, 100 irtt probes under 10 TCP streams): the queue's delay
 (11.1 ms there) varied run to run by ``spread`` percent, each probe within 1.5 % of it, and
 about 1 in 100 replies late by an exponential few milliseconds (there: 13.9 and 16.6 ms in
 one run, none in the three runs before it).  The p99 of such a night is set by its late

@@ -1,7 +1,7 @@
 """Probe outputs into RTT series: ``ping`` (iputils and BSD) and ``irtt client -o -`` JSON.
 
 Pure functions: text in, typed series out, so every format is covered by unit tests with
-real outputs (recordings/lab-outputs, recordings/bsd).  A series keeps every probe in order,
+real outputs (fixtures/lab-outputs, fixtures/bsd).  A series keeps every probe in order,
 ``None`` for one that never came back, so loss is counted and never hidden in a median.
 """
 

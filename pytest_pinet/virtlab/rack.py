@@ -10,7 +10,7 @@ namespace ``pinetN-rack`` on the management network holding what a hardware lab'
 and, on this machine, a ``labgrid-exporter`` publishing the power ports, the console, the SD
 card (the lab's mux emulation) and every host's ``NetworkService`` as one place to the
 coordinator.  The env file the run uses (``rack/places/pinetN.yaml``) has the shape of
-``examples/rpi-lab.yaml``: ``NetworkPowerDriver``, ``SerialDriver``, ``ShellDriver`` and the
+``lab/rpi-lab.yaml``: ``NetworkPowerDriver``, ``SerialDriver``, ``ShellDriver`` and the
 SD mux drivers over a ``RemotePlace``, so a test run reaches the board only through the place
 it acquired.
 

@@ -1,6 +1,6 @@
 """A twin of a hardware lab's env file, built on this machine: the rehearsal of a first night.
 
-``examples/rpi-lab.yaml`` draws a lab: two Pis, two peer PCs, a PoE switch and a PDU that
+``lab/rpi-lab.yaml`` draws a lab: two Pis, two peer PCs, a PoE switch and a PDU that
 switch their power over HTTP, a console server, one /24 per cable, a management network.
 :func:`up` builds that drawing from the file itself, with the parts the virtual lab has:
 

@@ -1,4 +1,4 @@
-"""The CI recipes of examples/ci run as written, as far as a machine without a runner allows.
+"""The CI recipes of lab/ci run as written, as far as a machine without a runner allows.
 
 The GitLab job's lines are taken from the YAML and run in a scratch copy of a lab's
 repository (ci/pinet-ci.sh, lab/rpi-lab.yaml). ``setup`` runs as written: the wheel built
@@ -23,10 +23,11 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.fixture_paths import RECIPES
+
 from ..lab_example import keyed_example
 
 REPO = Path(__file__).resolve().parents[2]
-CI = REPO / "examples" / "ci"
 SUITE = (REPO / "tests" / "unit" / "test_allure.py").read_text(encoding="utf-8")
 FAKE_SUITE = re.search(r'TESTS = """\n(.*?)"""', SUITE, re.S)
 THRESHOLDS = "replace: true\nrules:\n  - {id: gbe, match: {scenario: ethernet}, min_mbps: 940}\n"
@@ -47,7 +48,7 @@ def _lab_repository(root: Path) -> Path:
     """A lab's repository as the recipes expect it, before ``setup``."""
     (root / "ci").mkdir(parents=True)
     (root / "lab").mkdir()
-    shutil.copy(CI / "pinet-ci.sh", root / "ci" / "pinet-ci.sh")
+    shutil.copy(RECIPES / "pinet-ci.sh", root / "ci" / "pinet-ci.sh")
     keyed_example(root / "lab")  # the example with the lab's own key and host keys
     (root / "suite").mkdir()
     assert FAKE_SUITE is not None
@@ -99,7 +100,7 @@ def _fresh_night(root: Path) -> None:
 
 
 def _gitlab() -> dict[str, Any]:
-    recipe: dict[str, Any] = yaml.safe_load((CI / "gitlab-ci.yml").read_text(encoding="utf-8"))
+    recipe: dict[str, Any] = yaml.safe_load((RECIPES / "gitlab-ci.yml").read_text(encoding="utf-8"))
     return recipe
 
 
@@ -170,7 +171,7 @@ def test_setup_with_the_package_spec_that_lacks_the_lab_extra_stops_at_once(buil
 
 
 def test_the_jenkinsfile_runs_the_same_steps_and_publishes_the_same_report():
-    text = (CI / "Jenkinsfile").read_text(encoding="utf-8")
+    text = (RECIPES / "Jenkinsfile").read_text(encoding="utf-8")
     gitlab = _gitlab()["nightly-network"]
     steps = re.findall(r"sh '([^']+)'", text)
     assert steps == gitlab["before_script"] + gitlab["script"]  # what the GitLab test ran
@@ -181,7 +182,7 @@ def test_the_jenkinsfile_runs_the_same_steps_and_publishes_the_same_report():
 
 
 def test_the_recipe_installs_the_allure_cli_setup_sh_installs():
-    version = re.search(r"ALLURE_VERSION=(\S+)", (CI / "pinet-ci.sh").read_text(encoding="utf-8"))
+    version = re.search(r"ALLURE_VERSION=(\S+)", (RECIPES / "pinet-ci.sh").read_text(encoding="utf-8"))
     assert version is not None
     setup = (REPO / "scripts" / "setup.sh").read_text(encoding="utf-8")
     assert f"ALLURE_VERSION={version.group(1)}\n" in setup and '"allure@$ALLURE_VERSION"' in setup

@@ -1,5 +1,5 @@
 """The hardware night, rehearsed as written: docs/hardware-lab.md and docs/nightly.md run
-block by block against a twin of examples/rpi-lab.yaml, then the GitLab job's lines.
+block by block against a twin of lab/rpi-lab.yaml, then the GitLab job's lines.
 
 The twin (pytest_pinet/virtlab/twin.py) is the drawing of the example built on this machine:
 boards pi4 and pi5, peers pc-lan and pc-inet with their sshd, the cables between the
@@ -32,6 +32,7 @@ import yaml
 
 from pytest_pinet.polling import wait_until
 from pytest_pinet.virtlab import twin, twin_console, virtual_lab
+from tests.fixture_paths import EXAMPLE_ENV, RECIPES
 
 from .doc_runner import Block, DocRunner
 
@@ -39,7 +40,6 @@ pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[2]
 PAGES = (REPO / "docs" / "hardware-lab.md", REPO / "docs" / "nightly.md")
-EXAMPLE = REPO / "examples" / "rpi-lab.yaml"
 PINET = [sys.executable, "-m", "pytest_pinet.cli"]
 LAB = "pinet45"
 SUDOERS = Path("/etc/sudoers.d/pinet-rehearsal")
@@ -100,7 +100,7 @@ def rehearsal(root_required, tmp_path) -> Iterator[tuple[twin.Twin, Path, dict[s
         if shutil.which(tool) is None:
             pytest.fail(f"{tool} is not installed: scripts/setup.sh --tests installs it")
     state = tmp_path / "state"
-    spec = twin.plan(EXAMPLE, LAB, state)
+    spec = twin.plan(EXAMPLE_ENV, LAB, state)
     virtual_lab.down(spec)
     _run(["userdel", "-r", twin.TWIN_USER])
     home, repo = tmp_path / "home", tmp_path / "lab-repo"
@@ -108,7 +108,9 @@ def rehearsal(root_required, tmp_path) -> Iterator[tuple[twin.Twin, Path, dict[s
     repo.mkdir()
     try:
         # The twin as a lab engineer builds one of their own file (docs/rehearsal.md).
-        built = _run([*PINET, "lab", "up", "--lab", LAB, "--state-root", str(state), "--twin", str(EXAMPLE)])
+        built = _run(
+            [*PINET, "lab", "up", "--lab", LAB, "--state-root", str(state), "--twin", str(EXAMPLE_ENV)]
+        )
         assert built.returncode == 0, built.stdout + built.stderr
         assert "192.168.10.  ->  10.203.45." in built.stdout, built.stdout
         lab = twin.of(LAB, state)
@@ -276,10 +278,10 @@ def test_the_pages_and_the_recipe_run_as_written_on_a_twin_of_the_example_lab(re
         runner.run_page(
             PAGES[0],
             after={
-                "cp pytest-pinet/examples/known_hosts.example lab/": lambda: _edit(
+                "cp pytest-pinet/lab/known_hosts.example lab/": lambda: _edit(
                     repo, table, "lab/rpi-lab.yaml"
                 ),
-                "cp -r pytest-pinet/examples/coordinated lab/": lambda: _edit(repo, table, "lab/coordinated"),
+                "cp -r pytest-pinet/lab/coordinated lab/": lambda: _edit(repo, table, "lab/coordinated"),
                 "pinet thresholds explain --context": lambda: _own_thresholds(repo),
             },
         )
@@ -412,7 +414,7 @@ def _gitlab_night(repo: Path, env: dict[str, str]) -> str:
     the lab's key as a CI File variable (a copy others may read): the night is red (exit 1, a
     regression), its key was in an agent of its own that ended with it, and its report is
     published all the same; then the pages job's lines."""
-    recipe = yaml.safe_load((REPO / "examples" / "ci" / "gitlab-ci.yml").read_text(encoding="utf-8"))
+    recipe = yaml.safe_load((RECIPES / "gitlab-ci.yml").read_text(encoding="utf-8"))
     job = recipe["nightly-network"]
     key = repo / "ci-file-variable-PINET_SSH_KEY"
     shutil.copy(Path(env["HOME"]) / ".ssh" / "pinet-lab", key)
@@ -448,11 +450,11 @@ def _github_night(repo: Path, env: dict[str, str]) -> None:
     """The GitHub workflow's steps on the next night, as its YAML has them, on a self-hosted
     runner: the lab's key as a secret (text in the step's environment, no file), the night
     red again (the cable is still slow: a regression persisting), the report published."""
-    workflow = yaml.safe_load((REPO / "examples" / "ci" / "github-nightly.yml").read_text(encoding="utf-8"))
+    workflow = yaml.safe_load((RECIPES / "github-nightly.yml").read_text(encoding="utf-8"))
     job = workflow["jobs"]["nightly-network"]
     assert "self-hosted" in job["runs-on"] and job["env"]["PINET_DB"] == "${{ secrets.PINET_DB }}"
     steps = {step["name"]: step for step in job["steps"] if "name" in step}
-    gitlab = yaml.safe_load((REPO / "examples" / "ci" / "gitlab-ci.yml").read_text(encoding="utf-8"))
+    gitlab = yaml.safe_load((RECIPES / "gitlab-ci.yml").read_text(encoding="utf-8"))
     assert [steps["setup"]["run"]] == gitlab["nightly-network"]["before_script"]  # the page's setup
     assert steps["nightly"]["env"] == {"PINET_SSH_KEY_TEXT": "${{ secrets.PINET_SSH_KEY }}"}
     runner_temp = repo / "runner-temp"

@@ -189,8 +189,8 @@ def test_the_sdist_carries_what_the_tests_and_docs_need(built):
         "conftest.py",
         "tests/unit/test_options.py",
         "docs/inventory.md",
-        "recordings/iperf3",
-        "examples/rpi-lab.yaml",
+        "fixtures/iperf3",
+        "lab/rpi-lab.yaml",
         "scripts/setup.sh",
         "README.md",
     ):

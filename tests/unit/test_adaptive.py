@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import subprocess
-from pathlib import Path
 
 import pytest
 
@@ -24,8 +23,7 @@ from pytest_pinet.traffic.adaptive import (
 )
 from pytest_pinet.traffic.iperf3_parse import parse_iperf3
 from pytest_pinet.traffic.receiver_view import receiver_view
-
-FIXTURES = Path(__file__).resolve().parents[2] / "recordings" / "iperf3"
+from tests.fixture_paths import IPERF3
 
 
 def test_t_quantiles_are_students_for_any_run_length():
@@ -122,8 +120,8 @@ def test_rates_prefer_the_sockets_payload_when_every_sample_has_it():
 
 
 def test_receiver_view_of_an_interrupted_run():
-    client_text = (FIXTURES / "3.12-tcp-P4-b200M-sigint-client.json").read_text()
-    server_text = (FIXTURES / "3.12-tcp-P4-b200M-sigint-server.json").read_text()
+    client_text = (IPERF3 / "3.12-tcp-P4-b200M-sigint-client.json").read_text()
+    server_text = (IPERF3 / "3.12-tcp-P4-b200M-sigint-server.json").read_text()
     client = parse_iperf3(client_text, "client")
     assert client.error is not None and client.received is None  # sum_received was 0
     view = receiver_view(client, server_text, "client")
@@ -141,7 +139,7 @@ def test_receiver_view_of_an_interrupted_run():
 
 
 def test_receiver_view_without_a_usable_server_report_is_a_lab_fault():
-    client = parse_iperf3((FIXTURES / "3.12-tcp-P4-b200M-sigint-client.json").read_text(), "client")
+    client = parse_iperf3((IPERF3 / "3.12-tcp-P4-b200M-sigint-client.json").read_text(), "client")
     with pytest.raises(LabFault) as caught:
         receiver_view(client, "", "client")
     assert caught.value.category == "iperf3-output"
@@ -150,8 +148,8 @@ def test_receiver_view_without_a_usable_server_report_is_a_lab_fault():
 def test_receiver_view_corrects_the_warm_up_quirk_of_omit_two():
     # Recorded on the virtual lab: this run read 809.5 Mbit/s (6/7 of the truth) before the
     # parser took the warm-up second out of the first measured interval.
-    client = parse_iperf3((FIXTURES / "3.12-tcp-P10-O2-sigint-client.json").read_text(), "client")
-    server_text = (FIXTURES / "3.12-tcp-P10-O2-sigint-server.json").read_text()
+    client = parse_iperf3((IPERF3 / "3.12-tcp-P10-O2-sigint-client.json").read_text(), "client")
+    server_text = (IPERF3 / "3.12-tcp-P10-O2-sigint-server.json").read_text()
     view = receiver_view(client, server_text, "client")
     assert view.received is not None
     assert view.received.seconds == pytest.approx(6.0, abs=0.01)
@@ -195,7 +193,7 @@ def test_a_settled_run_whose_receiver_report_is_lost_is_a_lab_fault_not_the_send
     from pytest_pinet.traffic.adaptive import SETTLED
     from pytest_pinet.traffic.iperf3_runner import Iperf3Options, _Client
 
-    client_text = (FIXTURES / "3.12-tcp-P4-b200M-sigint-client.json").read_text()
+    client_text = (IPERF3 / "3.12-tcp-P4-b200M-sigint-client.json").read_text()
     for server_json in ("", '{"start": {'):  # nothing written, or cut short
         server = SimpleNamespace(
             port=5201, server_json=server_json, command="iperf3 -s", host=SimpleNamespace(name="pc")
@@ -212,7 +210,7 @@ def test_a_settled_run_whose_receiver_report_is_lost_is_a_lab_fault_not_the_send
         assert fault.evidence["iperf3 client output"] == client_text[-20000:]
         assert fault.evidence["iperf3 server output"] == server_json
     # with the server's report the same output is the receiver's figure (799.7 Mbit/s)
-    server_text = (FIXTURES / "3.12-tcp-P4-b200M-sigint-server.json").read_text()
+    server_text = (IPERF3 / "3.12-tcp-P4-b200M-sigint-server.json").read_text()
     server = SimpleNamespace(
         port=5201, server_json=server_text, command="iperf3 -s", host=SimpleNamespace(name="pc")
     )

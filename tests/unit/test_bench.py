@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from pytest_pinet.bench.run import _figure, format_table, to_json
+from tests.fixture_paths import EVIDENCE
 
 
 def test_figures_table_and_json():
@@ -90,13 +91,10 @@ def test_a_missed_target_from_noise_names_the_run_length_that_would_reach_it():
 def test_the_history_benchmark_prints_its_table_from_recorded_figures():
     """`pinet bench --history-only` (docs/bench.md): a recorded run's JSON becomes its table,
     each backend with every command at every size, the nights and the verdict checks."""
-    from pathlib import Path
 
     from pytest_pinet.bench.history_bench import COMMANDS, format_history
 
-    recorded = (
-        Path(__file__).resolve().parents[2] / "recordings" / "bench" / "history-10-labs-365-nights.json"
-    )
+    recorded = EVIDENCE / "bench" / "history-10-labs-365-nights.json"
     results = json.loads(recorded.read_text(encoding="utf-8"))["history"]
     assert [r["backend"] for r in results] == ["sqlite", "postgresql"]
     for result in results:

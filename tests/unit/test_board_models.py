@@ -12,11 +12,11 @@ import yaml
 from pytest_pinet.errors import ConfigError
 from pytest_pinet.judge.thresholds import SHIPPED, describe_mode, load_thresholds, thresholds_from_data
 from pytest_pinet.lab.inventory import load_inventory
+from tests.fixture_paths import EXAMPLE_ENV
 
 from .test_inventory import _env
 
 REPO = Path(__file__).resolve().parents[2]
-EXAMPLE = REPO / "examples" / "rpi-lab.yaml"
 GBE = {"scenario": "ethernet", "duplex": "half", "link_speed_mbps": 1000, "mtu": 1500, "board": "pi"}
 
 
@@ -95,7 +95,7 @@ def test_a_lab_file_extends_or_replaces_the_shipped_rules_as_it_says(tmp_path):
 
 
 def test_the_example_gives_each_model_its_raspberry_pi_os_kernel():
-    inventory = load_inventory(EXAMPLE)
+    inventory = load_inventory(EXAMPLE_ENV)
     assert (inventory.model_of("pi4"), inventory.model_of("pi5")) == ("Pi 4B", "Pi 5")
     assert inventory.image_for("rpios-bookworm-6.12", "pi5").kernel_matches("6.12.25+rpt-rpi-2712")
     assert not inventory.image_for("rpios-bookworm-6.12", "pi5").kernel_matches("6.12.25+rpt-rpi-v8")
@@ -103,10 +103,10 @@ def test_the_example_gives_each_model_its_raspberry_pi_os_kernel():
 
 
 def test_a_pi5_given_an_image_that_promises_the_pi4_kernel_is_an_error_now(tmp_path):
-    data = yaml.safe_load(EXAMPLE.read_text())
+    data = yaml.safe_load(EXAMPLE_ENV.read_text())
     data["pinet"]["images"][0]["kernel"] = "6.6.*+rpt-rpi-v8"  # the old example: one kernel for both
     for name in ("known_hosts.example", "id_ed25519.example"):
-        (tmp_path / name).write_text((EXAMPLE.parent / name).read_text())
+        (tmp_path / name).write_text((EXAMPLE_ENV.parent / name).read_text())
     (tmp_path / "env.yaml").write_text(yaml.safe_dump(data))
     with pytest.raises(ConfigError, match=r"expects 6.6.\*\+rpt-rpi-v8, but pi5 is a Pi 5.*-rpi-2712"):
         load_inventory(tmp_path / "env.yaml")
@@ -123,9 +123,9 @@ def test_a_pi5_given_an_image_that_promises_the_pi4_kernel_is_an_error_now(tmp_p
 
 
 def test_a_per_model_kernel_names_known_models_and_a_kernel_for_each(tmp_path):
-    data = yaml.safe_load(EXAMPLE.read_text())
+    data = yaml.safe_load(EXAMPLE_ENV.read_text())
     for name in ("known_hosts.example", "id_ed25519.example"):
-        (tmp_path / name).write_text((EXAMPLE.parent / name).read_text())
+        (tmp_path / name).write_text((EXAMPLE_ENV.parent / name).read_text())
     for kernel, says in (
         (
             {"Pi 4B": "6.6.*+rpt-rpi-v8", "Pi5": "6.6.*"},

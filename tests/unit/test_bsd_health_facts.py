@@ -1,4 +1,4 @@
-"""The BSD facts the health check reads, on real outputs (recordings/bsd, each with its source in
+"""The BSD facts the health check reads, on real outputs (fixtures/bsd, each with its source in
 SOURCES.md): both sysctl forms, clock levels, the CPU of a NetBSD ARM board, a one-CPU FreeBSD
 host's per-CPU times, freebsd-version -kru, pciconf -lv and a USB 3 controller with no driver."""
 
@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from pathlib import Path
 
 import pytest
 
@@ -30,13 +29,13 @@ from pytest_pinet.host.platform.bsd_parse import (
 from pytest_pinet.lab.health import FAULT, OK, board_findings, link_findings
 from pytest_pinet.lab.health_table import load_health_table
 from pytest_pinet.model.lab import LinkEntry
+from tests.fixture_paths import BSD_OUTPUTS
 
-BSD = Path(__file__).resolve().parents[2] / "recordings" / "bsd"
 TABLE = load_health_table([])
 
 
 def real(name: str) -> str:
-    return (BSD / name).read_text(encoding="utf-8")
+    return (BSD_OUTPUTS / name).read_text(encoding="utf-8")
 
 
 def test_both_sysctl_forms_give_the_value() -> None:

@@ -4,13 +4,12 @@ is read as without it: uname, the temperature and the clock levels were lost tha
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
 from pytest_pinet.host.platform.bsd_parse import freq_levels, os_of_uname, sysctl_temperature, uname_line
+from tests.fixture_paths import BSD_OUTPUTS
 
-BSD = Path(__file__).resolve().parents[2] / "recordings" / "bsd"
 LEADING = (
     "Last login: Sat Nov 28 06:01:12 2026 from 10.0.0.5",
     "$ sysctl -n dev.cpu.0.temperature",
@@ -20,7 +19,7 @@ LEADING = (
 
 def _line_of(name: str, key: str) -> str:
     """The ``key: value`` line of a real sysctl output, as ``sysctl KEY`` prints it."""
-    for line in (BSD / name).read_text(encoding="utf-8").splitlines():
+    for line in (BSD_OUTPUTS / name).read_text(encoding="utf-8").splitlines():
         if re.match(rf"^\s*{re.escape(key)}(?::| =) ", line):
             return line.strip()
     raise AssertionError(f"{key} not in {name}")
@@ -32,7 +31,7 @@ def _line_of(name: str, key: str) -> str:
     [("freebsd12-uname-a.txt", "freebsd"), ("netbsd-9.1-aarch64-rpi3bplus-uname-ap.txt", "netbsd")],
 )
 def test_uname_after_a_leading_line(before, name, expected):
-    text = (BSD / name).read_text(encoding="utf-8")
+    text = (BSD_OUTPUTS / name).read_text(encoding="utf-8")
     assert os_of_uname(f"{before}\n{text}") == expected
     assert uname_line(f"{before}\n{text}") == uname_line(text)
 

@@ -1,14 +1,13 @@
 """The FreeBSD and NetBSD platforms: parsers on real outputs, facts, observers, tunables, uname.
 
-Every file under ``recordings/bsd`` is a real machine's output copied from a public source
-(``recordings/bsd/SOURCES.md``); each test asserts values read in the file by eye.  Hostile
+Every file under ``fixtures/bsd`` (and ``fixtures/qnx``) is a real machine's output copied from a public source
+(their ``SOURCES.md``); each test asserts values read in the file by eye.  Hostile
 variants (truncated, empty, extra columns) are made from them here.
 """
 
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -42,12 +41,13 @@ from pytest_pinet.host.platform.bsd_parse import (
 from pytest_pinet.host.remote import CommandResult
 from pytest_pinet.host.tunables import apply_checked
 from pytest_pinet.traffic.observers import observe, parse_snapshot
-
-BSD = Path(__file__).resolve().parents[2] / "recordings" / "bsd"
+from tests.fixture_paths import BSD_OUTPUTS, QNX_OUTPUTS
 
 
 def real(name: str) -> str:
-    return (BSD / name).read_text(encoding="utf-8")
+    """A recorded output: QNX's beside the BSDs' in their own folder."""
+    folder = QNX_OUTPUTS if name.startswith("qnx") else BSD_OUTPUTS
+    return (folder / name).read_text(encoding="utf-8")
 
 
 def sysctl_n(name: str, key: str) -> str:
@@ -61,7 +61,7 @@ def sysctl_n(name: str, key: str) -> str:
 
 def test_every_recording_has_its_source():
     listed = set(re.findall(r"^([a-z0-9][\w.+-]*\.txt)\b", real("SOURCES.md"), re.M))
-    assert {p.name for p in BSD.glob("*.txt")} == listed
+    assert {p.name for p in BSD_OUTPUTS.glob("*.txt")} == listed
 
 
 # --- ifconfig ------------------------------------------------------------------------------

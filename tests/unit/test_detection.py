@@ -15,6 +15,7 @@ from pytest_pinet.judge.spread_prior import SpreadPrior
 from pytest_pinet.judge.standing import Night
 from pytest_pinet.record.night_digest import night_digest_of
 from pytest_pinet.record.store import StoredMeasurement
+from tests.fixture_paths import LAB
 
 from ..fake_store import store_of_rows
 
@@ -174,16 +175,14 @@ def test_the_detect_target_narrows_the_settle_rule(tmp_path):
 
 def test_the_env_file_sets_the_labs_detect_target_and_refuses_a_nonsense_one(tmp_path):
     import shutil
-    from pathlib import Path
 
     import yaml
 
     from pytest_pinet.errors import ConfigError
     from pytest_pinet.lab.inventory import load_inventory
 
-    examples = Path(__file__).resolve().parents[2] / "examples"
     for name in ("rpi-lab.yaml", "known_hosts.example", "id_ed25519.example"):
-        shutil.copy(examples / name, tmp_path / name)
+        shutil.copy(LAB / name, tmp_path / name)
     env = tmp_path / "rpi-lab.yaml"
     assert load_inventory(env).detect_pct is None
     data = yaml.safe_load(env.read_text())

@@ -1,8 +1,6 @@
-"""Facts parsers on real Pi outputs (recordings/corpus/lab-outputs, with their sources) and our own recordings."""
+"""Facts parsers on real Pi outputs (fixtures/lab-outputs, with their sources) and our own recordings."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import pytest
 
@@ -17,13 +15,11 @@ from pytest_pinet.host.facts_parse import (
     parse_throttled,
     usb_speed_of_driver,
 )
-
-CORPUS = Path(__file__).resolve().parents[2] / "recordings" / "corpus" / "lab-outputs"
-OWN = Path(__file__).resolve().parents[2] / "recordings" / "lab-outputs"
+from tests.fixture_paths import LAB_OUTPUTS
 
 
 def corpus(name: str) -> str:
-    return (CORPUS / name).read_text(encoding="utf-8")
+    return (LAB_OUTPUTS / name).read_text(encoding="utf-8")
 
 
 def test_pi4_interrupts_with_shell_prompt_and_pinned_genet():
@@ -58,7 +54,7 @@ def test_pi2_3_interrupts_legacy_controller_fiq_and_err():
 
 
 def test_x86_interrupts_and_deltas():
-    text = (OWN / "x86-2cpu-virtio-proc-interrupts.txt").read_text()
+    text = (LAB_OUTPUTS / "x86-2cpu-virtio-proc-interrupts.txt").read_text()
     before = parse_proc_interrupts(text)
     assert before.cpus == 2
     stats = before.lines["31"]
@@ -108,14 +104,14 @@ def test_ethtool_info_pi5_sections():
 
 
 def test_own_veth_recordings():
-    info = parse_ethtool_info((OWN / "veth-ethtool-i.txt").read_text())
+    info = parse_ethtool_info((LAB_OUTPUTS / "veth-ethtool-i.txt").read_text())
     assert info[""]["driver"] == "veth"
-    settings = parse_ethtool_settings((OWN / "veth-ethtool.txt").read_text())
+    settings = parse_ethtool_settings((LAB_OUTPUTS / "veth-ethtool.txt").read_text())
     assert settings.link_detected is True
-    features = parse_ethtool_features((OWN / "veth-ethtool-k-offloads-off.txt").read_text())
+    features = parse_ethtool_features((LAB_OUTPUTS / "veth-ethtool-k-offloads-off.txt").read_text())
     assert features["tcp-segmentation-offload"] is False
     assert features["generic-receive-offload"] is False
-    os_release = parse_os_release((OWN / "debian12-os-release.txt").read_text())
+    os_release = parse_os_release((LAB_OUTPUTS / "debian12-os-release.txt").read_text())
     assert os_release["ID"] == "debian" and os_release["VERSION_ID"] == "12"
 
 
@@ -139,7 +135,7 @@ def test_throttled_bits():
 def test_facts_script_output_of_the_virtual_board():
     from pytest_pinet.host.facts import facts_from_output, facts_script
 
-    facts = facts_from_output("pi", (OWN / "facts-script-virtual-pi.txt").read_text(), ["eth0"])
+    facts = facts_from_output("pi", (LAB_OUTPUTS / "facts-script-virtual-pi.txt").read_text(), ["eth0"])
     assert facts.os_id == "debian" and facts.kernel.startswith("6.")
     assert facts.cpus >= 1
     assert facts.iperf3_version is not None and facts.iperf3_version.startswith("iperf 3.")

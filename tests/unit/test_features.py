@@ -4,21 +4,19 @@ for a feature the lab lacks counts as not measured, with labgrid's reason."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 import yaml
 
 from pytest_pinet.cli.main import main
 from pytest_pinet.lab.features import declared_features, derived_features, suite_readiness
 from pytest_pinet.lab.inventory import inventory_from_data, load_inventory, read_env_data
+from tests.fixture_paths import LAB
 
 from ..lab_example import keyed_example
 
 pytest_plugins = ["pytester"]
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-EXAMPLE = EXAMPLES / "rpi-lab.yaml"
+EXAMPLE = LAB / "rpi-lab.yaml"
 
 
 def test_the_example_implies_the_features_its_suites_need():
@@ -32,7 +30,7 @@ def test_a_lab_without_usb_adapters_or_disks_implies_neither(tmp_path):
     data["pinet"]["links"] = [link for link in data["pinet"]["links"] if link["adapter"] == "builtin"]
     data["pinet"].pop("disks")
     data["pinet"].pop("routes")
-    data["pinet"]["ssh"] = {"known_hosts": str(EXAMPLES / "known_hosts.example")}
+    data["pinet"]["ssh"] = {"known_hosts": str(LAB / "known_hosts.example")}
     inventory = inventory_from_data(data, tmp_path / "lab.yaml")
     assert derived_features(inventory) == set()
     report = {suite.suite: suite for suite in suite_readiness(inventory, data)}
@@ -87,7 +85,7 @@ def test_not_pinets(tmp_path):
 def test_labgrid_skips_only_what_the_lab_lacks_and_the_night_counts_it(pytester, monkeypatch):
     # labgrid's own plugin reads LG_ENV (a subprocess: it cannot start twice in one process).
     for name in ("known_hosts.example", "id_ed25519.example", "rpi-lab.yaml"):
-        (pytester.path / name).write_bytes((EXAMPLES / name).read_bytes())
+        (pytester.path / name).write_bytes((LAB / name).read_bytes())
     monkeypatch.setenv("LG_ENV", "rpi-lab.yaml")
     monkeypatch.delenv("PINET_LAB", raising=False)
     pytester.makepyfile(test_night=MEASURES)

@@ -30,6 +30,7 @@ from pytest_pinet.judge.thresholds import Thresholds, load_thresholds, threshold
 from pytest_pinet.lab.inventory import Inventory, inventory_from_data, load_inventory
 from pytest_pinet.plugin.option_sources import check_named_lab_files
 from pytest_pinet.plugin.option_values import coordinator_address, place_tags, positive_int
+from tests.fixture_paths import EXAMPLE_ENV
 
 ROOT = Path(__file__).resolve().parents[2]
 T = TypeVar("T")
@@ -117,7 +118,7 @@ def _yaml(name: str) -> Any:
 
 def _env_file(tmp: Path) -> dict[str, Any]:
     (tmp / "known_hosts").write_text("10.0.0.1 ssh-ed25519 AAAA\n")
-    data = yaml.safe_load((ROOT / "examples" / "rpi-lab.yaml").read_text())
+    data = yaml.safe_load(EXAMPLE_ENV.read_text())
     data["pinet"]["ssh"] = {"known_hosts": str(tmp / "known_hosts")}
     return dict(data)
 

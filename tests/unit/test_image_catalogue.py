@@ -14,10 +14,10 @@ from pytest_pinet.cli.main import main
 from pytest_pinet.errors import ConfigError, LabFault
 from pytest_pinet.lab import image_catalogue
 from pytest_pinet.lab.image_catalogue import catalogue_from_data, deliveries_of, local_file
+from tests.fixture_paths import EXAMPLE_ENV
 
 from ..lab_example import keyed_example
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "rpi-lab.yaml"
 SOURCE = Path("/lab/env.yaml")
 
 
@@ -127,5 +127,5 @@ def test_a_url_image_is_downloaded_once_and_checked(tmp_path, monkeypatch):
 
 
 def test_the_example_env_declares_a_valid_catalogue():
-    data = yaml.safe_load(EXAMPLE.read_text())
-    assert data["pinet"]["images"], "examples/rpi-lab.yaml shows a catalogue"
+    data = yaml.safe_load(EXAMPLE_ENV.read_text())
+    assert data["pinet"]["images"], "lab/rpi-lab.yaml shows a catalogue"

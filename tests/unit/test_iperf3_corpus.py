@@ -1,14 +1,12 @@
 """The parser against real iperf3 outputs written by other people's machines.
 
-The corpus lives in the repository (recordings/corpus/iperf3, sources in its SOURCES.md), so every
-clone runs these tests.  Every file in it must be covered by an expectation below, so a file
+The corpus lives in the repository (fixtures/iperf3: the files its SOURCES.md names, beside our
+own recordings), so every clone runs these tests.  Every file in it must be covered by an expectation below, so a file
 added to the corpus without one fails the suite instead of being silently skipped.
 Expected figures were derived independently of the parser from the files' raw bytes.
 """
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import pytest
 
@@ -18,8 +16,7 @@ from pytest_pinet.traffic.iperf3_parse import (
     parse_iperf3,
     parse_iperf3_all,
 )
-
-CORPUS = Path(__file__).resolve().parents[2] / "recordings" / "corpus" / "iperf3"
+from tests.fixture_paths import IPERF3, sourced
 
 # file -> list of (version, protocol, role, streams, received Mbit/s or None, sent Mbit/s or None,
 #                  retransmits, intervals, omitted intervals)
@@ -95,11 +92,11 @@ REPORTED = {
 
 
 def _read(name: str) -> str:
-    return (CORPUS / name).read_text(encoding="utf-8")
+    return (IPERF3 / name).read_text(encoding="utf-8")
 
 
 def test_every_corpus_file_has_an_expectation():
-    files = {p.name for p in CORPUS.glob("*.json")}
+    files = {p.name for p in sourced(IPERF3, "*.json")}
     assert files, "corpus directory holds no files"
     assert files == set(RESULTS) | TRUNCATED | set(REPORTED)
 

@@ -1,9 +1,8 @@
-"""The parser and the runner on our own recordings (recordings/iperf3), which exist in every
+"""The parser and the runner on our own recordings (fixtures/iperf3), which exist in every
 checkout, including the outputs of iperf3 versions written from their described behaviour."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -21,12 +20,11 @@ from pytest_pinet.traffic.iperf3_parse import (
     parse_iperf3_all,
 )
 from pytest_pinet.traffic.iperf3_runner import Iperf3Options, _Client
-
-FIXTURES = Path(__file__).resolve().parents[2] / "recordings" / "iperf3"
+from tests.fixture_paths import IPERF3
 
 
 def _text(name: str) -> str:
-    return (FIXTURES / name).read_text(encoding="utf-8")
+    return (IPERF3 / name).read_text(encoding="utf-8")
 
 
 def test_ten_stream_client_run():

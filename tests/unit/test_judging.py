@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from pytest_pinet.judge.thermal import thermal_evidence
 from pytest_pinet.judge.thresholds import thresholds_from_data
 from pytest_pinet.model import Observation
+from tests.fixture_paths import LAB
 
 pytest_plugins = ["pytester"]
 
@@ -80,14 +80,16 @@ def test_sfq_fair(request, pinet_judge_goodput):
 """
 
 
-def test_verdicts_through_the_plugin(pytester):
+def test_verdicts_through_the_plugin(pytester, monkeypatch):
+    # A lab's rootdir: its lab/thresholds.yaml is read when nothing names another (this
+    # repository's conftest names the shipped file for its own tests, through the environment).
+    monkeypatch.delenv("PINET_THRESHOLDS", raising=False)
     pytester.makefile(".yaml", **{"lab/thresholds": THRESHOLDS})
     pytester.makepyfile(test_cases=TEST_FILE)
     # A hardware lab's env file: on the namespace lab the guard is off (its sensors are the
     # machine's own); nothing here touches a host, the measurements are made up.
-    examples = Path(__file__).resolve().parents[2] / "examples"
     for name in ("rpi-lab.yaml", "known_hosts.example", "id_ed25519.example"):
-        (pytester.path / name).write_bytes((examples / name).read_bytes())
+        (pytester.path / name).write_bytes((LAB / name).read_bytes())
     result = pytester.runpytest(
         "-p",
         "no:labgrid",

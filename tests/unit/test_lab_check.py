@@ -2,24 +2,21 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from pytest_pinet.errors import ConfigError
 from pytest_pinet.lab.check import check_env_file, root_warnings
 from pytest_pinet.lab.inventory import load_inventory
+from tests.fixture_paths import LAB
 
 from ..lab_example import keyed_example
-
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def test_the_copied_example_is_refused_naming_its_placeholder_key_and_known_hosts(tmp_path):
     """A lab that copied the example and forgot its own keys learns it now, not at the first
     connection of the night."""
     with pytest.raises(ConfigError) as info:
-        check_env_file(EXAMPLES / "rpi-lab.yaml")
+        check_env_file(LAB / "rpi-lab.yaml")
     said = str(info.value)
     assert "id_ed25519.example: not a private key" in said
     assert "known_hosts.example:2: 192.168.10.41 ssh-ed25519: its key spells 'Example'" in said
@@ -55,7 +52,7 @@ def test_example_hardware_lab_validates_without_hardware(tmp_path):
     ],
 )
 def test_mistakes_name_file_and_target(tmp_path, old, new, fragment):
-    text = (EXAMPLES / "rpi-lab.yaml").read_text()
+    text = (LAB / "rpi-lab.yaml").read_text()
     assert old in text
     bad = keyed_example(tmp_path, text.replace(old, new, 1))
     with pytest.raises(ConfigError) as info:
@@ -101,9 +98,9 @@ def test_the_coordinated_examples_are_the_rpi_lab_split_into_one_place_per_board
     from pytest_pinet.cli.main import main
 
     keyed_example(tmp_path)  # the lab's key and host keys, where the place files name them
-    shutil.copytree(EXAMPLES / "coordinated", tmp_path / "coordinated")
-    exporter = yaml.safe_load((EXAMPLES / "coordinated" / "exporter.yaml").read_text())
-    whole = yaml.safe_load((EXAMPLES / "rpi-lab.yaml").read_text())
+    shutil.copytree(LAB / "coordinated", tmp_path / "coordinated")
+    exporter = yaml.safe_load((LAB / "coordinated" / "exporter.yaml").read_text())
+    whole = yaml.safe_load((LAB / "rpi-lab.yaml").read_text())
     addresses = {name: t["resources"]["NetworkService"]["address"] for name, t in whole["targets"].items()}
     places = sorted((tmp_path / "coordinated" / "places").glob("*.yaml"))
     assert [p.stem for p in places] == sorted(exporter)  # one place file per exporter group

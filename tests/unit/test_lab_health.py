@@ -1,4 +1,4 @@
-"""Lab health: facts parsed from real outputs (recordings/, with their sources) compared with the
+"""Lab health: facts parsed from real outputs (fixtures/, with their sources) compared with the
 inventory; the gate's cures and verdicts; the summary lists the unhealthy first."""
 
 from __future__ import annotations
@@ -36,15 +36,14 @@ from pytest_pinet.model.facts import HostFacts
 from pytest_pinet.model.lab import LinkEntry
 from pytest_pinet.record.allure_out import write_run_files
 from pytest_pinet.record.run_summary import health_lines
+from tests.fixture_paths import LAB_OUTPUTS
 
 ROOT = Path(__file__).resolve().parents[2]
-CORPUS = ROOT / "recordings" / "corpus" / "lab-outputs"
-OWN = ROOT / "recordings" / "lab-outputs"
 TABLE = load_health_table([])
 
 
 def corpus(name: str) -> str:
-    return (CORPUS / name).read_text(encoding="utf-8")
+    return (LAB_OUTPUTS / name).read_text(encoding="utf-8")
 
 
 def eth1_info() -> str:
@@ -186,7 +185,7 @@ def test_gige_link_negotiated_at_100_is_a_link_negotiation_fault() -> None:
 
 
 def test_virtual_cable_reports_its_shaped_speed_not_the_veths_10000() -> None:
-    text = (OWN / "facts-script-virtual-pi.txt").read_text(encoding="utf-8")
+    text = (LAB_OUTPUTS / "facts-script-virtual-pi.txt").read_text(encoding="utf-8")
     plain = facts_from_output("pi", text, ["eth0"])
     assert plain.interfaces["eth0"].speed_mbps == 10000  # what the veth itself says
     labelled = facts_from_output("pi", text + "@@pinet:if-alias:eth0\n" + cable_alias(100) + "\n", ["eth0"])
@@ -231,7 +230,10 @@ def test_hot_or_throttling_board_is_a_thermal_fault_and_an_unreported_one_unknow
     cool = board_findings("pi5", pi5_facts(temp="52000", throttled="throttled=0x50000"), TABLE, None)
     assert {f.verdict for f in cool} == {OK}  # only "-occurred" bits: history, not now
     vm = board_findings(
-        "pi", facts_from_output("pi", (OWN / "facts-script-virtual-pi.txt").read_text(), []), TABLE, None
+        "pi",
+        facts_from_output("pi", (LAB_OUTPUTS / "facts-script-virtual-pi.txt").read_text(), []),
+        TABLE,
+        None,
     )
     assert by_check(vm, "pi", "idle temperature").verdict == UNKNOWN
 
@@ -295,7 +297,7 @@ pinet:
 
 def veth_output(speeds: dict[str, int]) -> str:
     """The virtual board's recorded facts output, one labelled veth per interface."""
-    text = (OWN / "facts-script-virtual-pi.txt").read_text(encoding="utf-8")
+    text = (LAB_OUTPUTS / "facts-script-virtual-pi.txt").read_text(encoding="utf-8")
     head, eth0 = text.split("@@pinet:if-info:eth0\n", 1)
     parts = [head]
     for name, speed in speeds.items():
@@ -380,11 +382,11 @@ def test_an_emulated_nic_that_negotiated_nothing_has_no_duplex_to_judge() -> Non
     s = {
         "kernel": "6.1.0-56-amd64",
         "model": "Standard PC (Q35 + ICH9, 2009)",
-        "if-info:eth1": (OWN / "qemu-usb-net-ethtool-i.txt").read_text(encoding="utf-8"),
-        "if-settings:eth1": (OWN / "qemu-usb-net-ethtool.txt").read_text(encoding="utf-8"),
+        "if-info:eth1": (LAB_OUTPUTS / "qemu-usb-net-ethtool-i.txt").read_text(encoding="utf-8"),
+        "if-settings:eth1": (LAB_OUTPUTS / "qemu-usb-net-ethtool.txt").read_text(encoding="utf-8"),
         "if-usb:eth1": "0525\na4a2\n480\n",
         "if-info:eth0": "driver: virtio_net\n",
-        "if-settings:eth0": (OWN / "qemu-virtio-net-ethtool.txt").read_text(encoding="utf-8"),
+        "if-settings:eth0": (LAB_OUTPUTS / "qemu-virtio-net-ethtool.txt").read_text(encoding="utf-8"),
     }
     qpi = linux_facts("qpi", s, ["eth0", "eth1"])
     usb = LinkEntry("usb", "qpi", "eth1", "a", "pc", "eth0", "b", "qemu-usb-net", 10, 1500)

@@ -10,13 +10,12 @@ user has it.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+
+from tests.fixture_paths import LAB
 
 pytest_plugins = ["pytester"]
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 HOSTILE = {
     "missing": None,
     "not-a-mapping": b"targets: 5\n",
@@ -72,7 +71,7 @@ def test_a_file_labgrid_cannot_read_is_one_line_naming_the_way(pytester, monkeyp
 @pytest.mark.parametrize("way", WAYS)
 def test_the_header_names_the_lab_and_the_way_it_was_named(pytester, monkeypatch, way):
     for name in ("known_hosts.example", "id_ed25519.example", "rpi-lab.yaml"):
-        (pytester.path / name).write_bytes((EXAMPLES / name).read_bytes())
+        (pytester.path / name).write_bytes((LAB / name).read_bytes())
     pytester.makepyfile("def test_uses(pinet_settings):\n    pass\n")
     result = _run(pytester, monkeypatch, way, "rpi-lab.yaml", readable=True)
     assert result.ret == 0, result.stdout.str() + result.stderr.str()
@@ -93,8 +92,8 @@ def test_with_no_lab_named_the_header_says_so(pytester, monkeypatch):
 
 def test_two_ways_naming_two_labs_is_an_error_naming_both(pytester, monkeypatch):
     for name in ("known_hosts.example", "id_ed25519.example", "rpi-lab.yaml"):
-        (pytester.path / name).write_bytes((EXAMPLES / name).read_bytes())
-    (pytester.path / "other.yaml").write_bytes((EXAMPLES / "rpi-lab.yaml").read_bytes())
+        (pytester.path / name).write_bytes((LAB / name).read_bytes())
+    (pytester.path / "other.yaml").write_bytes((LAB / "rpi-lab.yaml").read_bytes())
     monkeypatch.setenv("LG_ENV", "other.yaml")
     monkeypatch.setenv("PINET_LAB", "rpi-lab.yaml")
     pytester.makepyfile("def test_plain():\n    pass\n")

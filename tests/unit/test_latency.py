@@ -54,33 +54,32 @@ from pytest_pinet.traffic.latency_probe import (
     trimmed,
 )
 from pytest_pinet.traffic.load_watch import LoadWatch, idle_seconds
+from tests.fixture_paths import BSD_OUTPUTS, LAB_OUTPUTS
 
 ROOT = Path(__file__).resolve().parents[2]
-OURS = ROOT / "recordings" / "lab-outputs"
-BSD = ROOT / "recordings" / "bsd"
 THRESHOLDS = ROOT / "pytest_pinet" / "data" / "thresholds.yaml"
 
 
 def test_iputils_ping_numbers_probes_from_one():
-    series = parse_ping((OURS / "ping-iputils-20221126-loopback.txt").read_text(), "iputils")
+    series = parse_ping((LAB_OUTPUTS / "ping-iputils-20221126-loopback.txt").read_text(), "iputils")
     assert series.sent == series.received == 5
     assert all(r is not None and 0 < r < 5 for r in series.rtt_ms)
 
 
 def test_freebsd_ping_numbers_probes_from_zero():
-    series = parse_ping((BSD / "freebsd12-ping-loopback.txt").read_text(), "freebsd")
+    series = parse_ping((BSD_OUTPUTS / "freebsd12-ping-loopback.txt").read_text(), "freebsd")
     assert series.rtt_ms == (0.022, 0.036, 0.041)
 
 
 def test_bsd_ping_with_every_probe_lost_is_a_series_of_losses_not_zeros():
-    series = parse_ping((BSD / "macos10.14-ping-unreachable-all-lost.txt").read_text(), "macos")
+    series = parse_ping((BSD_OUTPUTS / "macos10.14-ping-unreachable-all-lost.txt").read_text(), "macos")
     assert series.sent == 8 and series.received == 0
     figures = figures_of(series)
     assert figures.loss_pct == 100.0 and figures.median_ms is None and figures.p99_ms is None
 
 
 def test_a_gap_in_the_sequence_is_a_lost_probe():
-    text = (OURS / "ping-iputils-20221126-loopback.txt").read_text()
+    text = (LAB_OUTPUTS / "ping-iputils-20221126-loopback.txt").read_text()
     text = "\n".join(line for line in text.splitlines() if "icmp_seq=3 " not in line)
     text = text.replace("5 received, 0% packet loss", "4 received, 20% packet loss")
     series = parse_ping(text, "iputils")
@@ -90,12 +89,14 @@ def test_a_gap_in_the_sequence_is_a_lost_probe():
 
 def test_a_ping_that_died_is_an_error_naming_its_source():
     with pytest.raises(ProbeOutputError, match=r"ping on pc.*no 'packets transmitted'"):
-        parse_ping((OURS / "ping-iputils-lo-down.txt").read_text(), "ping on pc")
+        parse_ping((LAB_OUTPUTS / "ping-iputils-lo-down.txt").read_text(), "ping on pc")
 
 
 def test_irtt_json_gives_round_trips_and_one_way_delays():
     # Recorded on one machine: both ends read one clock, so the one-way delays mean something.
-    series = parse_irtt((OURS / "irtt-0.9.0-client-loopback.json").read_text(), "irtt", same_clock=True)
+    series = parse_irtt(
+        (LAB_OUTPUTS / "irtt-0.9.0-client-loopback.json").read_text(), "irtt", same_clock=True
+    )
     assert series.sent == series.received == 10
     assert all(r is not None and s is not None for r, s in zip(series.rtt_ms, series.send_ms, strict=True))
     assert series.sent_s[0] == 0 and 0.8 < series.sent_s[-1] < 1.0  # 100 ms apart
@@ -110,21 +111,21 @@ def test_irtt_json_gives_round_trips_and_one_way_delays():
 
 def test_busybox_ping_is_read_with_every_reply():
     """Alpine's ping (busybox) says seq=N, not icmp_seq=N: once read as 100 % loss."""
-    series = parse_ping((OURS / "ping-busybox-1.35-loopback.txt").read_text(), "busybox ping")
+    series = parse_ping((LAB_OUTPUTS / "ping-busybox-1.35-loopback.txt").read_text(), "busybox ping")
     assert series.sent == series.received == 5
     assert series.rtt_ms[0] == 0.031 and series.rtt_ms[-1] == 0.048
     assert figures_of(series).loss_pct == 0.0
 
 
 def test_a_ping_whose_replies_are_not_read_is_refused_not_called_lost():
-    text = (OURS / "ping-busybox-1.35-loopback.txt").read_text().replace("seq=", "sequence ")
+    text = (LAB_OUTPUTS / "ping-busybox-1.35-loopback.txt").read_text().replace("seq=", "sequence ")
     with pytest.raises(ProbeOutputError, match="0 replies read of the 5 its summary counts"):
         parse_ping(text, "a ping of another kind")
 
 
 def test_one_way_delays_of_two_clocks_are_withheld_and_the_round_trip_kept():
     """Two hosts 10.5 s apart (a public irtt output): +10.49 s one way, -10.47 s the other."""
-    text = (OURS / "irtt-0.9.1-client-unsynchronised-clocks.json").read_text()
+    text = (LAB_OUTPUTS / "irtt-0.9.1-client-unsynchronised-clocks.json").read_text()
     for same_clock in (False, True):  # not known to be one clock, or said to be but impossible
         series = parse_irtt(text, "irtt over Starlink", same_clock=same_clock)
         figures = figures_of(series)
@@ -136,12 +137,12 @@ def test_one_way_delays_of_two_clocks_are_withheld_and_the_round_trip_kept():
     assert (
         "negative or longer than their round trip" in parse_irtt(text, "x", same_clock=True).one_way_withheld
     )
-    loopback = (OURS / "irtt-0.9.0-client-loopback.json").read_text()
+    loopback = (LAB_OUTPUTS / "irtt-0.9.0-client-loopback.json").read_text()
     assert parse_irtt(loopback, "irtt", same_clock=False).send_ms[0] is None
 
 
 def test_a_backlog_counter_that_wrapped_below_zero_is_no_4_gib_queue():
-    text = (OURS / "tc-s-qdisc-backlog-wrapped.txt").read_text()
+    text = (LAB_OUTPUTS / "tc-s-qdisc-backlog-wrapped.txt").read_text()
     with pytest.raises(WrappedBacklog, match="wrapped below zero \\(-9084 bytes\\)"):
         parse_backlog(text, "netem")
     assert parse_backlog(text, "tbf") == (0, 0)  # the child's own counter is fine
@@ -170,7 +171,7 @@ def test_ping_argv_is_the_same_for_both_flavours():
 
 
 def test_backlog_of_the_qdisc_under_test_from_tc():
-    text = (OURS / "tc-s-qdisc-tbf-pfifo_fast-routed.txt").read_text()
+    text = (LAB_OUTPUTS / "tc-s-qdisc-tbf-pfifo_fast-routed.txt").read_text()
     assert parse_backlog(text, "pfifo_fast") == (0, 0)
     assert parse_backlog(text, "sfq") is None
     busy = text.replace(" backlog 0b 0p requeues 0", " backlog 150Kb 101p requeues 0")
@@ -212,7 +213,7 @@ def test_no_probe_tool_is_not_measured_with_the_reason():
 
 
 def test_every_idle_probe_lost_means_filtered_not_measured():
-    lost = (BSD / "macos10.14-ping-unreachable-all-lost.txt").read_text()
+    lost = (BSD_OUTPUTS / "macos10.14-ping-unreachable-all-lost.txt").read_text()
     prober = host("pc", "ping\n", lost)
     plan = choose_probe(prober, host("inet"), "10.205.0.2")
     assert not isinstance(plan, str) and plan.tool == "ping"

@@ -30,11 +30,11 @@ from pytest_pinet.record.store import ResultsStore
 from pytest_pinet.record.store_schema import BASE_SCHEMA, SCHEMA_VERSION
 from pytest_pinet.record.summary_tables import link_latency_table, queue_cells
 from pytest_pinet.traffic.load_watch import LoadWatch
+from tests.fixture_paths import LAB_OUTPUTS
 
 from .test_store import _measurement
 
 DAY = 86400.0
-OURS = Path(__file__).resolve().parents[2] / "recordings" / "lab-outputs"
 THRESHOLDS = Path(__file__).resolve().parents[2] / "pytest_pinet" / "data" / "thresholds.yaml"
 
 
@@ -271,7 +271,7 @@ def test_bisect_reads_the_p90_from_results_rows_and_mirrored_references_back_in_
 
 
 def test_a_links_queue_is_its_root_qdisc_whatever_its_kind():
-    text = (OURS / "tc-s-qdisc-tbf-pfifo_fast-routed.txt").read_text()
+    text = (LAB_OUTPUTS / "tc-s-qdisc-tbf-pfifo_fast-routed.txt").read_text()
     kinds = [(q.kind, q.root) for q in parse_qdisc_stats(text)]
     root = next(kind for kind, is_root in kinds if is_root)
     assert total_of_kind(parse_qdisc_stats(text), ROOT).kind == root

@@ -4,13 +4,14 @@ the options page's table, all checked against the table itself so a new option i
 from __future__ import annotations
 
 import dataclasses
+import os
 from pathlib import Path
 
 import pytest
 
 from pytest_pinet.errors import ConfigError
 from pytest_pinet.plugin.option_sources import any_given, resolve, value_of
-from pytest_pinet.plugin.options import OPTIONS, markdown_table
+from pytest_pinet.plugin.options import DATA, OPTIONS, markdown_table
 from pytest_pinet.session.settings import PinetSettings
 
 pytest_plugins = ["pytester"]
@@ -359,3 +360,17 @@ def test_without_labgrids_plugin_its_options_are_simply_absent(tmp_path):
         return None
 
     assert resolve(getoption, getini, {}, tmp_path).lab == "virtual"
+
+
+def test_a_lab_file_in_this_repository_never_moves_its_own_tests_floors(tmp_path):
+    """The repository's lab/ is an example a lab copies: the environment its tests run in (the
+    root conftest) names the shipped rules, so a lab/thresholds.yaml planted at a rootdir (the
+    repository's, or any other these tests run pinet in) is not what they judge by; a lab's
+    own rootdir, without that environment, still reads its file."""
+    _lab_data(tmp_path)
+    for name in ("thresholds", "profiles"):
+        assert (tmp_path / "lab" / f"{name}.yaml").is_file()
+    ours = settings(tmp_path, env=dict(os.environ))
+    assert (ours.thresholds, ours.profiles) == (DATA / "thresholds.yaml", DATA / "profiles.yaml")
+    a_lab = settings(tmp_path, env={})
+    assert a_lab.thresholds == tmp_path / "lab" / "thresholds.yaml"

@@ -1,10 +1,9 @@
 """Per-second goodput is the receiver's count (traffic/iperf3_measurement.py), on a recorded
-run over the QEMU board's 10 Mbit/s USB adapter (recordings/lab-outputs/README.md)."""
+run over the QEMU board's 10 Mbit/s USB adapter (fixtures/lab-outputs/README.md)."""
 
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 
 from pytest_pinet.model import TrafficContext
 from pytest_pinet.traffic.iperf3_measurement import (
@@ -16,14 +15,16 @@ from pytest_pinet.traffic.iperf3_measurement import (
 )
 from pytest_pinet.traffic.iperf3_parse import parse_iperf3
 from pytest_pinet.traffic.iperf3_runner import Iperf3Run
+from tests.fixture_paths import IPERF3, LAB_OUTPUTS
 
-OWN = Path(__file__).resolve().parents[2] / "recordings" / "lab-outputs"
 WIRE = 10.0 * 1448 / 1538  # TCP payload of a 10 Mbit/s Ethernet cable, timestamps on
 
 
 def _run(server_json: str | None = None, name: str = "qpi-usb-10mbit") -> Iperf3Run:
-    client = (OWN / f"iperf3-3.12-{name}-client.json").read_text()
-    server = (OWN / f"iperf3-3.12-{name}-server.json").read_text() if server_json is None else server_json
+    client = (LAB_OUTPUTS / f"iperf3-3.12-{name}-client.json").read_text()
+    server = (
+        (LAB_OUTPUTS / f"iperf3-3.12-{name}-server.json").read_text() if server_json is None else server_json
+    )
     result = parse_iperf3(client, "recorded client")
     return Iperf3Run(result, client, server, "iperf3 -c", "iperf3 -s", "qpi", "pc", 0.0, 4.0)
 
@@ -103,7 +104,7 @@ def test_the_receivers_seconds_line_up_with_a_warm_up_the_sender_ended_late():
     it ended after 1.905 s; the peer's server, on its own clock, began measuring at 1.0 s.
     Lined up from the start, the server's first measured second (the stall, 20.4 Mbit/s) was
     the figure, and the board failed its 100 Mbit/s floor while sending 504-722 Mbit/s."""
-    recorded = Path(__file__).resolve().parents[2] / "recordings" / "iperf3"
+    recorded = IPERF3
     client = (recorded / "3.12-tcp-P10-t2-O1-late-warmup-board-client.json").read_text()
     server_json = (recorded / "3.12-tcp-P10-t2-O1-late-warmup-board-server.json").read_text()
     result = parse_iperf3(client, "recorded client")

@@ -3,13 +3,11 @@ pinet's policy: the verdict, the place, where results also go."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-pytest_plugins = ["pytester"]
+from tests.fixture_paths import LAB
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+pytest_plugins = ["pytester"]
 
 
 def run(pytester, *args):
@@ -105,8 +103,8 @@ def test_without_the_hook_the_default_verdict_fails_it(pytester):
 
 def test_a_conftest_chooses_the_place(pytester):
     for name in ("known_hosts.example", "id_ed25519.example"):
-        (pytester.path / name).write_bytes((EXAMPLES / name).read_bytes())
-    env = (EXAMPLES / "rpi-lab.yaml").read_text()
+        (pytester.path / name).write_bytes((LAB / name).read_bytes())
+    env = (LAB / "rpi-lab.yaml").read_text()
     (pytester.path / "first.yaml").write_text(env)
     (pytester.path / "second.yaml").write_text(env)
     pytester.makeconftest(

@@ -15,6 +15,7 @@ from pytest_pinet.host.net_tunables import Sysctl
 from pytest_pinet.host.profiles import load_profiles, profiles_from_data
 from pytest_pinet.host.tunables import SETTING_MARK
 from pytest_pinet.model.lab import LinkEntry
+from tests.fixture_paths import LAB_OUTPUTS
 
 REPO = Path(__file__).resolve().parents[2]
 LINK = LinkEntry("eth", "pi", "eth0", "10.0.0.1", "pc", "enp3s0", "10.0.0.2", "builtin", 1000, 1500)
@@ -73,7 +74,7 @@ def test_malformed_profiles_file(tmp_path):
 # --- an interface's IRQs: named by the inventory, called like the interface, or its device's ---
 
 
-QPI_INTERRUPTS = REPO / "recordings" / "lab-outputs" / "qpi-debian12-k6.1-proc-interrupts.txt"
+QPI_INTERRUPTS = LAB_OUTPUTS / "qpi-debian12-k6.1-proc-interrupts.txt"
 
 
 class _FakeBoard:
@@ -128,7 +129,7 @@ def test_the_inventory_names_irqs_by_name_or_number():
 
 
 def test_irqs_named_like_the_interface_come_first():
-    pi4 = next((REPO / "recordings" / "corpus" / "lab-outputs").glob("rpi4b*proc_interrupts*"))
+    pi4 = next(LAB_OUTPUTS.glob("rpi4b*proc_interrupts*"))
     board = _Board(pi4.read_text(), {"eth0": "99\n"})
     assert len(IrqAffinity("eth0", (1, 2)).read(board)) == 2  # genet's two rows called eth0
     assert not any("/sys/class/net" in script for script in board.asked)

@@ -1,11 +1,10 @@
 """A QNX board (issue 47): its facts from recorded outputs, what it can run, and what it cannot
-with a QNX reason. The outputs are real ones (recordings/qnx, recordings/bsd; sources there):
+with a QNX reason. The outputs are real ones (fixtures/qnx, fixtures/bsd; sources there):
 ``pidin info`` and ``uname -a`` of QNX 8.0 on a Raspberry Pi 4, and io-sock's ``ifconfig``,
 which is FreeBSD's (QNX 8's io-sock follows FreeBSD's network stack)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -16,13 +15,12 @@ from pytest_pinet.host.facts import facts_from_output
 from pytest_pinet.host.platform import QNX, platform_named, platform_of_uname
 from pytest_pinet.host.platform.qnx import QNX_CANNOT, board_of_uname, parse_pidin_info
 from pytest_pinet.traffic import udpgen
-
-RECORDINGS = Path(__file__).resolve().parents[2] / "recordings"
+from tests.fixture_paths import BSD_OUTPUTS, QNX_OUTPUTS
 
 
 def real(name: str) -> str:
-    folder = "qnx" if name.startswith("qnx800-rpi4") else "bsd"
-    return (RECORDINGS / folder / name).read_text(encoding="utf-8")
+    folder = QNX_OUTPUTS if name.startswith("qnx") else BSD_OUTPUTS
+    return (folder / name).read_text(encoding="utf-8")
 
 
 def test_pidin_info_and_uname_give_the_cpus_the_clock_and_the_board():

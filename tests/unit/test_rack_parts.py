@@ -24,6 +24,7 @@ from pytest_pinet.errors import LabFault
 from pytest_pinet.lab.strategy import STALLED_BOOT_QUESTION, PinetBoardStrategy
 from pytest_pinet.polling import wait_until
 from pytest_pinet.virtlab import envfile, power_switch, qemu_board, rack
+from tests.fixture_paths import EXAMPLE_ENV
 
 from .test_qemu_parts import _image
 from .test_qemu_parts import spec as spec  # the QEMU lab plan, as a fixture here too
@@ -190,7 +191,7 @@ def test_a_switch_that_fails_or_never_answers_is_a_power_switch_fault(switch, tm
 
 
 def _rpi_lab() -> dict[str, Any]:
-    data: dict[str, Any] = yaml.safe_load((ROOT / "examples" / "rpi-lab.yaml").read_text())
+    data: dict[str, Any] = yaml.safe_load(EXAMPLE_ENV.read_text())
     return data
 
 

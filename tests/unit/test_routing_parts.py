@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import subprocess
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -21,12 +20,11 @@ from pytest_pinet.host.qdisc_stats import (
 from pytest_pinet.host.routed_path import QDISCS
 from pytest_pinet.judge.fairness import min_max_ratio
 from pytest_pinet.record.summary_tables import routing_tables
-
-OUTPUTS = Path(__file__).resolve().parents[2] / "recordings" / "lab-outputs"
+from tests.fixture_paths import LAB_OUTPUTS
 
 
 def test_qdisc_counters_from_a_recorded_routed_run():
-    stats = parse_qdisc_stats((OUTPUTS / "tc-s-qdisc-tbf-pfifo_fast-routed.txt").read_text())
+    stats = parse_qdisc_stats((LAB_OUTPUTS / "tc-s-qdisc-tbf-pfifo_fast-routed.txt").read_text())
     assert [s.kind for s in stats] == ["tbf", "pfifo_fast"]
     child = total_of_kind(stats, "pfifo_fast")
     assert child == QdiscStats("pfifo_fast", 249089772, 164556, 0, 0, 0, 1)
@@ -141,7 +139,7 @@ class _Shell:
 
 
 def test_both_ports_qdisc_counters_come_in_one_command():
-    recorded = OUTPUTS / "tc-s-qdisc-tbf-pfifo_fast-routed.txt"
+    recorded = LAB_OUTPUTS / "tc-s-qdisc-tbf-pfifo_fast-routed.txt"
     board = _Shell(f"cat {recorded}")
     stats = read_qdisc_stats_of(board, ("eth0", "eth1"))  # type: ignore[arg-type]
     assert len(board.scripts) == 1

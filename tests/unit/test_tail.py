@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import math
 import random
-from pathlib import Path
 
 import pytest
 
@@ -15,11 +14,9 @@ from pytest_pinet.judge.latency import LatencyRule, judge_latency, mirrored_nigh
 from pytest_pinet.judge.standing import judge_night, standing_of
 from pytest_pinet.judge.tail import quantile_lower_bound, tail_margin
 from pytest_pinet.model.latency import BASELINE_SHARE, LatencyUse, ProbeFigures, percentile
+from tests.fixture_paths import LAB_OUTPUTS
 
-CI_RUN = (
-    Path(__file__).resolve().parents[2]
-    / "recordings/corpus/lab-outputs/pinet-virtual-lab_irtt-rtt-under-load_namespace-gbe.json"
-)
+CI_RUN = LAB_OUTPUTS / "pinet-virtual-lab_irtt-rtt-under-load_namespace-gbe.json"
 # Three earlier nights whose p99s agreed within 0.2 ms (the failing CI run's history: 11.5 +-
 # 1.1 ms), and the p90s such calm nights have.
 TIGHT_P99 = (11.4, 11.5, 11.6)

@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from pytest_pinet.errors import PinetError
 from pytest_pinet.virtlab import twin, two_boards, virtual_lab
 from pytest_pinet.virtlab.topology import HostSpec, LabSpec
-
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "rpi-lab.yaml"
+from tests.fixture_paths import EXAMPLE_ENV
 
 
 def test_the_plan_keeps_the_files_hosts_cables_and_last_octets(tmp_path):
-    spec = twin.plan(EXAMPLE, "pinet45", tmp_path)
+    spec = twin.plan(EXAMPLE_ENV, "pinet45", tmp_path)
     assert [(h.name, h.role, h.mgmt) for h in spec.hosts] == [
         ("pi4", "board", "10.203.45.41"),
         ("pi5", "board", "10.203.45.51"),
@@ -38,16 +35,16 @@ def test_a_long_host_name_gets_a_short_management_interface():
 
 
 def test_the_map_changes_what_differs_and_nothing_else(tmp_path, monkeypatch):
-    spec = twin.plan(EXAMPLE, "pinet45", tmp_path)
+    spec = twin.plan(EXAMPLE_ENV, "pinet45", tmp_path)
     image = spec.disk_image(spec.disks[0])
     monkeypatch.setattr(virtual_lab, "loop_devices", lambda under: [("/dev/loop7", str(image))])
-    lab = twin.Twin(spec, EXAMPLE)
+    lab = twin.Twin(spec, EXAMPLE_ENV)
     table = twin.substitutions(lab)
     assert table["192.168.10."] == "10.203.45."
     assert table["/dev/sda"] == "/dev/loop7"
     assert table["username: lab"] == f"username: {twin.TWIN_USER}"
     assert table["adapter: rtl8153"] == table["adapter: ax88179"] == "adapter: emulated-usb"
-    text = EXAMPLE.read_text(encoding="utf-8")
+    text = EXAMPLE_ENV.read_text(encoding="utf-8")
     changed = twin.substitute(text, table)
     assert "192.168.10." not in changed and "http://10.203.45.2/api/poe/{index}/{value}" in changed
     # The structure is the file's: the same lines, each the same or substituted.
@@ -61,11 +58,11 @@ def test_substitute_takes_the_longer_key_first():
 
 
 def test_the_files_power_devices_and_console_lines():
-    assert twin._power_ports(EXAMPLE) == {
+    assert twin._power_ports(EXAMPLE_ENV) == {
         "192.168.10.2": {"model": "simplerest", "ports": {"3": "pi4", "5": "pi5"}},
         "192.168.10.3": {"model": "gude24", "ports": {"1": "pc-lan", "2": "pc-inet"}},
     }
-    assert twin._consoles(EXAMPLE) == {"192.168.10.5": [("pi4", 4001), ("pi5", 4002)]}
+    assert twin._consoles(EXAMPLE_ENV) == {"192.168.10.5": [("pi4", 4001), ("pi5", 4002)]}
 
 
 def test_a_networkd_file_is_read_as_systemd_does():
@@ -86,27 +83,27 @@ def test_a_file_without_a_pinet_section_is_no_lab_to_twin(tmp_path):
 
 def test_the_qemu_board_is_the_files_last_board_and_the_plans_first(tmp_path, monkeypatch):
     monkeypatch.setattr(two_boards, "qemu_missing", lambda: "")
-    assert twin.qemu_choice(EXAMPLE) == "pi5"
-    spec = twin.plan(EXAMPLE, "pinet45", tmp_path, "pi5")
+    assert twin.qemu_choice(EXAMPLE_ENV) == "pi5"
+    spec = twin.plan(EXAMPLE_ENV, "pinet45", tmp_path, "pi5")
     assert spec.is_qemu and spec.board_host.name == "pi5" and twin.qemu_host(spec) == "pi5"
     assert [h.name for h in spec.hosts] == ["pi5", "pi4", "pc-lan", "pc-inet"]
     assert spec.mgmt_address("pi5") == "10.203.45.51" and spec.image == twin.QEMU_IMAGE
     # A machine without QEMU twins every board as a namespace, and says nothing is QEMU.
     monkeypatch.setattr(two_boards, "qemu_missing", lambda: "qemu-system-x86_64 is not installed")
-    assert twin.qemu_choice(EXAMPLE) == ""
-    assert twin.qemu_host(twin.plan(EXAMPLE, "pinet45", tmp_path, "")) == ""
+    assert twin.qemu_choice(EXAMPLE_ENV) == ""
+    assert twin.qemu_host(twin.plan(EXAMPLE_ENV, "pinet45", tmp_path, "")) == ""
 
 
 def test_the_twins_board_gets_no_key_from_pinet(tmp_path, monkeypatch):
     """Its key comes by the page's step: the kernel command line names its addresses only."""
     from pytest_pinet.virtlab import qemu_board
 
-    spec = twin.plan(EXAMPLE, "pinet45", tmp_path, "pi5")
+    spec = twin.plan(EXAMPLE_ENV, "pinet45", tmp_path, "pi5")
     line = qemu_board.boot_args(spec, "ssh-ed25519 AAAAC3Nz pinet")
     assert "pinet.authkey" not in line
     assert "pinet.if=52:54:00:5e:2d:00,mgmt0,10.203.45.51/24,1500" in line
     assert ",eth0,10.10.4.1/24,1500," in line  # the flashed image's address of its one cable
-    own = twin.plan(EXAMPLE, "pinet45", tmp_path, "")  # links provisioned, but no QEMU board
+    own = twin.plan(EXAMPLE_ENV, "pinet45", tmp_path, "")  # links provisioned, but no QEMU board
     assert not own.is_qemu
 
 

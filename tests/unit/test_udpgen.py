@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-from pathlib import Path
 
 import pytest
 
@@ -17,12 +16,11 @@ from pytest_pinet.traffic.udpgen import (
     parse_udpgen,
     source_hash,
 )
-
-OUTPUTS = Path(__file__).resolve().parents[2] / "recordings" / "lab-outputs"
+from tests.fixture_paths import LAB_OUTPUTS
 
 
 def test_recorded_loopback_run_parses():
-    run = parse_udpgen((OUTPUTS / "udpgen-sendmmsg-loopback-2threads.jsonl").read_text(), "recorded")
+    run = parse_udpgen((LAB_OUTPUTS / "udpgen-sendmmsg-loopback-2threads.jsonl").read_text(), "recorded")
     assert run.packets > 0 and run.bytes == run.packets * 1472
     assert run.seconds == pytest.approx(2.0, abs=0.1)
     assert run.pps == pytest.approx(run.packets / run.seconds)
@@ -64,7 +62,7 @@ def test_options_refuse_what_could_reach_a_shell_oddly():
 
 
 def test_receiver_counters_from_proc_net_snmp():
-    snmp = (OUTPUTS / "proc-net-snmp-udp.txt").read_text()
+    snmp = (LAB_OUTPUTS / "proc-net-snmp-udp.txt").read_text()
     udp = parse_udp_snmp(snmp)
     assert {"InDatagrams", "NoPorts", "RcvbufErrors"} <= set(udp)
     before = ReceiverCounters(100, 10, 1000, 0)
@@ -114,7 +112,7 @@ def test_the_source_compiles_cleanly_and_refuses_bad_usage(tmp_path):
 def test_receiver_clock_and_counters_are_read_together_or_refused_naming_the_source():
     from pytest_pinet.traffic.udpgen import parse_receiver
 
-    snmp = (OUTPUTS / "proc-net-snmp-udp.txt").read_text()
+    snmp = (LAB_OUTPUTS / "proc-net-snmp-udp.txt").read_text()
     clock, counters = parse_receiver(f"1763900000.123456789\n4242\n{snmp}", "receiver counters on pc")
     assert clock == pytest.approx(1763900000.123456789) and counters.rx_packets == 4242
     for hostile in ("", "not-a-clock\n4242\n" + snmp, "1763900000.1\nx\n" + snmp, "1763900000.1\n4242\n"):

@@ -1,7 +1,7 @@
 """What the BSDs say about their devices, parsed: network interfaces (``ifconfig``: flags, MTU,
 media, offloads; ``netstat -i`` counters), PCI devices (``pciconf -lv``: the NIC chip, a USB 3
 controller with no driver) and USB devices (``usbconfig``, ``usbdevs``: IDs and bus speed).
-Pure functions of text, tested on real outputs in ``recordings/bsd``."""
+Pure functions of text, tested on real outputs in ``fixtures/bsd``."""
 
 from __future__ import annotations
 

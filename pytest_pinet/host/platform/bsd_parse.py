@@ -3,7 +3,7 @@
 A BSD has no ``/proc`` or ``/sys``: the same facts come from ``sysctl``, ``ifconfig``,
 ``netstat``, ``vmstat -i`` / ``sysctl hw.intrs`` (FreeBSD), ``intrctl list`` (NetBSD),
 ``usbconfig`` / ``usbdevs`` and ``envstat``.  Each parser takes the text as a real machine
-prints it (tested on the recordings under ``recordings/bsd``, with their sources) and returns
+prints it (tested on the recordings under ``fixtures/bsd``, with their sources) and returns
 the shapes the Linux parsers return, so the rooms above them stay OS-blind: an
 :class:`InterruptTable` with per-CPU counts, CPU time rows in ``/proc/stat`` order, NIC
 counters under Linux's statistics names.  A figure a host did not print is absent, never 0.
