@@ -22,10 +22,12 @@ import contextlib
 import os
 import shutil
 import tempfile
+import tomllib
 from collections.abc import Generator, Iterator
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
 
 # How a user names a lab outside the command line.  The suite (pytest_pinet/suite) measures the
 # lab so named, as it does installed; the repository's own tests (tests/) never see it.
@@ -84,8 +86,15 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     return []
 
 
-# What the test extra brings (pyproject.toml, [project.optional-dependencies] test), by module.
-TEST_EXTRA = {"hypothesis", "psycopg", "matplotlib", "ziglang"}
+def _test_extra() -> set[str]:
+    """The modules the test extra brings, read from pyproject.toml's own list (a distribution
+    ``psycopg[binary]>=3.1`` is the module ``psycopg``), so the hint never lags behind it."""
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "pyproject.toml"), "rb") as f:
+        extras = tomllib.load(f)["project"]["optional-dependencies"]
+    return {Requirement(spec).name.lower().replace("-", "_") for spec in extras["test"]}
+
+
+TEST_EXTRA = _test_extra()
 TEST_EXTRA_HINT = "pip install -e '.[test]' (in a clone) or pip install 'pytest-pinet[test]'"
 
 

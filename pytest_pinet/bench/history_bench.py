@@ -26,11 +26,12 @@ from typing import Any
 
 from ..judge.baseline import BaselinePolicy
 from ..judge.standing import judge_night, standing_of
+from ..model.context_key import ContextKey
 from ..record.night_digest import night_digest_of
 from ..record.nightly import GOODPUT, LATENCY, nights_of
 from ..record.standing_memo import StandingBook, keep_standings_of_run, persisting_regressions
 from ..record.store import ResultsStore, StoredMeasurement
-from ..record.store_rows import STORED_COLUMNS, stored_row
+from ..record.store_rows import STORED_NAMES, stored_row
 from .history_store import HistoryPlan, fill, first_day_of, lab_key, nights, planted_keys
 
 COMMANDS = ("regressions", "regressions --lab", "trends --lab", "morning page")
@@ -139,8 +140,7 @@ def one_night(
 
 def _as_stored(row_id: int, row: dict[str, Any]) -> StoredMeasurement:
     """A night's row as the store reads it back, made from the row itself."""
-    columns = [c.strip() for c in STORED_COLUMNS.split(",")]
-    return stored_row([row_id, *(row.get(c) for c in columns[1:])], str(row["data"]))
+    return stored_row({**{name: row.get(name) for name in STORED_NAMES}, "id": row_id}, str(row["data"]))
 
 
 def _judged(row: StoredMeasurement) -> StoredMeasurement:
@@ -162,7 +162,7 @@ def check_verdicts(store: ResultsStore, night: Sequence[dict[str, Any]], plan: H
         standing = standing_of(key, history, acceptances)
         if standing.regressed:
             windowed.add((key, standing.regressed[0].run_id))
-    ours = {(key, first) for key, first in found if f"lab={lab}|" in key}
+    ours = {(key, first) for key, first in found if ContextKey.parse(key).get("lab") == lab}
     return {
         "planted": len(planted),
         "planted_red": len(planted & red),

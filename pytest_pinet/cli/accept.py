@@ -24,7 +24,7 @@ from ..record.nightly import METRICS, Persisting
 from ..record.standing_memo import persisting_regressions
 from ..record.store import ResultsStore
 from ..redaction import mask
-from .bisect_images import Probe, references_of
+from .image_probes import Probe, references_of
 from .store_access import STORE_HELP, open_store
 
 

@@ -10,6 +10,9 @@ from typing import Any
 
 from ..errors import PinetError
 
+# Reaches a lab through labgrid: without the lab extra it stops at once, naming the extra.
+NEEDS_LAB = True
+
 
 def register(sub: Any) -> None:
     """``pinet bench``."""

@@ -1,5 +1,5 @@
 """``pinet bisect``: the first image of an ordered list (good first, bad last) whose figures
-regress; the search itself is ``bisect_images``."""
+regress; the probes and the search are ``image_probes``, shared with ``pinet accept``."""
 
 from __future__ import annotations
 
@@ -13,6 +13,9 @@ from ..errors import PinetError
 from ..redaction import register as register_secret
 from .accept import since_change_references
 from .lab.options import db_url
+
+# Reaches a lab through labgrid: without the lab extra it stops at once, naming the extra.
+NEEDS_LAB = True
 
 
 def register(sub: Any) -> None:
@@ -55,7 +58,7 @@ def register(sub: Any) -> None:
 
 def cmd_bisect(args: argparse.Namespace) -> int:
     """The first image of an ordered list (good first, bad last) whose figures regress."""
-    from .bisect_images import bisect, pytest_probe, save
+    from .image_probes import bisect, pytest_probe, save
 
     images = [name.strip() for name in args.images.split(",") if name.strip()]
     if len(images) < 2:

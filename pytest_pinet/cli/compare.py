@@ -14,7 +14,7 @@ from .store_access import STORE_HELP, open_store
 
 def cmd_compare(args: argparse.Namespace) -> int:
     """Two runs per context: both figures, the change, and whether it is beyond noise."""
-    from ..record.compare import as_data, compare_runs, table, value_of
+    from ..record.side_by_side import as_data, compare_runs, table, value_of
 
     store = open_store(args.db)
     try:

@@ -47,7 +47,7 @@ def build_with_history(root: Path, results: Path, db: str) -> Path:
     """The Allure report of the newest run under ``results``, with the history of its lab,
     which lives in the store ``db`` (record/allure_history.py); return its index.html."""
     from ..record.allure_history import lab_history, lab_of_newest_run
-    from ..record.report import build_report
+    from ..record.allure_report import build_report
     from ..record.store import ResultsStore
 
     morning = last_night(results, db)

@@ -28,6 +28,9 @@ EXIT_MEANS = {
     8: "nothing was measured",
 }
 
+# Reaches a lab through labgrid: without the lab extra it stops at once, naming the extra.
+NEEDS_LAB = True
+
 
 def register(sub: Any) -> None:
     """``pinet run [--suite DIR] [--results DIR] [pytest arguments]``."""

@@ -70,6 +70,12 @@ class ContextKey:
         """The non-empty fields of ``names`` as ``name=value``, in the key's order."""
         return [f"{name}={value}" for name, value in self.pairs if name in names and value]
 
+    def only(self, names: Sequence[str]) -> ContextKey:
+        """A key of ``names`` alone, in that order and empty ones kept: a group of contexts
+        (those that share a board's noise), stored and read back as any key is."""
+        fields = dict(self.pairs)
+        return ContextKey(tuple((name, fields.get(name, "")) for name in names))
+
     def without(self, names: Sequence[str]) -> ContextKey:
         """The same key with ``names`` emptied (a later field emptied is left out, as when built)."""
         return ContextKey.of({**dict(self.pairs), **dict.fromkeys(names, "")})

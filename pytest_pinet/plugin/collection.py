@@ -8,10 +8,10 @@ from __future__ import annotations
 import pytest
 
 from ..errors import PinetError
+from .end_of_run import header_lines
 from .engagement import engage, engaged, uses_pinet
-from .fixtures.state import PINET_RUN
 from .parametrize import planned_lab
-from .summary import header_lines
+from .run_state import PINET_RUN
 
 
 def one_board_after_another(

@@ -11,9 +11,9 @@ from collections.abc import Sequence
 
 import pytest
 
-from .fixtures.state import pinet_run
 from .markers import register_markers
 from .option_sources import any_given
+from .run_state import pinet_run
 
 # No pinet fixture is autouse, so a test carries one only by asking for it (directly or through
 # another fixture): asking is what makes a test pinet's.

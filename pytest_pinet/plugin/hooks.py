@@ -2,13 +2,14 @@
 the module of its concern and gathered here, and the run's lifecycle (configure, finish).
 
 The plugin is thin and quiet: options come from one table (:mod:`.options`), the run's state
-is made on first need (:mod:`.fixtures.state`), and a pytest run that uses no pinet fixture
+is made on first need (:mod:`.run_state`), and a pytest run that uses no pinet fixture
 and passes no pinet option sees nothing of pinet (:mod:`.engagement`).
 """
 
 from __future__ import annotations
 
 import os
+import pkgutil
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,8 +20,8 @@ import pytest
 from ..errors import ConfigError, PinetError
 from . import hookspecs
 from .collection import DerivedFeatures, pytest_collection_modifyitems
+from .end_of_run import pytest_report_header, pytest_terminal_summary, write_allure_run_files
 from .engagement import engage, options_given
-from .fixtures.state import PINET_RUN, RUN_ID, keep_standings
 from .option_sources import check_named_lab_files, named_lab
 from .options import add_options
 from .outcomes import (
@@ -32,7 +33,7 @@ from .outcomes import (
     pytest_runtest_makereport,
 )
 from .parametrize import pytest_generate_tests
-from .summary import pytest_report_header, pytest_terminal_summary, write_allure_run_files
+from .run_state import PINET_RUN, RUN_ID, keep_standings
 
 if TYPE_CHECKING:
     # What a run uses (the judge, the store, the lab) loads when a run needs it: a pytest run
@@ -52,15 +53,12 @@ __all__ = [
     "pytest_terminal_summary",
 ]
 
-pytest_plugins = [
-    "pytest_pinet.plugin.fixtures.lab_access",
-    "pytest_pinet.plugin.fixtures.tcp",
-    "pytest_pinet.plugin.fixtures.judging",
-    "pytest_pinet.plugin.fixtures.routing",
-    "pytest_pinet.plugin.fixtures.udp",
-    "pytest_pinet.plugin.fixtures.storage",
-    "pytest_pinet.plugin.fixtures.images",
-]
+# Every module of the fixtures package is a pytest plugin of fixtures (the run's state and the
+# progress line live beside it, in this package): the list is the folder, never kept by hand.
+pytest_plugins = sorted(
+    f"{__package__}.fixtures.{module.name}"
+    for module in pkgutil.iter_modules([str(Path(__file__).with_name("fixtures"))])
+)
 
 
 def _new_run_id() -> str:

@@ -20,7 +20,7 @@ import pytest
 from ..errors import LabFault
 from ..redaction import mask
 from .engagement import engage, engaged
-from .fixtures.state import MEASURED, PINET_RUN, UNDECIDED_PREFIX
+from .run_state import MEASURED, PINET_RUN, UNDECIDED_PREFIX
 
 if TYPE_CHECKING:
     from ..record.planned import PlannedTest

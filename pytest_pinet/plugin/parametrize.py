@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from .fixtures.state import pinet_run
+from .run_state import pinet_run
 
 if TYPE_CHECKING:
     from ..session.settings import PinetSettings

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..model.context_key import context_key
-from .compare import NOT_MEASUREMENTS, label_of, noise_of
+from .side_by_side import NOT_MEASUREMENTS, label_of, noise_of
 
 # What differs between images by nature, so it is not part of the row's context.
 IMAGE_FIELDS = ("image", "kernel", "os")

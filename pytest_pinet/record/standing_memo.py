@@ -40,6 +40,7 @@ from ..judge.standing import (
     judge_night,
     standing_of,
 )
+from ..model.context_key import ContextKey
 from .nightly import GOODPUT, LATENCY, Metric, Persisting, nights_of
 from .store import ResultsStore, StoredMeasurement
 from .store_priors import group_of
@@ -128,7 +129,7 @@ class StandingBook:
         the night's family (whose false alarms share one budget) is every context of the lab
         the store knows at that moment: from a lab's second night on, the contexts it measures
         (on its first, those measured so far; a lab of up to 200 is not held tighter anyway)."""
-        lab = dict(part.split("=", 1) for part in group.split("|")).get("lab")
+        lab = ContextKey.parse(group).get("lab")
         keys = self.store.context_keys(lab)
         spreads = []
         for other in keys:

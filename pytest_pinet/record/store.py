@@ -24,7 +24,7 @@ from .store_curation import Curation, masked_url
 from .store_floors import Floors
 from .store_priors import SpreadPriors
 from .store_revisions import Revisions, pairs_of_rows
-from .store_rows import GOODPUT_COLUMNS, STORED_COLUMNS, missing_figures, stored_row
+from .store_rows import GOODPUT_COLUMNS, STORED_COLUMNS, by_name, missing_figures, stored_row
 from .store_rows import StoredMeasurement as StoredMeasurement  # re-exported: rows read back
 from .store_schema import (
     BASE_SCHEMA,
@@ -41,6 +41,21 @@ SCHEMA_LOCK_KEY = 7_205_449_001  # PostgreSQL advisory lock of pinet's schema ch
 # How long a new store waits for another process creating the same SQLite schema (or filling a
 # migration's columns of a large store: a year of one lab's nights takes about a minute).
 SCHEMA_LOCK_WAIT_S = 300.0
+
+
+# A whole row as exported and imported: its columns, then the figure columns its data gives.
+WHOLE_ROW = (*IMPORTED_COLUMNS, *FIGURE_COLUMNS)
+
+
+def _insert_of(names: Sequence[str]) -> str:
+    """The one INSERT of measurement rows: the column names are constants (store_schema's, or
+    measurement_row's keys), every value is bound."""
+    return f"INSERT INTO measurements ({', '.join(names)}) VALUES ({', '.join('?' for _ in names)})"  # noqa: S608
+
+
+def _whole_row(row: Mapping[str, Any]) -> tuple[Any, ...]:
+    """A whole row's values in :data:`WHOLE_ROW`'s order."""
+    return tuple(row[c] for c in IMPORTED_COLUMNS) + tuple(figure_columns(json.loads(row["data"])).values())
 
 
 class ResultsStore(Curation, KeptStandings, Floors, SpreadPriors):
@@ -222,16 +237,8 @@ class ResultsStore(Curation, KeptStandings, Floors, SpreadPriors):
     def add(self, run_id: str, measurement: Measurement, suite_version: str) -> int:
         """Commit one measurement now; return its row id."""
         row = measurement_row(run_id, measurement, suite_version)
-        columns, marks = ", ".join(row), ", ".join("?" for _ in row)
         with self._tx() as cur:
-            # Column names are the keys of measurement_row, constants; values are bound.
-            statement = f"INSERT INTO measurements ({columns}) VALUES ({marks})"  # noqa: S608
-            if self._param == "%s":
-                cur.execute(self._sql(statement + " RETURNING id"), tuple(row.values()))
-                row_id = int(cur.fetchone()[0])
-            else:
-                cur.execute(statement, tuple(row.values()))
-                row_id = int(cur.lastrowid)
+            row_id = self._insert(cur, tuple(row), tuple(row.values()))
             started = float(row["started"])
             self._revisions.touch(cur, [(row["context_key"], run_id, started, started, row["lab"])])
             return row_id
@@ -241,35 +248,26 @@ class ResultsStore(Curation, KeptStandings, Floors, SpreadPriors):
         night exported from another store, or the history benchmark's synthetic nights."""
         if not rows:
             return
-        names = (*IMPORTED_COLUMNS, *FIGURE_COLUMNS)
-        columns, marks = ", ".join(names), ", ".join("?" for _ in names)
-        values = [
-            tuple(row[c] for c in IMPORTED_COLUMNS) + tuple(figure_columns(json.loads(row["data"])).values())
-            for row in rows
-        ]
         with self._tx() as cur:
-            # The column names are constants of store_schema; values are bound.
-            cur.executemany(self._sql(f"INSERT INTO measurements ({columns}) VALUES ({marks})"), values)  # noqa: S608
+            cur.executemany(self._sql(_insert_of(WHOLE_ROW)), [_whole_row(row) for row in rows])
             self._revisions.touch(cur, pairs_of_rows(rows))
 
     def add_row(self, row: Mapping[str, Any]) -> int:
         """Write one whole row (as :meth:`add_rows`) and return its id, as :meth:`add` does for
         a measurement: the history benchmark's night, stored a measurement at a time."""
-        names = (*IMPORTED_COLUMNS, *FIGURE_COLUMNS)
-        columns, marks = ", ".join(names), ", ".join("?" for _ in names)
-        values = tuple(row[c] for c in IMPORTED_COLUMNS) + tuple(
-            figure_columns(json.loads(row["data"])).values()
-        )
         with self._tx() as cur:
-            statement = f"INSERT INTO measurements ({columns}) VALUES ({marks})"  # noqa: S608 - constants
-            if self._param == "%s":
-                cur.execute(self._sql(statement + " RETURNING id"), values)
-                row_id = int(cur.fetchone()[0])
-            else:
-                cur.execute(statement, values)
-                row_id = int(cur.lastrowid)
+            row_id = self._insert(cur, WHOLE_ROW, _whole_row(row))
             self._revisions.touch(cur, pairs_of_rows([row]))
             return row_id
+
+    def _insert(self, cur: Any, names: Sequence[str], values: Sequence[Any]) -> int:
+        """Insert one measurement row; its id, as each database gives it back."""
+        statement = self._sql(_insert_of(names))
+        if self._param == "%s":
+            cur.execute(statement + " RETURNING id", tuple(values))
+            return int(cur.fetchone()[0])
+        cur.execute(statement, tuple(values))
+        return int(cur.lastrowid)
 
     def rows_of_run(self, run_id: str) -> list[dict[str, Any]]:
         """Every measurement of ``run_id`` as whole rows (:data:`IMPORTED_COLUMNS`), in the order taken."""
@@ -352,6 +350,7 @@ class ResultsStore(Curation, KeptStandings, Floors, SpreadPriors):
 
     def _read_rows(self, cur: Any, rows: list[Any]) -> list[StoredMeasurement]:
         """Read rows as measurements, the JSON data of those without figure columns read too."""
+        rows = [by_name(r) for r in rows]
         missing = missing_figures(rows)
         data: dict[int, str] = {}
         for start in range(0, len(missing), 500):
@@ -359,7 +358,7 @@ class ResultsStore(Curation, KeptStandings, Floors, SpreadPriors):
             marks = ", ".join("?" for _ in chunk)
             cur.execute(self._sql(f"SELECT id, data FROM measurements WHERE id IN ({marks})"), tuple(chunk))  # noqa: S608
             data.update((int(i), str(d)) for i, d in cur.fetchall())
-        return [stored_row(r, data.get(int(r[0]))) for r in rows]
+        return [stored_row(r, data.get(int(r["id"]))) for r in rows]
 
     def of_run(self, run_id: str) -> list[StoredMeasurement]:
         """Every measurement of one run, in the order taken."""

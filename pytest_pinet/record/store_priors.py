@@ -31,8 +31,7 @@ TABLE = """CREATE TABLE IF NOT EXISTS spread_priors (
 
 def group_of(key: str) -> str:
     """The group of context ``key``: the contexts its spread is pooled with."""
-    parsed = ContextKey.parse(key)
-    return "|".join(f"{name}={parsed.get(name)}" for name in GROUP_FIELDS)
+    return str(ContextKey.parse(key).only(GROUP_FIELDS))
 
 
 class SpreadPriors:

@@ -4,6 +4,7 @@ JSON data that history, trends and the standing need (goodput's and latency's)."
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,34 +35,54 @@ class StoredMeasurement:
 # The row's figures come from their own columns (store_schema.figure_columns); a row whose
 # columns are empty (one an older pinet wrote into a newer store) has its JSON data read after
 # (:func:`missing_figures`), so the columns read here stay within SQLite's history index.
-STORED_COLUMNS = (
-    "id, run_id, test_id, context_key, started, goodput_mbps, kernel, os, adapter, board, verdict, "
-    "latency_verdict, interval_mbps, load_rtt_ms, load_p99_ms"
-)
+STORED_NAMES = (
+    "id", "run_id", "test_id", "context_key", "started", "goodput_mbps", "kernel", "os", "adapter",
+    "board", "verdict", "latency_verdict", "interval_mbps", "load_rtt_ms", "load_p99_ms",
+)  # fmt: skip
+STORED_COLUMNS = ", ".join(STORED_NAMES)
 # The same without the probes' RTTs (read as none), for what only goodput asks: every column
 # of it is in SQLite's goodput history index (store_revisions.SQLITE_COUNTER).
-GOODPUT_COLUMNS = STORED_COLUMNS.replace("load_rtt_ms, load_p99_ms", "'[]', load_p99_ms")
+GOODPUT_COLUMNS = STORED_COLUMNS.replace("load_rtt_ms", "'[]'")
 
 
-def missing_figures(rows: list[Any]) -> list[int]:
+def by_name(values: Sequence[Any]) -> dict[str, Any]:
+    """A row selected as :data:`STORED_COLUMNS` (or :data:`GOODPUT_COLUMNS`), by column name."""
+    return dict(zip(STORED_NAMES, values, strict=True))
+
+
+def missing_figures(rows: Sequence[Mapping[str, Any]]) -> list[int]:
     """The ids of read rows whose figure columns are empty: their data must be read."""
-    return [int(r[0]) for r in rows if r[12] is None or r[13] is None]
+    return [int(r["id"]) for r in rows if r["interval_mbps"] is None or r["load_rtt_ms"] is None]
 
 
-def stored_row(r: Any, data_text: str | None = None) -> StoredMeasurement:
-    """A read row; ``data_text``: its JSON data, for a row without figure columns."""
+def stored_row(r: Mapping[str, Any], data_text: str | None = None) -> StoredMeasurement:
+    """A read row, by column name; ``data_text``: its JSON data, for a row without figure columns."""
     if data_text is not None:
         data = json.loads(data_text)
         intervals = tuple(data.get("interval_mbps", ()))
         rtts, p99 = latency_rtts_of(data), latency_p99_of(data)
     else:
         # Most rows hold no probes ('[]', and goodput's history reads none): no parse for them.
-        intervals, rtts = tuple(json.loads(r[12])), (() if r[13] == "[]" else tuple(json.loads(r[13])))
-        p99 = float(r[14]) if r[14] is not None else None
+        intervals = tuple(json.loads(r["interval_mbps"]))
+        rtts = () if r["load_rtt_ms"] == "[]" else tuple(json.loads(r["load_rtt_ms"]))
+        p99 = float(r["load_p99_ms"]) if r["load_p99_ms"] is not None else None
     return StoredMeasurement(
-        int(r[0]), r[1], r[2], r[3], float(r[4]), float(r[5]), r[6], r[7], r[8], r[9], r[10],
-        intervals, p99, rtts, r[11] or "",
-    )  # fmt: skip
+        id=int(r["id"]),
+        run_id=r["run_id"],
+        test_id=r["test_id"],
+        context_key=r["context_key"],
+        started=float(r["started"]),
+        goodput_mbps=float(r["goodput_mbps"]),
+        kernel=r["kernel"],
+        os=r["os"],
+        adapter=r["adapter"],
+        board=r["board"],
+        verdict=r["verdict"],
+        intervals=intervals,
+        latency_p99_ms=p99,
+        latency_rtt_ms=rtts,
+        latency_verdict=r["latency_verdict"] or "",
+    )
 
 
 def latency_rtts_of(data: dict[str, Any]) -> tuple[float, ...]:

@@ -17,17 +17,31 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import re
+from pathlib import Path
 
-# The rooms a measuring run reaches lazily: provisioning, recovery and strategies (lab), remote
-# commands and profiles (host), measurers, traffic and probes, verdicts, the data model.
-RUN_ROOMS = ("lab", "host", "measure", "traffic", "judge", "model")
+# The room whose modules take the measurements: it and every room it imports (provisioning,
+# recovery and strategies in lab, remote commands and profiles in host, traffic and probes,
+# verdicts, the results it records, the data model) are what a measuring run reaches lazily.
+MEASURING_ROOM = "measure"
+
+
+def run_rooms(package_dir: Path) -> list[str]:
+    """The measuring room and every room its modules import, read from their import lines (so
+    a room the measurers start to use is warmed with no list to update)."""
+    rooms = {MEASURING_ROOM}
+    for source in (package_dir / MEASURING_ROOM).rglob("*.py"):
+        rooms |= set(re.findall(r"^\s*from \.\.(\w+)", source.read_text(encoding="utf-8"), re.M))
+    return sorted(room for room in rooms if (package_dir / room / "__init__.py").is_file())
 
 
 def import_run_modules(package: str = "pytest_pinet") -> list[str]:
-    """Import every module of ``RUN_ROOMS``; the names of those that could not be (a module
-    whose optional dependency is absent is one this run cannot use anyway)."""
+    """Import every module of the rooms a run reaches (:func:`run_rooms`); the names of those
+    that could not be (a module whose optional dependency is absent is one this run cannot use
+    anyway)."""
     skipped = []
-    for room in RUN_ROOMS:
+    top = importlib.import_module(package)
+    for room in run_rooms(Path(next(iter(top.__path__)))):
         module = importlib.import_module(f"{package}.{room}")
         for info in pkgutil.walk_packages(module.__path__, f"{module.__name__}."):
             try:

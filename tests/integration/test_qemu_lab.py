@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from pytest_pinet.polling import wait_until
-from pytest_pinet.record.report import build_report
+from pytest_pinet.record.allure_report import build_report
 from pytest_pinet.virtlab import qemu_board, virtual_lab
 from pytest_pinet.virtlab.topology import qemu_lab
 

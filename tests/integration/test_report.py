@@ -10,7 +10,7 @@ import pytest
 
 from pytest_pinet.cli.report import last_night
 from pytest_pinet.errors import PinetError
-from pytest_pinet.record.report import allure_cli, build_report
+from pytest_pinet.record.allure_report import allure_cli, build_report
 
 from ..fake_store import store_of_rows
 from ..report_browser import chromium, result_id_of, serve, shoot

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from pytest_pinet.cli.report import last_night
-from pytest_pinet.record.report import build_report
+from pytest_pinet.record.allure_report import build_report
 from pytest_pinet.virtlab import cable_faults
 from pytest_pinet.virtlab.topology import LabSpec
 

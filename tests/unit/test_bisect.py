@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from pytest_pinet.cli.bisect_images import Probe, band, bisect, judge_probe, values_by_context
+from pytest_pinet.cli.image_probes import Probe, band, bisect, judge_probe, values_by_context
 from pytest_pinet.record.image_table import image_table, side_by_side
 
 
@@ -95,7 +95,7 @@ def test_images_side_by_side_with_change_and_noise():
 
 
 def test_since_change_takes_its_ends_from_the_store_and_measures_only_the_middle():
-    from pytest_pinet.cli.bisect_images import bisect_key, references_of
+    from pytest_pinet.cli.image_probes import bisect_key, references_of
     from pytest_pinet.judge.standing import Night
 
     stored = "lab=l|board=qpi|peer=|link=eth|adapter=|scenario=ethernet|direction=board->peer|image=img7"

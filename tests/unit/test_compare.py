@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_pinet.errors import ConfigError
-from pytest_pinet.record.compare import compare_runs, noise_of, table
+from pytest_pinet.record.side_by_side import compare_runs, noise_of, table
 from pytest_pinet.record.store import ResultsStore, StoredMeasurement
 
 KEY = "lab=l|board=pi|peer=pc|link=eth|adapter=builtin|scenario=ethernet|direction=board->peer|duplex=half"

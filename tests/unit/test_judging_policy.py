@@ -6,7 +6,7 @@ import pytest
 
 from pytest_pinet.errors import LabFault
 from pytest_pinet.judge.verdict import Verdict, VerdictKind
-from pytest_pinet.measure.judging import GoodputJudge, OutcomeKind
+from pytest_pinet.measure.goodput_judge import GoodputJudge, OutcomeKind
 
 PASS = Verdict("m", (VerdictKind.PASS,), "pass")
 NOISE = Verdict(

@@ -28,11 +28,11 @@ from pytest_pinet.judge.latency import (
 from pytest_pinet.model import Measurement, TcpDetail, TrafficContext
 from pytest_pinet.model.latency import LatencyUse, ProbeFigures, percentile
 from pytest_pinet.record.allure_out import per_second_chart
-from pytest_pinet.record.compare import compare_runs, table
 from pytest_pinet.record.context_trend import run_series
 from pytest_pinet.record.metric_sets import latency_samples
+from pytest_pinet.record.seed_tables import routing_latency_table
+from pytest_pinet.record.side_by_side import compare_runs, table
 from pytest_pinet.record.store import StoredMeasurement
-from pytest_pinet.record.summary_tables import routing_latency_table
 from pytest_pinet.traffic.latency_parse import (
     ProbeOutputError,
     ProbeSeries,

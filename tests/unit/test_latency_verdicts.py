@@ -13,22 +13,22 @@ from typing import Any, cast
 
 import pytest
 
-from pytest_pinet.cli.bisect_images import Probe, bisect, judge_probe, references_of, values_by_context
+from pytest_pinet.cli.image_probes import Probe, bisect, judge_probe, references_of, values_by_context
 from pytest_pinet.cli.main import main
 from pytest_pinet.host.platform import FREEBSD
 from pytest_pinet.host.qdisc_stats import ROOT, parse_backlog, parse_qdisc_stats, total_of_kind
 from pytest_pinet.judge.latency import judge_latency, load_latency_rules, mirrored_night
 from pytest_pinet.judge.standing import Standing, standing_of
 from pytest_pinet.judge.verdict import Verdict, VerdictKind
-from pytest_pinet.measure.judging import GoodputJudge, OutcomeKind, with_latency
+from pytest_pinet.measure.goodput_judge import GoodputJudge, OutcomeKind, with_latency
 from pytest_pinet.model import Measurement, QdiscUse, TcpDetail
 from pytest_pinet.model.context_key import context_key
 from pytest_pinet.model.latency import BacklogSample, LatencyUse, ProbeFigures
 from pytest_pinet.record.nightly import GOODPUT, LATENCY, nights_of
+from pytest_pinet.record.seed_tables import link_latency_table, queue_cells
 from pytest_pinet.record.standing_memo import persisting_regressions, standing_before
 from pytest_pinet.record.store import ResultsStore
 from pytest_pinet.record.store_schema import BASE_SCHEMA, SCHEMA_VERSION
-from pytest_pinet.record.summary_tables import link_latency_table, queue_cells
 from pytest_pinet.traffic.load_watch import LoadWatch
 from tests.fixture_paths import LAB_OUTPUTS
 

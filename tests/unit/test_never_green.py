@@ -128,7 +128,7 @@ def test_coverage_lines_rank_the_worst_phase():
 
 
 def test_a_combination_one_board_cannot_carry_counts_as_measured_when_another_did():
-    from pytest_pinet.plugin.summary import coverage_variables
+    from pytest_pinet.plugin.end_of_run import coverage_variables
 
     def planned(nodeid: str, combination: str, measured: bool, why: str = "") -> PlannedTest:
         test = PlannedTest(nodeid, combination=combination, measured=measured)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import contextlib
 
-from pytest_pinet.plugin.fixtures.progress import TerminalProgress
+from pytest_pinet.plugin.progress_line import TerminalProgress
 
 
 class Reporter:

@@ -19,7 +19,7 @@ from pytest_pinet.host.qdisc_stats import (
 )
 from pytest_pinet.host.routed_path import QDISCS
 from pytest_pinet.judge.fairness import min_max_ratio
-from pytest_pinet.record.summary_tables import routing_tables
+from pytest_pinet.record.seed_tables import routing_tables
 from tests.fixture_paths import LAB_OUTPUTS
 
 

@@ -7,7 +7,7 @@ import pytest
 from pytest_pinet.errors import ConfigError, LabFault
 from pytest_pinet.host.scratch_disk import DiskRun, ScratchDisk, parse_dd
 from pytest_pinet.model.lab import DiskEntry
-from pytest_pinet.record.summary_tables import storage_table
+from pytest_pinet.record.seed_tables import storage_table
 
 # GNU coreutils 9.1 (Debian 12), as the storage suite printed it on the virtual lab
 DD_WRITE = (

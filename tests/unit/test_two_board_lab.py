@@ -94,7 +94,7 @@ def test_a_machine_without_qemu_gets_the_namespace_board_and_the_reason(pair, mo
 
 
 def test_the_summary_names_what_the_lab_could_not_bring_up_in_one_line():
-    from pytest_pinet.plugin.summary import absent_lines
+    from pytest_pinet.plugin.end_of_run import absent_lines
 
     why = "qemu-system-x86_64 is not installed"
     facts = [{"kind": "absent", "absent": {"qpi": why, "qeth": why, "qusb": why}}] * 2

@@ -12,6 +12,9 @@ from ...errors import PinetError
 from .options import add_lab_option, spec_of
 from .power import board_strategy_for
 
+# Reaches a lab through labgrid: without the lab extra it stops at once, naming the extra.
+NEEDS_LAB = True
+
 
 def register(lab_sub: Any) -> None:
     """``pinet lab check ENV``."""

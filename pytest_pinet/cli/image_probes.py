@@ -1,4 +1,6 @@
-"""``pinet bisect``: the first image of an ordered list whose figures fall below the good end's.
+"""Probes of images and the halving search over them: what ``pinet bisect`` runs to find the
+first image of an ordered list whose figures fall below the good end's, and what ``pinet
+accept`` reads of a probe's references.
 
 Kernel test robots bisect a slowdown to the first bad commit; a board lab bisects to the
 first bad image.  Given images ordered from known good to known bad and a selection of the
@@ -36,8 +38,8 @@ from typing import Any
 from ..judge.standing import Night
 from ..judge.stats import prediction_band
 from ..model.context_key import ContextKey, context_key
-from ..record.compare import NOT_MEASUREMENTS, label_of
 from ..record.image_table import IMAGE_FIELDS
+from ..record.side_by_side import NOT_MEASUREMENTS, label_of
 from ..record.store_rows import latency_followed_of
 from ..suite import SUITE_DIR
 

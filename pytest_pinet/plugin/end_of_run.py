@@ -12,8 +12,8 @@ import pytest
 from .. import __version__
 from ..errors import doc
 from ..redaction import mask
-from .fixtures.state import PINET_RUN, UNDECIDED_PREFIX
 from .outcomes import NIGHT_STATUS, planned_tests
+from .run_state import PINET_RUN, UNDECIDED_PREFIX
 
 if TYPE_CHECKING:
     from ..record.planned import PlannedTest
@@ -44,7 +44,7 @@ def write_summary(
         measurement_lines,
         no_baseline_lines,
     )
-    from ..record.summary_tables import (
+    from ..record.seed_tables import (
         link_latency_table,
         routing_latency_table,
         routing_tables,
