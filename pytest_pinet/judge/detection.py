@@ -93,8 +93,9 @@ class DetectionPower:
 
 
 @dataclass(frozen=True)
-class _Noise:
-    """What the verdict reads of a context's accepted nights: the last window of them."""
+class Noise:
+    """What the verdict reads of a context's accepted nights: the last window of them; what the
+    detection model (:func:`red_curve`) takes of a context, in one value."""
 
     count: int
     level: float
@@ -105,9 +106,7 @@ class _Noise:
     budget: float = NIGHT_FALSE_ALARMS  # the context's share of its night's false alarms
 
     @classmethod
-    def of(
-        cls, accepted: Sequence[Night], policy: BaselinePolicy, prior: SpreadPrior | None
-    ) -> _Noise | None:
+    def of(cls, accepted: Sequence[Night], policy: BaselinePolicy, prior: SpreadPrior | None) -> Noise | None:
         """None without the nights a baseline needs, or at a level of 0: nothing is judged.
         ``prior``: the group's spread (:mod:`.spread_prior`), pooled in as the verdict does."""
         recent = list(accepted)[-policy.window :]
@@ -126,9 +125,7 @@ class _Noise:
         """:func:`nights_to_red` for a drop of ``drop_pct`` % of the level."""
         scale = abs(self.level)
         drop = drop_pct / 100.0 * scale
-        return nights_to_red(
-            drop, self.accepted, self.spread, self.count, policy, scale, self.margin, self.worth, self.budget
-        )
+        return nights_to_red(drop, self, policy)
 
 
 def detection_power(
@@ -139,11 +136,11 @@ def detection_power(
     None without the nights a baseline needs: nothing is judged against it yet. The group's
     prior is the newest night's: the one the next night is likeliest to be judged with."""
     policy = policy or BaselinePolicy()
-    noise = _Noise.of(accepted, policy, accepted[-1].prior if accepted else None)
+    noise = Noise.of(accepted, policy, accepted[-1].prior if accepted else None)
     if noise is None:
         return None
     scale = abs(noise.level)
-    band = _band(noise.spread, noise.count, policy, scale, noise.margin, noise.worth, noise.budget)
+    band = _band(noise, policy, noise.count)
     # This context's band is known (its accepted nights made it): a night's distance from it
     # is the night's own scatter and the accepted level's error, not the band's.
     scatter = _night_scatter(noise.spread, noise.count, 0.0)
@@ -164,23 +161,15 @@ def detection_power(
     )
 
 
-def _band(
-    spread: float,
-    count: int,
-    policy: BaselinePolicy,
-    scale: float,
-    margin: float,
-    worth: float = 0.0,
-    budget: float = NIGHT_FALSE_ALARMS,
-) -> float:
-    """The band one night is judged with (:func:`.baseline.judge_baseline`); ``worth``: the
-    degrees of freedom a prior adds to the ``count`` nights' own; ``budget``: the context's
-    share of its night's false alarms."""
-    degrees = int(count - 1 + worth) if worth else None
+def _band(noise: Noise, policy: BaselinePolicy, count: int) -> float:
+    """The band one night is judged with (:func:`.baseline.judge_baseline`) when its window
+    holds ``count`` nights: the prior's degrees of freedom (``noise.worth``) add to theirs, and
+    the context's share of its night's false alarms (``noise.budget``) sets its width."""
+    degrees = int(count - 1 + noise.worth) if noise.worth else None
     return max(
-        spread_band(spread, count, policy.spread_factor, degrees, budget),
-        policy.min_band_percent / 100.0 * scale,
-        margin,
+        spread_band(noise.spread, count, policy.spread_factor, degrees, noise.budget),
+        policy.min_band_percent / 100.0 * abs(noise.level),
+        noise.margin,
     )
 
 
@@ -211,21 +200,11 @@ def _spread_ratio(z: float, degrees: float) -> float:
 
 
 def red_curve(
-    drop: float,
-    accepted: Sequence[float],
-    spread: float,
-    count: int,
-    policy: BaselinePolicy,
-    scale: float,
-    margin: float,
-    nights: int,
-    until: float = 1.0,
-    worth: float = 0.0,
-    budget: float = NIGHT_FALSE_ALARMS,
+    drop: float, noise: Noise, policy: BaselinePolicy, nights: int, until: float = 1.0
 ) -> list[float]:
     """P(a persisting drop of ``drop`` (the figure's unit) is red by night 1, 2, ... ``nights``
-    after it began), on a context whose ``accepted`` figures (oldest first) spread by
-    ``spread``, ``count`` of them in the window.
+    after it began), on a context whose accepted figures (``noise.accepted``, oldest first)
+    spread by ``noise.spread``, ``noise.count`` of them in the window.
 
     Each night is flagged when it falls below the band; the pooled step test (:mod:`.pooled_step`)
     flags the last nights against the window before them (from the first night on: the last
@@ -235,9 +214,10 @@ def red_curve(
     nights are independent, but the tests are not: a night the band let pass was not a low one,
     and the step tests share it; :mod:`.drop_filter` carries what passed. From the first night
     whose chance reaches ``until`` on, the curve holds that night's figure (all a question of
-    "how many nights" needs). ``worth``: the degrees of freedom the group's prior adds to the
-    spread's own (:mod:`.spread_prior`)."""
-    floor = max(policy.min_band_percent / 100.0 * scale, margin)
+    "how many nights" needs). ``noise.worth``: the degrees of freedom the group's prior adds to
+    the spread's own (:mod:`.spread_prior`)."""
+    accepted, spread, count, worth = noise.accepted, noise.spread, noise.count, noise.worth
+    floor = max(policy.min_band_percent / 100.0 * abs(noise.level), noise.margin)
     if spread <= 0:
         return [1.0 if drop > floor else 0.0] * nights
     longest = longest_step(policy)
@@ -253,7 +233,7 @@ def red_curve(
     for k in range(1, nights + 1):
         window = min(policy.window, count + k - 1)
         mixed = min(k - 1, window)  # the band's window: its drop nights
-        band = _band(spread, window, policy, scale, margin, worth, budget)
+        band = _band(noise, policy, window)
         # a full window slides: its clean nights are the last of the accepted ones, whose
         # median has a luck of its own beyond the whole window's
         slid = (
@@ -261,7 +241,7 @@ def red_curve(
             if count >= policy.window and mixed < window
             else 0.0
         )
-        steps = _step_tests(k, accepted, mean, policy, spread, floor, longest, worth, budget)
+        steps = _step_tests(k, accepted, mean, policy, spread, floor, longest, worth, noise.budget)
         for n, (_, sigma, luck) in enumerate(truths):
             # the band's centre: the window's median, off the truth by its own offset from
             # the accepted mean and the mean's luck, moved by the drop nights it took in
@@ -372,23 +352,10 @@ def _step_tests(
     return tests
 
 
-def nights_to_red(
-    drop: float,
-    accepted: Sequence[float],
-    spread: float,
-    count: int,
-    policy: BaselinePolicy,
-    scale: float,
-    margin: float = 0.0,
-    worth: float = 0.0,
-    budget: float = NIGHT_FALSE_ALARMS,
-) -> int | None:
+def nights_to_red(drop: float, noise: Noise, policy: BaselinePolicy) -> int | None:
     """The nights after a persisting drop of ``drop`` until it is red in :data:`POWER` of
-    cases, on a context whose ``accepted`` figures spread by ``spread``; None when not within
-    :data:`NIGHTS_HORIZON`."""
-    curve = red_curve(
-        drop, accepted, spread, count, policy, scale, margin, NIGHTS_HORIZON, POWER, worth, budget
-    )
+    cases, on a context of ``noise``; None when not within :data:`NIGHTS_HORIZON`."""
+    curve = red_curve(drop, noise, policy, NIGHTS_HORIZON, POWER)
     return next((night for night, p in enumerate(curve, 1) if p >= POWER), None)
 
 
@@ -403,23 +370,12 @@ def predicted_red(
     whose accepted nights are ``accepted`` (all 0 without a baseline: nothing is judged), its
     nights judged with ``prior``."""
     policy = policy or BaselinePolicy()
-    noise = _Noise.of(accepted, policy, prior)
+    noise = Noise.of(accepted, policy, prior)
     if noise is None:
         return [0.0] * nights
     scale = abs(noise.level)
     drop = drop_pct / 100.0 * scale
-    return red_curve(
-        drop,
-        noise.accepted,
-        noise.spread,
-        noise.count,
-        policy,
-        scale,
-        noise.margin,
-        nights,
-        worth=noise.worth,
-        budget=noise.budget,
-    )
+    return red_curve(drop, noise, policy, nights)
 
 
 # A run the settle rule stops as soon as its half-width reaches a target stops when its
@@ -465,9 +421,8 @@ def cannot_catch(
     scale = abs(power.level)
     spread = power.spread_pct / 100.0 * scale
     drop = detect_pct / 100.0 * scale
-    nights = nights_to_red(
-        drop, power.accepted, spread, power.nights, policy, scale, 0.0, power.prior_worth, power.budget
-    )
+    noise = Noise(power.nights, power.level, spread, 0.0, power.accepted, power.prior_worth, power.budget)
+    nights = nights_to_red(drop, noise, policy)
     needs = (
         f"a persisting {detect_pct:g} % drop is red after {nights} nights"
         if nights

@@ -13,6 +13,7 @@ and, given a coordinator, creates the places there with their matches and tags.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -53,9 +54,20 @@ def env_through_place(spec: LabSpec, hint: str) -> dict[str, Any]:
     return dict(local)
 
 
-def exporter_config(specs: list[LabSpec]) -> dict[str, Any]:
-    """The exporter's groups: place name -> {host: NetworkService}."""
-    return {spec.name: place_group(spec, f"virtual place {spec.name} on this machine") for spec in specs}
+def exporter_config(
+    specs: list[LabSpec],
+    location: str = "virtual place {name} on this machine",
+    resources: Callable[[LabSpec], dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """The exporter's groups, the one way every exporter file of the virtual lab is made: place
+    name -> a NetworkService per host (:func:`place_group`), plus what ``resources`` gives for
+    the place (the rack's power ports, console and SD card); ``location`` names the place."""
+    groups: dict[str, Any] = {}
+    for spec in specs:
+        group = place_group(spec, location.format(name=spec.name))
+        group.update(resources(spec) if resources else {})
+        groups[spec.name] = group
+    return groups
 
 
 def remote_env(spec: LabSpec) -> dict[str, Any]:

@@ -37,7 +37,7 @@ from ..errors import PinetError
 from ..lab.coordinator import Client, client_program
 from ..polling import wait_until
 from . import envfile, qemu_board, system
-from .coordinator_export import env_through_place, place_group, register_places
+from .coordinator_export import env_through_place, exporter_config, register_places
 from .topology import LabSpec
 
 RACK = "rack"
@@ -97,13 +97,17 @@ def up(spec: LabSpec, coordinator: str, ip: Any) -> Path:
     plumb(spec, ip)
     _start_switch(spec)
     _start_ser2net(spec)
-    (folder / "exporter.yaml").write_text(yaml.safe_dump(exporter_config(spec), sort_keys=False))
+    (folder / "exporter.yaml").write_text(
+        yaml.safe_dump(
+            exporter_config([spec], "virtual rack of {name} on this machine", rack_resources), sort_keys=False
+        )
+    )
     start_exporter(spec, coordinator)
     _register(spec, coordinator)
     env_file(spec).parent.mkdir(exist_ok=True)
     env_file(spec).write_text(
         "# The virtual rack's place, written by `pinet lab up --rack`: the shape of rpi-lab.yaml.\n"
-        + yaml.safe_dump(remote_env(spec), sort_keys=False),
+        + yaml.safe_dump(rack_env(spec), sort_keys=False),
         encoding="utf-8",
     )
     (folder / "coordinator").write_text(coordinator, encoding="utf-8")
@@ -247,10 +251,11 @@ def listening(spec: LabSpec, port: int, at: str = "") -> bool:
     return f"{at or address(spec)}:{port}" in done.stdout
 
 
-def exporter_config(spec: LabSpec) -> dict[str, Any]:
-    """The rack's one group: what a hardware lab's exporter publishes for a board and its peers."""
+def rack_resources(spec: LabSpec) -> dict[str, Any]:
+    """What the rack's exporter group holds beside each host's NetworkService: a power port per
+    host, the board's console and its SD card (what a hardware lab's exporter publishes)."""
     board = spec.board_host.name
-    group = place_group(spec, f"virtual rack of {spec.name} on this machine")
+    group: dict[str, Any] = {}
     for host in spec.hosts:
         group[f"{host.name}-power"] = {
             "cls": "NetworkPowerPort",
@@ -265,10 +270,10 @@ def exporter_config(spec: LabSpec) -> dict[str, Any]:
         "speed": 115200,
     }
     group[f"{board}-sd-card"] = {"cls": "PinetSDCard", "path": str(qemu_board.card_path(spec))}
-    return {spec.name: group}
+    return group
 
 
-def remote_env(spec: LabSpec) -> dict[str, Any]:
+def rack_env(spec: LabSpec) -> dict[str, Any]:
     """The run's env: the QEMU lab's, with each target's resources its RemotePlace and power
     and console through the rack's network resources (rpi-lab.yaml's drivers)."""
     local = env_through_place(spec, "pinet lab up --board qemu --rack")

@@ -10,7 +10,7 @@ import statistics
 import pytest
 
 from pytest_pinet.judge.baseline import BaselinePolicy, judge_baseline
-from pytest_pinet.judge.detection import detection_power, nights_to_red, predicted_red
+from pytest_pinet.judge.detection import Noise, detection_power, nights_to_red, predicted_red
 from pytest_pinet.judge.spread_prior import SpreadPrior
 from pytest_pinet.judge.standing import Night
 from pytest_pinet.record.night_digest import night_digest_of
@@ -54,7 +54,8 @@ def test_more_nights_catch_smaller_drops_and_larger_drops_turn_red_sooner():
     policy = BaselinePolicy()
     spread, scale = 0.01 * LEVEL, LEVEL
     accepted = [n.value for n in _nights(1.0)]
-    found = [nights_to_red(d / 100 * scale, accepted, spread, 10, policy, scale) for d in (3.0, 4.0, 6.0)]
+    noise = Noise(count=10, level=scale, spread=spread, margin=0.0, accepted=tuple(accepted))
+    found = [nights_to_red(d / 100 * scale, noise, policy) for d in (3.0, 4.0, 6.0)]
     reds = [r for r in found if r is not None]
     assert len(reds) == len(found)
     assert reds == sorted(reds, reverse=True) and reds[-1] == 1 and reds[0] > 1

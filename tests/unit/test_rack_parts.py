@@ -24,6 +24,7 @@ from pytest_pinet.errors import LabFault
 from pytest_pinet.lab.strategy import STALLED_BOOT_QUESTION, PinetBoardStrategy
 from pytest_pinet.polling import wait_until
 from pytest_pinet.virtlab import envfile, power_switch, qemu_board, rack
+from pytest_pinet.virtlab.coordinator_export import exporter_config
 from tests.fixture_paths import EXAMPLE_ENV
 
 from .test_qemu_parts import _image
@@ -198,7 +199,7 @@ def _rpi_lab() -> dict[str, Any]:
 def test_the_rack_env_has_the_hardware_lab_s_drivers_and_resources(spec, tmp_path):
     (spec.state_dir / "known_hosts").write_text("")
     envfile.write_env_file(spec, {"usb-disk": qemu_board.USB_DISK_DEVICE}, _image(tmp_path))
-    env = rack.remote_env(spec)
+    env = rack.rack_env(spec)
     pi4 = _rpi_lab()["targets"]["pi4"]
     qpi = env["targets"]["qpi"]
     assert qpi["resources"] == {"RemotePlace": {"name": "pinet3"}}
@@ -212,7 +213,7 @@ def test_the_rack_env_has_the_hardware_lab_s_drivers_and_resources(spec, tmp_pat
         power = {"NetworkPowerDriver": {"delay": 2.0, "bindings": {"port": f"{peer}-power"}}}
         assert env["targets"][peer]["drivers"] == power
     assert "tools" not in env and env["pinet"]["lab"] == "pinet3"
-    (group,) = rack.exporter_config(spec).values()
+    (group,) = exporter_config([spec], resources=rack.rack_resources).values()
     classes = {name: entry["cls"] for name, entry in group.items() if isinstance(entry, dict)}
     assert set(pi4["resources"]) - {"USBSDMuxDevice"} <= set(classes.values())
     assert classes["qpi-sd-card"] == "PinetSDCard"
