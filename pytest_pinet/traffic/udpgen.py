@@ -3,7 +3,7 @@
 The seed measured how many 1472-byte datagrams a board can send with ``sendto``,
 ``sendmmsg`` and layer-2 raw frames, per thread count, and what CPU it cost. iperf3 cannot
 say that (one syscall style, no raw frames), so pinet ships a small C program
-(``udpgen/pinet-udpgen.c``). It is compiled on the host during provisioning, cached under
+(``host_programs/pinet-udpgen.c``). It is compiled on the host during provisioning, cached under
 the hash of its source (a changed generator is rebuilt, an unchanged one never), and prints
 JSON lines: start, one per interval, end (or error).
 
@@ -18,7 +18,6 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 from weakref import WeakKeyDictionary
 
@@ -26,9 +25,10 @@ from ..errors import LabFault
 from ..host.platform import LINUX, Platform
 from ..host.remote import RemoteHost
 from ..host.shell import checked_interface, quote
+from ..host_programs import UDPGEN_SOURCE
 from ..model.udp_counters import ReceiverCounters
 
-SOURCE = Path(__file__).resolve().parent.parent / "udpgen" / "pinet-udpgen.c"
+SOURCE = UDPGEN_SOURCE
 MODES = ("sendto", "sendmmsg", "raw")
 CACHE = ".cache/pinet"
 MAC = re.compile(r"^[0-9a-f]{2}(:[0-9a-f]{2}){5}$")
@@ -79,7 +79,7 @@ def ensure_udpgen(host: RemoteHost) -> str:
             raise LabFault(
                 "tool-missing",
                 f"{host.name}: the generator {host.udpgen} (udpgen: in pinet.hosts) is of source "
-                f"{found}, this pinet's is {source_hash()}: rebuild it from pytest_pinet/udpgen/"
+                f"{found}, this pinet's is {source_hash()}: rebuild it from pytest_pinet/host_programs/"
                 f"pinet-udpgen.c with {' '.join(build_argv('pinet-udpgen', 'pinet-udpgen.c', 'qcc'))}",
             )
         _BUILT[host] = host.udpgen

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import PinetError
+from ..host_programs import UDPGEN_SOURCE  # each image carries the generator built
 from . import system
 from .names import IMAGE_NAMES
 
@@ -112,9 +113,6 @@ MaxSessions 50
 MaxStartups 50:30:100
 """
 FILES_DIR = Path(__file__).with_name("board_files")
-# The UDP generator's source (traffic.udpgen.SOURCE, named here so that the recipe's hash
-# does not load the SSH machinery): each image carries it built.
-UDPGEN_SOURCE = Path(__file__).resolve().parent.parent / "udpgen" / "pinet-udpgen.c"
 CACHE_ENV = "PINET_CACHE_DIR"
 # Where an image keeps what the board's firmware loads, as a Pi's boot partition does.
 FIRMWARE_KERNEL = "/boot/firmware/vmlinuz"

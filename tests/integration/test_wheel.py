@@ -162,7 +162,7 @@ def test_the_wheel_ships_the_suite_and_the_lab_data(built):
         "pytest_pinet/suite/conftest.py",
         "pytest_pinet/data/thresholds.yaml",
         "pytest_pinet/data/profiles.yaml",
-        "pytest_pinet/udpgen/pinet-udpgen.c",
+        "pytest_pinet/host_programs/pinet-udpgen.c",
         "pytest_pinet/py.typed",
         "pytest_pinet-0.1.0.dist-info/licenses/LICENSE",
     ):

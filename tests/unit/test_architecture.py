@@ -38,6 +38,7 @@ LAYERS = {
     "virtlab": CORE,
     "model": CORE,
     "measure": CORE,
+    "host_programs": CORE,  # the source of programs built on a host, and where it is
 }
 Graph = dict[str, set[str]]  # module -> the package's modules it imports, plus external top-level names
 
