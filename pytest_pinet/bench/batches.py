@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import LabFault
-from ..judge.thresholds import thresholds_from_data
+from ..judge.threshold_rules import thresholds_from_data
 from ..lab.inventory import load_inventory
 from ..measure import TcpMeasurer
 from ..traffic.adaptive import SettleRule

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from ..judge.latency import mirrored_night
+from ..judge.latency_verdict import mirrored_night
 from ..judge.standing import Night, standing_of
 from ..model.latency import BASELINE_SHARE, percentile
 from .noise import caught_within

@@ -11,7 +11,7 @@ from typing import NoReturn
 
 from ..errors import Unsupported
 from ..host.remote import RemoteHost
-from ..judge.thresholds import Thresholds
+from ..judge.threshold_rules import Thresholds
 from ..judge.verdict import judge_measurement
 from ..lab.inventory import Inventory
 from ..measure import FactsCache, Site

@@ -86,7 +86,7 @@ def register(sub: Any) -> None:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     """Start-up, fidelity, overhead and adaptive-duration figures on a bench lab of its own."""
-    from ..bench.run import format_table, run_bench, to_json
+    from ..bench.all_figures import format_table, run_bench, to_json
 
     if args.history_only:
         return _history(args)

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 from ..errors import PinetError
 from ..redaction import register as register_secret
 from .accept import since_change_references
-from .lab.options import db_url
+from .lab.lab_args import db_url
 
 # Reaches a lab through labgrid: without the lab extra it stops at once, naming the extra.
 NEEDS_LAB = True

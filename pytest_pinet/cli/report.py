@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import PinetError
-from .lab.options import db_url
+from .lab.lab_args import db_url
 
 
 def register(sub: Any) -> None:

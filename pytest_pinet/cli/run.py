@@ -16,7 +16,7 @@ from ..record.store import ResultsStore, store_exists
 from ..redaction import mask
 from ..redaction import register as register_secret
 from ..suite import SUITE_DIR
-from .lab.options import db_url
+from .lab.lab_args import db_url
 from .report import report_line
 
 REPORT_NOT_BUILT = 6  # pinet run --require-report: the tests' own exit codes are 0..5

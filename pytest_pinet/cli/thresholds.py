@@ -11,7 +11,7 @@ from typing import Any
 
 from ..errors import PinetError
 from ..judge.linerate import tcp_goodput_limit
-from ..judge.thresholds import SHIPPED, load_thresholds
+from ..judge.threshold_rules import SHIPPED, load_thresholds
 from .store_access import STORE_HELP, open_store
 
 # Context keys whose values are numbers, as the rules compare them.

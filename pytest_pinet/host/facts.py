@@ -8,7 +8,7 @@ into every measurement's context, the results files and the reports.
 from __future__ import annotations
 
 from ..errors import LabFault
-from ..model.facts import HostFacts
+from ..model.host_facts import HostFacts
 from .platform import FACTS_MARK, LINUX, Platform
 from .remote import RemoteHost
 from .shell import split_sections

@@ -137,7 +137,7 @@ def judge_baseline(
     spread, degrees = window_spread(recent, baseline, prior if policy.spread_factor is None else None)
     band = max(
         spread_band(spread, len(recent), policy.spread_factor, int(degrees), budget),
-        # abs: a lower-is-better figure is judged mirrored (judge.latency), its baseline negative
+        # abs: a lower-is-better figure is judged mirrored (judge.latency_verdict), its baseline negative
         policy.min_band_percent / 100.0 * abs(baseline),
         margin,
     )

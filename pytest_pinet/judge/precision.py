@@ -20,7 +20,7 @@ from typing import Any
 
 from ..model import Measurement
 from .baseline import BaselinePolicy, judge_baseline
-from .thresholds import Thresholds
+from .threshold_rules import Thresholds
 
 
 @dataclass(frozen=True)

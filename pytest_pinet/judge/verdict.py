@@ -19,7 +19,7 @@ from .fairness import jain_fairness
 from .precision import goodput_interval
 from .standing import Night, NightVerdict, Standing, judge_night
 from .thermal import DEFAULT_MAX_TEMPERATURE_C, thermal_evidence
-from .thresholds import Thresholds
+from .threshold_rules import Thresholds
 
 
 class VerdictKind(enum.Enum):

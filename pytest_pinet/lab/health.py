@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ..model.board_models import usb_speed_expected
-from ..model.facts import HostFacts, InterfaceFacts
+from ..model.host_facts import HostFacts, InterfaceFacts
 from ..model.lab import LinkEntry
 from .health_table import HealthTable
 

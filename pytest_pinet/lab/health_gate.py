@@ -19,7 +19,7 @@ from typing import Any
 from ..errors import LabFault
 from ..host.facts import gather_facts
 from ..host.remote import RemoteHost
-from ..model.facts import HostFacts
+from ..model.host_facts import HostFacts
 from ..model.lab import LinkEntry
 from ..polling import wait_until
 from .health import Finding, HealthReport, board_subject, link_subject, place_report, report_table

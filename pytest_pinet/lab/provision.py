@@ -23,7 +23,7 @@ from typing import Any
 
 from ..errors import LabFault
 from ..host.remote import RemoteHost
-from ..model.facts import HostFacts
+from ..model.host_facts import HostFacts
 from .image_catalogue import SD_MUX_DRIVERS, SD_WRITER_DRIVERS, CatalogueImage, cache_dir, local_file
 
 # A Pi's config.txt for a network-booted kernel (the firmware reads it from the TFTP server).

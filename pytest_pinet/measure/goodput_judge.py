@@ -27,7 +27,7 @@ from ..model import Measurement
 
 
 class LatencyOutcome(Protocol):
-    """What :func:`with_latency` reads of a latency verdict (``judge.latency.LatencyVerdict``)."""
+    """What :func:`with_latency` reads of a latency verdict (``judge.latency_verdict.LatencyVerdict``)."""
 
     @property
     def failed(self) -> bool:

@@ -7,7 +7,7 @@ judge it and ``traffic`` can build it without any of them loading the others.
 from __future__ import annotations
 
 from .context import TrafficContext
-from .facts import HostFacts, InterfaceFacts
+from .host_facts import HostFacts, InterfaceFacts
 from .latency import BacklogSample, LatencyUse, ProbeFigures
 from .measurement import Detail, DiskDetail, Measurement, QdiscUse, RouteUse, TcpDetail, UdpDetail
 from .observation import CpuUse, Observation

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from .context import TrafficContext
-from .facts import HostFacts
+from .host_facts import HostFacts
 from .latency import LatencyUse
 from .observation import Observation
 from .udp_counters import ReceiverCounters

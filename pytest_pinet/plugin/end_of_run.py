@@ -206,7 +206,7 @@ def write_allure_run_files(alluredir: Path, run: PinetRun, planned: dict[str, Pl
 
 def header_lines(run: PinetRun) -> list[str]:
     """Which lab, thresholds and results directory this run uses."""
-    from ..judge.thresholds import describe_mode
+    from ..judge.threshold_rules import describe_mode
     from ..record.data_home import store_url
 
     s = run.settings

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     # What a run uses (the judge, the store, the lab) loads when a run needs it: a pytest run
     # that does not use pinet pays for none of it (``pinet bench`` measures the start-up cost).
     from ..judge.standing import Standing
-    from ..judge.thresholds import Thresholds
+    from ..judge.threshold_rules import Thresholds
     from ..judge.verdict import JudgePolicy, Verdict
     from ..model import Measurement
 

@@ -15,7 +15,7 @@ import pluggy
 
 if TYPE_CHECKING:
     from ..judge.standing import Standing
-    from ..judge.thresholds import Thresholds
+    from ..judge.threshold_rules import Thresholds
     from ..judge.verdict import JudgePolicy, Verdict
     from ..lab.places import Place
     from ..model import Measurement

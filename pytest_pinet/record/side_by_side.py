@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ..judge.latency import lower_is_better
+from ..judge.latency_verdict import lower_is_better
 from ..judge.stats import difference_standard_error, robust_sd
 from ..model.context_key import ContextKey
 from .store import StoredMeasurement
@@ -34,7 +34,10 @@ LABEL_FIELDS = (
 )  # fmt: skip
 MIN_BAND_PCT = 1.0
 NOT_MEASUREMENTS = ("lab-fault", "invalid-thermal")
-METRICS = {"goodput": "goodput_mbps", "latency": "rtt_load_p99_ms"}  # name -> judge.latency.DIRECTIONS key
+METRICS = {
+    "goodput": "goodput_mbps",
+    "latency": "rtt_load_p99_ms",
+}  # name -> judge.latency_verdict.DIRECTIONS key
 
 
 def value_of(row: StoredMeasurement, metric: str = "goodput") -> float | None:

@@ -29,7 +29,7 @@ class StoredMeasurement:
     intervals: tuple[float, ...]
     latency_p99_ms: float | None = None  # routing: RTT under load, p99 (lower is better)
     latency_rtt_ms: tuple[float, ...] = ()  # routing: every probe under load that came back
-    latency_verdict: str = ""  # judge.latency's status ('' : not judged, or stored before v2)
+    latency_verdict: str = ""  # judge.latency_verdict's status ('' : not judged, or stored before v2)
 
 
 # The row's figures come from their own columns (store_schema.figure_columns); a row whose

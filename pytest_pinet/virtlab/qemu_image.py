@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import PinetError
-from ..host_programs import UDPGEN_SOURCE  # each image carries the generator built
+from ..host_programs import UDPGEN_SOURCE as UDPGEN_SOURCE  # each image carries it built
 from . import system
 from .names import IMAGE_NAMES
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from pytest_pinet.bench.run import _figure, format_table, to_json
+from pytest_pinet.bench.all_figures import _figure, format_table, to_json
 from tests.fixture_paths import EVIDENCE
 
 

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from pytest_pinet.errors import ConfigError
-from pytest_pinet.judge.thresholds import SHIPPED, describe_mode, load_thresholds, thresholds_from_data
+from pytest_pinet.judge.threshold_rules import SHIPPED, describe_mode, load_thresholds, thresholds_from_data
 from pytest_pinet.lab.inventory import load_inventory
 from tests.fixture_paths import EXAMPLE_ENV
 

@@ -493,7 +493,7 @@ def test_bsd_mtu_and_offloads_through_ifconfig():
 
 
 def test_udp_floors_per_os_and_method_come_from_the_shipped_thresholds():
-    from pytest_pinet.judge.thresholds import load_thresholds
+    from pytest_pinet.judge.threshold_rules import load_thresholds
     from pytest_pinet.plugin.options import DATA
 
     rules = load_thresholds(DATA / "thresholds.yaml")

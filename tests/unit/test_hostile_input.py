@@ -26,7 +26,7 @@ from pytest_pinet import redaction
 from pytest_pinet.errors import ConfigError, PinetError
 from pytest_pinet.host.profiles import Profile, load_profiles, profiles_from_data
 from pytest_pinet.host.shell import quote
-from pytest_pinet.judge.thresholds import Thresholds, load_thresholds, thresholds_from_data
+from pytest_pinet.judge.threshold_rules import Thresholds, load_thresholds, thresholds_from_data
 from pytest_pinet.lab.inventory import Inventory, inventory_from_data, load_inventory
 from pytest_pinet.plugin.option_sources import check_named_lab_files
 from pytest_pinet.plugin.option_values import coordinator_address, place_tags, positive_int

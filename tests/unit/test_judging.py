@@ -7,7 +7,7 @@ import json
 import pytest
 
 from pytest_pinet.judge.thermal import thermal_evidence
-from pytest_pinet.judge.thresholds import thresholds_from_data
+from pytest_pinet.judge.threshold_rules import thresholds_from_data
 from pytest_pinet.model import Observation
 from tests.fixture_paths import LAB
 

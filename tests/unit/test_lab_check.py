@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_pinet.errors import ConfigError
-from pytest_pinet.lab.check import check_env_file, root_warnings
+from pytest_pinet.lab.env_check import check_env_file, root_warnings
 from pytest_pinet.lab.inventory import load_inventory
 from tests.fixture_paths import LAB
 
@@ -67,7 +67,7 @@ def test_a_real_key_of_any_kind_passes(tmp_path):
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric import ec
 
-    from pytest_pinet.lab.check import identity_problem, known_hosts_problems
+    from pytest_pinet.lab.env_check import identity_problem, known_hosts_problems
 
     key = ec.generate_private_key(ec.SECP256R1())
     pem = tmp_path / "id_ecdsa"

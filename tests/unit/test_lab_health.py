@@ -32,7 +32,7 @@ from pytest_pinet.lab.health import (
 from pytest_pinet.lab.health_gate import HealthGate
 from pytest_pinet.lab.health_table import load_health_table
 from pytest_pinet.lab.inventory import load_inventory
-from pytest_pinet.model.facts import HostFacts
+from pytest_pinet.model.host_facts import HostFacts
 from pytest_pinet.model.lab import LinkEntry
 from pytest_pinet.record.allure_out import write_run_files
 from pytest_pinet.record.run_summary import health_lines

@@ -18,7 +18,7 @@ from pytest_pinet.errors import ConfigError
 from pytest_pinet.host.platform import LINUX
 from pytest_pinet.host.qdisc_stats import WrappedBacklog, parse_backlog
 from pytest_pinet.host.remote import CommandResult, RemoteHost
-from pytest_pinet.judge.latency import (
+from pytest_pinet.judge.latency_verdict import (
     baseline_lower_is_better,
     judge_latency,
     latency_rules_from_data,

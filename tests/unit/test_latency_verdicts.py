@@ -17,7 +17,7 @@ from pytest_pinet.cli.image_probes import Probe, bisect, judge_probe, references
 from pytest_pinet.cli.main import main
 from pytest_pinet.host.platform import FREEBSD
 from pytest_pinet.host.qdisc_stats import ROOT, parse_backlog, parse_qdisc_stats, total_of_kind
-from pytest_pinet.judge.latency import judge_latency, load_latency_rules, mirrored_night
+from pytest_pinet.judge.latency_verdict import judge_latency, load_latency_rules, mirrored_night
 from pytest_pinet.judge.standing import Standing, standing_of
 from pytest_pinet.judge.verdict import Verdict, VerdictKind
 from pytest_pinet.measure.goodput_judge import GoodputJudge, OutcomeKind, with_latency

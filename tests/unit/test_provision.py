@@ -17,7 +17,7 @@ from pytest_pinet.host.facts_parse import image_of, parse_image_marker
 from pytest_pinet.host.remote import CommandResult
 from pytest_pinet.lab.image_catalogue import CatalogueImage, Netboot
 from pytest_pinet.lab.provision import already_runs, flash, mismatches, verify
-from pytest_pinet.model.facts import HostFacts
+from pytest_pinet.model.host_facts import HostFacts
 from pytest_pinet.virtlab import sd_card
 
 IMAGE = CatalogueImage(

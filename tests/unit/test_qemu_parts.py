@@ -168,9 +168,10 @@ def test_image_cache_key_follows_the_recipe_and_loads_only_complete_images(tmp_p
     monkeypatch.setattr(qemu_image, "PACKAGES", (*qemu_image.PACKAGES, "strace"))
     assert qemu_image.image_key() != key
     # The images carry the UDP generator built: a changed generator is a changed recipe.
-    from pytest_pinet.traffic.udpgen import SOURCE
+    from pytest_pinet.host_programs import UDPGEN_SOURCE as SOURCE
+    from pytest_pinet.traffic import udpgen
 
-    assert qemu_image.UDPGEN_SOURCE == SOURCE
+    assert udpgen.SOURCE == SOURCE
     changed = tmp_path / "pinet-udpgen.c"
     changed.write_bytes(SOURCE.read_bytes() + b"\n/* changed */\n")
     with_packages = qemu_image.image_key()
@@ -239,7 +240,7 @@ def test_board_settings_are_validated_naming_their_source(pytester):
 )
 def test_the_qemu_board_is_judged_by_its_own_rules(context, rule):
     """Each qpi rule outranks the generic rule for the same case; other boards keep theirs."""
-    from pytest_pinet.judge.thresholds import load_thresholds
+    from pytest_pinet.judge.threshold_rules import load_thresholds
 
     thresholds = load_thresholds(
         Path(__file__).resolve().parents[2] / "pytest_pinet" / "data" / "thresholds.yaml"

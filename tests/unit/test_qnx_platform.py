@@ -61,7 +61,7 @@ def test_a_qnx_board_gets_its_facts_from_one_script_output():
 
 
 def test_the_seeds_qnx_floors_apply_to_a_qnx_board():
-    from pytest_pinet.judge.thresholds import SHIPPED, load_thresholds
+    from pytest_pinet.judge.threshold_rules import SHIPPED, load_thresholds
 
     context = {
         "protocol": "UDP", "scenario": "udp-sendto", "direction": "board->peer", "os": "QNX 8.0.0",

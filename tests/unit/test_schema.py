@@ -12,7 +12,7 @@ import attrs
 import pytest
 
 from pytest_pinet.errors import ConfigError
-from pytest_pinet.judge.thresholds import thresholds_from_data
+from pytest_pinet.judge.threshold_rules import thresholds_from_data
 from pytest_pinet.schema.checks import ForKeys, Integer, OneOf, Text
 from pytest_pinet.schema.convert import hint, structure
 

@@ -121,7 +121,7 @@ def test_noisy_nights_are_no_change_points():
 def test_the_verdict_names_a_persisting_regression_and_the_acceptance_behind_its_baseline():
     import dataclasses
 
-    from pytest_pinet.judge.thresholds import thresholds_from_data
+    from pytest_pinet.judge.threshold_rules import thresholds_from_data
     from pytest_pinet.judge.verdict import VerdictKind, judge_measurement
 
     from .test_store import _measurement

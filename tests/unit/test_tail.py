@@ -10,7 +10,7 @@ import random
 
 import pytest
 
-from pytest_pinet.judge.latency import LatencyRule, judge_latency, mirrored_night
+from pytest_pinet.judge.latency_verdict import LatencyRule, judge_latency, mirrored_night
 from pytest_pinet.judge.standing import judge_night, standing_of
 from pytest_pinet.judge.tail import quantile_lower_bound, tail_margin
 from pytest_pinet.model.latency import BASELINE_SHARE, LatencyUse, ProbeFigures, percentile

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from pytest_pinet.errors import ConfigError
-from pytest_pinet.judge.thresholds import SHIPPED, load_thresholds, thresholds_from_data
+from pytest_pinet.judge.threshold_rules import SHIPPED, load_thresholds, thresholds_from_data
 
 REPO = Path(__file__).resolve().parents[2]
 GBE = {

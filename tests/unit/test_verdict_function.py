@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 from pytest_pinet.judge.baseline import BaselinePolicy
-from pytest_pinet.judge.thresholds import thresholds_from_data
+from pytest_pinet.judge.threshold_rules import thresholds_from_data
 from pytest_pinet.judge.verdict import JudgePolicy, VerdictKind, judge_measurement
 from pytest_pinet.model import Measurement, Observation, TcpDetail, TrafficContext
 

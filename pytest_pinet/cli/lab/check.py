@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import PinetError
-from .options import add_lab_option, spec_of
+from .lab_args import add_lab_option, spec_of
 from .power import board_strategy_for
 
 # Reaches a lab through labgrid: without the lab extra it stops at once, naming the extra.
@@ -40,7 +40,7 @@ def register(lab_sub: Any) -> None:
 def cmd_lab_check(args: argparse.Namespace) -> int:
     """Validate a lab env file (pinet section and labgrid targets) with no hardware."""
     from ...host.ssh_route import how_reached
-    from ...lab.check import check_env_file, remote_places, root_warnings
+    from ...lab.env_check import check_env_file, remote_places, root_warnings
 
     if args.env_file is None:
         if not args.live:

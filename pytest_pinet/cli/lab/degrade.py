@@ -8,7 +8,7 @@ import argparse
 from typing import Any
 
 from ...virtlab import cable_faults
-from .options import add_lab_option, spec_of
+from .lab_args import add_lab_option, spec_of
 
 QUEUE = cable_faults.DEFAULT_QUEUE_PACKETS
 

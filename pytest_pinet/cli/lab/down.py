@@ -10,7 +10,7 @@ from typing import Any
 from ...virtlab import virtual_lab
 from ...virtlab.names import COMPANION_SUFFIX
 from ...virtlab.topology import LabSpec, companion_name
-from .options import add_lab_option, spec_of
+from .lab_args import add_lab_option, spec_of
 
 
 def register(lab_sub: Any) -> None:

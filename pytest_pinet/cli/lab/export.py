@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from .options import add_lab_option, spec_of
+from .lab_args import add_lab_option, spec_of
 
 
 def register(lab_sub: Any) -> None:

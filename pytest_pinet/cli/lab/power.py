@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import PinetError
-from .options import add_lab_option, spec_of
+from .lab_args import add_lab_option, spec_of
 
 
 def register(lab_sub: Any) -> None:

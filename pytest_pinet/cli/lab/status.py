@@ -9,7 +9,7 @@ from typing import Any
 
 from ...virtlab import lab_status
 from ...virtlab.topology import QEMU_BOARD
-from .options import add_lab_option, spec_of
+from .lab_args import add_lab_option, spec_of
 
 
 def register(lab_sub: Any) -> None:

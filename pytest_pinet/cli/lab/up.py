@@ -13,7 +13,7 @@ from ...virtlab import lab_status, twin, two_boards, virtual_lab
 from ...virtlab.names import ACCELERATORS, BOARD_KINDS, DEFAULT_IMAGE
 from ...virtlab.qemu_image import RECIPES
 from ...virtlab.topology import QEMU_BOARD, LabSpec
-from .options import add_lab_option, spec_of
+from .lab_args import add_lab_option, spec_of
 from .power import check_qemu_board
 from .status import print_status
 

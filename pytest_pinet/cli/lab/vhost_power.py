@@ -8,7 +8,7 @@ from typing import Any
 
 from ...errors import PinetError
 from ...virtlab import virtual_lab
-from .options import add_lab_option, spec_of
+from .lab_args import add_lab_option, spec_of
 
 
 def register(lab_sub: Any) -> None:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from ..shell import as_root, quote, sequence, write_file_script
 
 if TYPE_CHECKING:
-    from ...model.facts import HostFacts
+    from ...model.host_facts import HostFacts
     from ..facts_parse import InterruptTable
 
 FACTS_MARK = "@@pinet:"

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from ...model.facts import HostFacts, InterfaceFacts
+from ...model.host_facts import HostFacts, InterfaceFacts
 from ..facts_parse import InterruptTable, image_of, parse_image_marker, parse_os_release
 from ..shell import checked_interface, quiet, quote, read_file_script, section, sequence
 from .base import FACTS_MARK, SNAPSHOT_MARK, Argv, Platform

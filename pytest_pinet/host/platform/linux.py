@@ -26,7 +26,7 @@ from .base import FACTS_MARK, SNAPSHOT_MARK, Argv, Platform
 from .linux_facts import linux_facts
 
 if TYPE_CHECKING:
-    from ...model.facts import HostFacts
+    from ...model.host_facts import HostFacts
 
 THERMAL_ZONE = "/sys/class/thermal/thermal_zone0/temp"
 CPUFREQ_ROOT = "/sys/devices/system/cpu"

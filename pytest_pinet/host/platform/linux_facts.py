@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from ...model.facts import HostFacts, InterfaceFacts
+from ...model.host_facts import HostFacts, InterfaceFacts
 from ..facts_parse import (
     image_of,
     parse_cable_alias,

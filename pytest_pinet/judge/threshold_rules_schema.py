@@ -93,7 +93,7 @@ class RuleSchema:
 
 @attrs.frozen
 class LatencyRuleSchema:
-    """A ceiling on the p99 RTT under load (lower is better; judged by ``judge.latency``)."""
+    """A ceiling on the p99 RTT under load (lower is better; judged by ``judge.latency_verdict``)."""
 
     schema_label: ClassVar[str] = "id"
 

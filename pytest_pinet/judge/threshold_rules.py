@@ -274,7 +274,7 @@ def thresholds_from_data(data: Any, source: str) -> Thresholds:
     """Validate already-decoded thresholds data against the declared schema, then across rules."""
     # Imported here, when a file is read: the schema library must not cost a pytest run that
     # never loads a thresholds file anything at plugin import (issue 27).
-    from .thresholds_schema import read_thresholds_file
+    from .threshold_rules_schema import read_thresholds_file
 
     checked = read_thresholds_file(data, source)
     mode = _mode(checked.extends, checked.replace, source)

@@ -33,7 +33,7 @@ from ..yaml_text import load_yaml
 from .baseline import BaselinePolicy, BaselineVerdict, judge_baseline
 from .standing import Night, NightVerdict, Standing, judge_night
 from .tail import tail_margin
-from .thresholds import SHIPPED, Scalar, _same
+from .threshold_rules import SHIPPED, Scalar, _same
 
 HIGHER, LOWER = "higher", "lower"
 # Which way is better, per metric the store keeps and the reports chart.
@@ -76,7 +76,7 @@ def latency_rules_from_data(data: Any, source: str) -> tuple[LatencyRule, ...]:
     file's declared schema (:mod:`.thresholds_schema`), each error naming file, rule and key."""
     # Imported here, when a file is read, as thresholds.py does: the schema library must not
     # cost a pytest run anything at plugin import (issue 27).
-    from .thresholds_schema import read_thresholds_file
+    from .threshold_rules_schema import read_thresholds_file
 
     return tuple(
         LatencyRule(raw.id, dict(raw.match), raw.max_p99_ms, raw.why)
