@@ -50,6 +50,64 @@ for _backend in ("sqlite", "postgresql"):
         f"history-first-look-{_backend}": (f"the first look after an upgrade ({_backend})", None),
     }
 
+# The parts of those runs, and what the benchmarks measure, that the docs once quoted with a
+# date: a doc now says what holds whatever the day and links here for the figures.
+PARTS: dict[str, tuple[str, float | None]] = {
+    "qemu-boot-usb-adapter": ("power on until the QEMU board's USB adapter appears", None),
+    "qemu-guest-exec": ("one program started in the QEMU guest under TCG", None),
+    "qemu-boot-to-ssh": ("the QEMU board's boot to SSH after power on under TCG, through labgrid (debian12-k6.1, the card's default)", None),
+    "qemu-udpgen-build": ("the UDP generator built on the emulated board in a job (before the images carried it)", None),
+    "qemu-images-build": ("the QEMU board's three images built from the Debian sources, first run on a machine", None),
+    "qemu-lab-up-cached": ("pinet lab up --board qemu, image cached, no boot check", None),
+    "qemu-boot-to-ssh-debian13": ("the QEMU board's boot to SSH under TCG, through labgrid, debian13 image", None),
+    "qemu-boot-to-ssh-debian12-k6.12": ("the QEMU board's boot to SSH under TCG, through labgrid, debian12-k6.12 image", None),
+    "qemu-boot-kernel": ("the guest kernel's part of a QEMU boot to SSH (debian12-k6.1)", None),
+    "qemu-boot-userspace": ("userspace's part of a QEMU boot, until SSH answers (debian12-k6.1)", None),
+    "qemu-boot-board-setup": ("pinet-board-setup's run in a QEMU boot", None),
+    "qemu-boot-ssh-service": ("ssh.service's start in a QEMU boot", None),
+    "qemu-boot-to-ssh-masked-units": ("boot to SSH with 13 more units masked in the card (an experiment, not in the images)", None),
+    "qemu-boot-to-ssh-mitigations-off": ("boot to SSH with mitigations=off on the guest's command line (tried, not used)", None),
+    "qemu-guest-fork-exec-200": ("200 fork+exec of /bin/true in the QEMU guest (debian12-k6.1)", None),
+    "qemu-guest-fork-exec-200-mitigations-off": ("200 fork+exec of /bin/true in the QEMU guest with mitigations=off", None),
+    "qemu-console-login": ("serial-console login through ShellDriver after SSH answers", None),
+    "qemu-lab-up-boot-check": ("pinet lab up --board qemu with the boot check (boot, power-cycle, off)", None),
+    "qemu-boot-crng-init": ("power on until the guest kernel's crng init done", None),
+    "qemu-boot-to-ssh-host-busy": ("the QEMU board's boot to SSH (debian12-k6.1) with both host cores kept busy", None),
+    "main-job-pytest": ("the main job's pytest part on the two-board lab", None),
+    "main-job-pytest-pi": ("the main job's pytest part on the namespace board pi", None),
+    "main-job-pytest-qpi": ("the main job's pytest part on the QEMU board qpi", None),
+    "bench-sensitivity-table": ("pinet bench's sensitivity table with the defaults", None),
+    "bench-noise-only": ("pinet bench --noise-only at the default 200 trials per setting", None),
+    "pytest-start-bare": ("a pytest start of two trivial tests, plain: pytest and xdist, pinet and the lab extra's plugins off", None),
+    "pytest-start-bare-n2": ("a pytest start of two trivial tests, -n 2: pytest and xdist, pinet and the lab extra's plugins off", None),
+    "pytest-start-wheel": ("a pytest start of two trivial tests, plain: pinet's plugin as pip install pytest-pinet leaves it", None),
+    "pytest-start-wheel-n2": ("a pytest start of two trivial tests, -n 2: pinet's plugin as pip install pytest-pinet leaves it", None),
+    "pytest-start-lab-extra": ("a pytest start of two trivial tests, plain: labgrid's and allure-pytest's plugins, pinet's off", None),
+    "pytest-start-lab-extra-n2": ("a pytest start of two trivial tests, -n 2: labgrid's and allure-pytest's plugins, pinet's off", None),
+    "pytest-start-wheel-lab-extra": ("a pytest start of two trivial tests, plain: pinet's plugin with the lab extra's, as a lab has it", None),
+    "pytest-start-wheel-lab-extra-n2": ("a pytest start of two trivial tests, -n 2: pinet's plugin with the lab extra's, as a lab has it", None),
+    "pytest-start-wheel-cost": ("what pinet's wheel adds to a plain pytest start (wheel over bare, per round)", 0.1 / 60),
+    "pytest-start-wheel-cost-n2": ("what pinet's wheel adds to a pytest start with -n 2", 0.1 / 60),
+    "pytest-start-pinet-beside-extra": ("pinet's own share of a plain start beside the lab extra (wheel + extra over extra only)", 0.1 / 60),
+    "pytest-start-pinet-beside-extra-n2": ("pinet's own share of a start with -n 2 beside the lab extra", 0.1 / 60),
+    "pytest-start-extra-cost": ("what the lab extra's plugins add to a plain pytest start (extra only over bare)", None),
+    "pytest-start-extra-cost-n2": ("what the lab extra's plugins add to a pytest start with -n 2", None),
+    "bench-startup": ("pinet bench's start-up: lab up until both ends answer pinned SSH, facts gathered", 10 / 60),
+    "bench-overhead-per-test": ("pinet bench's overhead per test: JUnit wall time minus the iperf3 client's", 0.5 / 60),
+    "bench-adaptive-fixed": ("pinet bench's 6 half-duplex tests with the fixed -t 65 -O 5, suite wall time", None),
+    "bench-adaptive": ("pinet bench's 6 half-duplex tests with adaptive duration, suite wall time", None),
+    "bench-sensitivity-run": ("one run of pinet bench's sensitivity table, measured and judged", None),
+    "ssh-command": ("one SSH command to a namespace lab host", None),
+    "bench-full": ("pinet bench with the defaults", None),
+    "bench-history-sqlite": ("pinet bench --history-only at full size, SQLite part", None),
+    "bench-history-postgresql": ("pinet bench --history-only at full size, PostgreSQL part", None),
+    "bench-noise-only-1000": ("pinet bench --noise-only --noise-trials 1000", None),
+    "detection-power-blind": ("one context's detection power (judge.detection), a blind context, 30 accepted nights", None),
+    "detection-power-1pct": ("one context's detection power at 1 % spread, 30 accepted nights", None),
+    "detection-power-0.1pct": ("one context's detection power at 0.1 % spread, 30 accepted nights", None),
+    "bench-noise-latency": ("the latency part of pinet bench --noise-only (200 trials per setting)", None),
+}
+
 
 def _commit() -> str:
     done = subprocess.run(
@@ -77,6 +135,8 @@ def load(path: Path = DATA) -> list[dict[str, object]]:
 
 
 def _minutes(seconds: float) -> str:
+    if seconds < 1:  # a call's cost: milliseconds, so that 0.3 ms does not read as 0.00 s
+        return f"{seconds * 1000:.1f} ms"
     if seconds < 60:  # a command's answer, not a job: its own unit, to the hundredth
         return f"{seconds:.2f} s"
     return f"{seconds / 60:.1f} min ({seconds:.0f} s)"
@@ -97,23 +157,18 @@ def render(entries: list[dict[str, object]]) -> str:
         "| run | latest | median of the last 5 green | budget | figures |",
         "|---|---|---|---|---|",
     ]
-    kinds = list(dict.fromkeys([*WHAT, *(str(e["what"]) for e in entries)]))
-    for kind in kinds:
-        mine = [e for e in entries if e["what"] == kind]
-        if not mine:
-            continue
-        green = [float(str(e["seconds"])) for e in mine if e.get("status", 0) == 0][-5:]
-        budget = WHAT.get(kind, ("", None))[1]
-        latest = mine[-1]
-        over = budget is not None and float(str(latest["seconds"])) > budget * 60
-        lines.append(
-            f"| {kind} | {_minutes(float(str(latest['seconds'])))}"
-            f"{'' if latest.get('status', 0) == 0 else ' FAILED'}{' OVER' if over else ''} "
-            f"| {_minutes(statistics.median(green)) if green else '-'} "
-            f"| {_minutes(budget * 60) if budget else '-'} | {len(mine)} |"
-        )
+    runs = [kind for kind in dict.fromkeys([*WHAT, *(str(e["what"]) for e in entries)]) if kind not in PARTS]
+    lines += _summary(entries, runs, WHAT)
+    lines += [
+        "",
+        "## Parts of a run, and what the benchmarks measure",
+        "",
+        "| part | latest | median of the last 5 green | budget | figures |",
+        "|---|---|---|---|---|",
+    ]
+    lines += _summary(entries, list(PARTS), PARTS)
     lines += ["", "## What each run is", ""]
-    lines += [f"- **{kind}**: {text}" for kind, (text, _) in WHAT.items()]
+    lines += [f"- **{kind}**: {text}" for kind, (text, _) in (WHAT | PARTS).items()]
     lines += [
         "",
         "## Every figure",
@@ -130,6 +185,29 @@ def render(entries: list[dict[str, object]]) -> str:
             f"| {e.get('commit', '')} | {status} | {note} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def _summary(
+    entries: list[dict[str, object]], kinds: list[str], described: dict[str, tuple[str, float | None]]
+) -> list[str]:
+    """One row per kind that has figures: its latest, the median of its last five green
+    figures, its budget (minutes) and how many figures it has."""
+    rows = []
+    for kind in kinds:
+        mine = [e for e in entries if e["what"] == kind]
+        if not mine:
+            continue
+        green = [float(str(e["seconds"])) for e in mine if e.get("status", 0) == 0][-5:]
+        budget = described.get(kind, ("", None))[1]
+        latest = mine[-1]
+        over = budget is not None and float(str(latest["seconds"])) > budget * 60
+        rows.append(
+            f"| {kind} | {_minutes(float(str(latest['seconds'])))}"
+            f"{'' if latest.get('status', 0) == 0 else ' FAILED'}{' OVER' if over else ''} "
+            f"| {_minutes(statistics.median(green)) if green else '-'} "
+            f"| {_minutes(budget * 60) if budget else '-'} | {len(mine)} |"
+        )
+    return rows
 
 
 def _append(entry: dict[str, object]) -> None:
