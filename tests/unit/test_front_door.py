@@ -39,3 +39,26 @@ def test_the_performance_page_is_what_its_data_renders():
 def test_the_checker_catches_a_run_time_and_a_date():
     assert RUN_TIME.search("the main job took 11.6 minutes") and RUN_TIME.search("(698 s)")
     assert DATE.search("measured 2026-11-28") and not RUN_TIME.search("docs/results-and-reports.md")
+
+
+# The layout the project was asked for, and what may stand beside it: scripts, CI and packaging.
+LAYOUT = {"pyproject.toml", "README.md", "pytest_pinet", "tests", "lab", "fixtures", "conftest.py", "docs"}
+BESIDE = {"scripts", ".ci", "LICENSE", "MANIFEST.in", ".gitignore", ".git"}
+# What tools make at the top level of a clone or an sdist, never committed (.gitignore's).
+MADE = re.compile(r"^(\..*_cache|\.hypothesis|\.venv|\.allure|build|dist|results|.*\.egg-info|PKG-INFO|setup\.cfg)$")
+
+
+def test_the_top_level_is_the_layout_asked_for():
+    entries = {p.name for p in REPO.iterdir() if not MADE.match(p.name)}
+    assert LAYOUT <= entries, f"missing from the top level: {sorted(LAYOUT - entries)}"
+    assert entries <= LAYOUT | BESIDE, f"not of the layout: {sorted(entries - LAYOUT - BESIDE)}"
+
+
+def test_every_relative_link_of_the_docs_resolves():
+    missing = []
+    for page in [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]:
+        text = re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.S)
+        for link in re.findall(r"\]\(([^)\s#]+)(?:#[^)]*)?\)", text):
+            if not re.match(r"[a-z]+:", link) and not (page.parent / link).exists():
+                missing.append(f"{page.relative_to(REPO)}: {link}")
+    assert not missing, missing
