@@ -29,7 +29,7 @@ BENCH_THRESHOLDS = """\
 version: 1
 rules:
   - id: bench-gbe-half-duplex
-    match: {duplex: half, link_speed_mbps: 1000, mtu: 1500}
+    match: {scenario: ethernet, duplex: half, link_speed_mbps: 1000, mtu: 1500}
     min_mbps: 940
     why: the line-rate limit with timestamps is 941.5; the emulated link must reach it
 """

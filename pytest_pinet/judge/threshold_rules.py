@@ -1,15 +1,22 @@
 """Thresholds as data: ``lab/thresholds.yaml`` says what each kind of measurement must reach.
 
-A rule matches a measurement's context (board, adapter, direction, duplex, scenario, ...)
-and states a floor, absolute (``min_mbps: 940``) or relative to the line-rate model
-(``min_fraction_of_limit: 0.99``).
+A rule matches a measurement's context (board, model, adapter, direction, duplex, scenario,
+and ``limited_by``: which part of the path sets its limit) and states a floor, a share of the
+path's limit (``min_fraction_of_limit: 0.9``; the limit is :func:`.path_limit.path_limit`'s,
+from the path's physics) or absolute (``min_mbps: 940``, the user's own figure where a cable
+is the limit, or a collapse floor where no share can hold).
+
+A floor never exceeds what the path can carry: a rule whose absolute floor is above a
+context's limit does not judge that context (940 Mbit/s is a GbE cable's floor, not a Pi
+3B+'s, whose GbE port is a USB 2 device), and the next matching rule does.
 
 Rules come in layers: the shipped rules, and above them a lab's own file (``extends:
-shipped``). A lab rule that matches wins over every shipped rule, however many keys those
-name, so ``{model: "Pi 3B+"}`` in a lab's file is enough; inside one layer the most specific
-matching rule wins (most match keys), then the first in the file. A link no rule names is
-judged against :data:`UNMATCHED_FRACTION` of its own line-rate limit, and says so: no speed
-or MTU is left without a floor. :meth:`Thresholds.explain` tells which rule judged a context
+shipped``).  A matching lab rule wins over every shipped one, but only where it matches: each
+rule names the scenarios it judges (a rule without ``scenario`` is refused), so ``{model: "Pi
+3B+", scenario: ethernet}`` narrows that model's Ethernet floors and leaves its storage and
+UDP to theirs.  Inside one layer the most specific matching rule wins (most match keys), then
+the first in the file.  A context no rule names is judged against :data:`UNMATCHED_FRACTION`
+of its own limit, and says so.  :meth:`Thresholds.explain` tells which rule judged a context
 and why each other matching rule lost (``pinet thresholds explain``).
 """
 
@@ -60,7 +67,7 @@ class RuleCheck:
 
     def explain(self) -> str:
         """One line a lab engineer reads in a failure: measured, expected, theoretical."""
-        limit = f", line-rate limit {self.limit_mbps:.1f} Mbit/s" if self.limit_mbps else ""
+        limit = f", path limit {self.limit_mbps:.1f} Mbit/s" if self.limit_mbps else ""
         state = "meets" if self.measured_mbps >= self.expected_mbps else "below"
         fairness = ""
         if self.min_jain is not None:
@@ -102,6 +109,11 @@ class Rule:
                 return False
         return True
 
+    def above(self, limit_mbps: float | None) -> bool:
+        """Whether the rule's absolute floor is more than a path of ``limit_mbps`` carries: it
+        then judges no context of that path (0 or None: no limit known, nothing is above it)."""
+        return bool(limit_mbps) and self.min_mbps is not None and self.min_mbps > float(limit_mbps or 0)
+
     def floor(self, limit_mbps: float | None) -> float:
         """The goodput the measurement must reach: the stricter of the two forms."""
         floors = []
@@ -136,37 +148,42 @@ class Thresholds:
     # rules first, then the shipped ones it did not override by id), "replace" (its own only).
     mode: str = "replace"
 
-    def matching(self, context: Mapping[str, Any]) -> list[Rule]:
-        """Every rule matching ``context``, the winner first: the highest layer, then the most
-        match keys, then the first in the file."""
-        found = [(index, rule) for index, rule in enumerate(self.rules) if rule.matches(context)]
+    def matching(self, context: Mapping[str, Any], limit_mbps: float | None = None) -> list[Rule]:
+        """Every rule matching ``context`` whose floor its path can carry (``limit_mbps``), the
+        winner first: the highest layer, then the most match keys, then the first in the file."""
+        found = [
+            (index, rule)
+            for index, rule in enumerate(self.rules)
+            if rule.matches(context) and not rule.above(limit_mbps)
+        ]
         found.sort(key=lambda pair: (-pair[1].layer, -len(pair[1].match), pair[0]))
         return [rule for _, rule in found]
 
     def rule_for(self, context: Mapping[str, Any], limit_mbps: float | None = None) -> Rule | None:
         """The rule that judges ``context`` (see :meth:`matching`); with no matching rule and a
-        line-rate limit, the line-rate fraction every link is held to."""
-        found = self.matching(context)
+        limit, the share of it every path is held to."""
+        found = self.matching(context, limit_mbps)
         if found:
             return found[0]
         return unmatched_rule(limit_mbps) if limit_mbps else None
 
-    def explain(self, context: Mapping[str, Any], limit_mbps: float | None) -> list[str]:
-        """Which rule judges ``context``, its floor and the limit, and why each other matching
-        rule lost: what ``pinet thresholds explain`` prints."""
-        found = self.matching(context)
+    def explain(self, context: Mapping[str, Any], limit_mbps: float | None, why_limit: str = "") -> list[str]:
+        """Which rule judges ``context``, its floor and the path's limit (``why_limit``: which
+        part sets it), and why each other matching rule lost: what ``pinet thresholds explain``
+        prints."""
+        found = self.matching(context, limit_mbps)
         chosen = self.rule_for(context, limit_mbps)
         if chosen is None:
-            return [f"no rule in {self.source} matches and no line-rate limit is known: nothing judges it"]
-        limit = f"{limit_mbps:.1f} Mbit/s" if limit_mbps else "unknown"
+            return [f"no rule in {self.source} matches and no limit is known: nothing judges it"]
+        limit = f"{limit_mbps:.1f} Mbit/s" if limit_mbps else "none known"
         try:
             floor: float | None = chosen.floor(limit_mbps)
         except ConfigError:  # a share of the limit, and no limit known
             floor = None
-        floor_text = f"{floor:.1f} Mbit/s" if floor is not None else "needs the line-rate limit"
+        floor_text = f"{floor:.1f} Mbit/s" if floor is not None else "needs the path's limit"
         lines = [
             f"rule {chosen.rule_id} ({chosen.layer_name}, {len(chosen.match)} match keys) judges it",
-            f"  floor {floor_text}, line-rate limit {limit}",
+            f"  floor {floor_text}, path limit {limit}" + (f": {why_limit}" if why_limit else ""),
             f"  why: {chosen.why}",
         ]
         for loser in found[1:]:
@@ -177,6 +194,11 @@ class Thresholds:
             else:
                 reason = "as specific, later in the file"
             lines.append(f"  matched and lost: {loser.rule_id} ({reason})")
+        for high in (rule for rule in self.rules if rule.matches(context) and rule.above(limit_mbps)):
+            lines.append(
+                f"  matched, not for this path: {high.rule_id} (its floor {high.min_mbps:g} Mbit/s is above "
+                f"the path's limit)"
+            )
         return lines
 
     def judge(
@@ -207,13 +229,13 @@ class Thresholds:
 
 
 def unmatched_rule(limit_mbps: float) -> Rule:
-    """The floor of a link no rule names: a share of its own line-rate limit."""
+    """The floor of a path no rule names: a share of its own limit."""
     return Rule(
         UNMATCHED_RULE_ID,
         {},
         None,
         UNMATCHED_FRACTION,
-        f"no rule names this link: it must carry {UNMATCHED_FRACTION:.0%} of its line-rate limit "
+        f"no rule names this path: it must carry {UNMATCHED_FRACTION:.0%} of its limit "
         f"({limit_mbps:.1f} Mbit/s); add a rule for its own floor (docs/inventory.md)",
         layer=SHIPPED_LAYER,
     )
@@ -284,6 +306,14 @@ def thresholds_from_data(data: Any, source: str) -> Thresholds:
         where = f"{source}: rules[{index}] ({raw.id})"
         if raw.min_mbps is None and raw.min_fraction_of_limit is None:
             raise ConfigError(where, "a rule needs min_mbps or min_fraction_of_limit")
+        if "scenario" not in raw.match:
+            raise ConfigError(
+                where,
+                "names no scenario: it would judge every kind of measurement alike (a Pi's Ethernet "
+                "floor applied to 8-byte disk writes and to full duplex)",
+                "add match.scenario: the scenarios it judges (ethernet, usb-adapter, routing, "
+                "routing+disk-io, storage, udp-sendto, udp-sendmmsg, udp-raw; 'udp-*' for every UDP mode)",
+            )
         if any(rule.rule_id == raw.id for rule in rules):
             raise ConfigError(source, f"rule id {raw.id!r} appears twice", "ids must be unique")
         rules.append(

@@ -5,37 +5,22 @@ one value is here, so a new key (a rule's ``model:``) is one line with its check
 only when a thresholds file is read (attrs and cattrs are not free to import).
 """
 
+import dataclasses
+import fnmatch
 from collections.abc import Mapping
 from typing import Annotated, Any, ClassVar
 
 import attrs
 
+from ..model.context import SCENARIOS, TrafficContext
 from ..schema.checks import BoardModel, Check, Flag, ForKeys, Invalid, NonEmptyText, OneOf, Positive, Text
 from ..schema.convert import structure
+from .path_limit import PARTS
 
-MATCH_KEYS = (
-    "board",
-    "model",
-    "peer",
-    "adapter",
-    "driver",
-    "direction",
-    "duplex",
-    "scenario",
-    "profile",
-    "qdisc",
-    "protocol",
-    "link_speed_mbps",
-    "mtu",
-    "kernel",
-    "image",
-    "os",
-    "lab",
-    "rate_target_mbps",
-    "opposite_rate_mbps",
-    "filesystem",
-    "block_bytes",
-    "streams",
+# What a rule may match on: every field of a measurement's context but how long it ran (a
+# run's length is a setting, not a kind of path), read from the context itself.
+MATCH_KEYS = tuple(
+    field.name for field in dataclasses.fields(TrafficContext) if field.name not in ("duration_s", "omit_s")
 )
 
 Scalar = str | int | float
@@ -74,6 +59,24 @@ class ModelMatch(Check):
         return values
 
 
+class WordsMatch(Check):
+    """A match key whose values are a closed set of words (``scenario``, ``limited_by``):
+    a misspelt one, or a pattern that matches none of them, would be a rule that never
+    matches; it is an error naming the known words instead."""
+
+    def __init__(self, known: tuple[str, ...]) -> None:
+        self.known = known
+
+    def __call__(self, value: Any) -> tuple[Scalar, ...]:
+        values = ScalarOrList()(value)
+        for one in values:
+            if not any(fnmatch.fnmatchcase(word, str(one)) for word in self.known):
+                raise Invalid(
+                    f"is {one!r}, which names nothing", f"use one of {list(self.known)} (or a * pattern)"
+                )
+        return values
+
+
 @attrs.frozen
 class RuleSchema:
     """One rule as written; errors show its id beside its index (``rules[3] (gbe)``)."""
@@ -82,7 +85,8 @@ class RuleSchema:
 
     id: Annotated[str, NonEmptyText("must be a non-empty string")]
     match: Annotated[
-        Mapping[Annotated[str, MatchKey()], Annotated[Any, ScalarOrList()]], ForKeys(model=ModelMatch())
+        Mapping[Annotated[str, MatchKey()], Annotated[Any, ScalarOrList()]],
+        ForKeys(model=ModelMatch(), scenario=WordsMatch(SCENARIOS), limited_by=WordsMatch(PARTS)),
     ] = attrs.field(factory=dict)
     min_mbps: Annotated[float, Positive()] | None = None
     min_fraction_of_limit: Annotated[float, Positive(at_most=1)] | None = None

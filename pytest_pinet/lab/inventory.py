@@ -420,6 +420,7 @@ def _link(raw: LinkSchema, key: str, where: str, hosts: Mapping[str, HostEntry])
         mtu=raw.mtu,
         board_irqs=raw.board_irqs,
         peer_irqs=raw.peer_irqs,
+        bus=raw.bus or "",
     )
 
 

@@ -163,6 +163,9 @@ class LinkSchema:
     # they are found by the name, else from the interface's device.
     board_irqs: tuple[Name, ...] = ()
     peer_irqs: tuple[Name, ...] = ()
+    # The bus of the board's adapter where its model cannot tell (a CM4 carrier board's own
+    # USB 3 controller, a PCIe NIC): its path's limit comes from it (judge.path_limit).
+    bus: Annotated[str, OneOf(("usb2", "usb3", "pcie"))] | None = None
 
 
 @attrs.frozen
@@ -184,6 +187,7 @@ class DiskSchema:
     host: Name
     device: Annotated[str, DevicePath()]
     scratch: Annotated[bool, Flag()] = False
+    # usb: the model's fastest USB port; usb2 or usb3 where the port is known (its limit).
     bus: Name = "usb"
 
 

@@ -16,6 +16,7 @@ from ..host.facts import gather_facts
 from ..host.qdisc_stats import QdiscStats
 from ..host.remote import RemoteHost
 from ..host.tunables import forget_unsupported
+from ..judge.path_limit import path_limit
 from ..lab.inventory import Inventory
 from ..lab.traffic_turn import traffic_turn
 from ..model import HostFacts, Measurement, Observation, QdiscUse, TrafficContext
@@ -79,6 +80,14 @@ class FactsCache:
         return self._facts[host]
 
 
+def limited(context: TrafficContext, **physics: Any) -> tuple[TrafficContext, float]:
+    """``context`` with the part of its path that sets its limit, and that limit (Mbit/s, 0:
+    none), as :func:`..judge.path_limit.path_limit` finds them; ``physics``: what the ends
+    negotiated (``tcp_timestamps``) or send (``payload_bytes``)."""
+    path = path_limit(context.as_match(), **physics)
+    return dataclasses.replace(context, limited_by=path.part), path.mbps
+
+
 def link_context(
     inventory: Inventory, facts: FactsCache, cable: LinkEntry, /, **fields: Any
 ) -> TrafficContext:
@@ -93,6 +102,7 @@ def link_context(
         "peer": cable.peer,
         "link": cable.name,
         "adapter": cable.adapter,
+        "adapter_bus": cable.bus,
         "link_speed_mbps": cable.speed_mbps,
         "mtu": cable.mtu,
         "kernel": board_facts.kernel,

@@ -10,7 +10,6 @@ from ..host.qdisc_stats import QdiscStats
 from ..host.remote import RemoteHost
 from ..host.routed_path import DOWNLOAD, UPLOAD, qdisc_evidence, qdisc_snapshot
 from ..judge.fairness import min_max_ratio
-from ..judge.linerate import tcp_goodput_limit
 from ..model import Measurement, RouteUse, TcpDetail, TrafficContext
 from ..model.lab import RouteEntry
 from ..model.latency import LatencyUse
@@ -20,7 +19,7 @@ from ..traffic.iperf3_runner import AdaptiveStop, Iperf3Options, Iperf3Run, run_
 from ..traffic.latency_probe import ProbePlan, choose_probe
 from ..traffic.load_watch import LoadWatch, released_on_error
 from ..traffic.observers import Snapshot
-from .base import Measurer, Site, board_settle, qdisc_use, taking_turns
+from .base import Measurer, Site, board_settle, limited, qdisc_use, taking_turns
 
 Counters = tuple[list[Snapshot], dict[str, QdiscStats]]
 
@@ -67,11 +66,6 @@ class RoutingMeasurer(Measurer):
         self.board = self.hosts[route.board]
         self.lan_peer = self.hosts[route.lan.peer]
         self.wan_peer = self.hosts[route.wan.peer]
-        self.limit = tcp_goodput_limit(
-            min(route.lan.speed_mbps, route.wan.speed_mbps),
-            min(route.lan.mtu, route.wan.mtu),
-            timestamps=self.tcp_timestamps(self.lan_peer, self.wan_peer),
-        )
         self.ends = (
             (self.board, route.lan.board_interface),
             (self.board, route.wan.board_interface),
@@ -135,7 +129,14 @@ class RoutingMeasurer(Measurer):
             image=board_facts.image,
             driver=(wan_if.driver or "") if wan_if else "",
             rate_target_mbps=target,
+            lan_adapter=r.lan.adapter,
+            adapter_bus=r.wan.bus,
         )
+
+    def _limited(self, context: TrafficContext) -> tuple[TrafficContext, float]:
+        """The context with the part that limits its path (the slower leg, a bus both legs
+        share, the upload's target), and the limit, with the TCP options the peers negotiate."""
+        return limited(context, tcp_timestamps=self.tcp_timestamps(self.lan_peer, self.wan_peer))
 
     def _record(
         self,
@@ -169,8 +170,8 @@ class RoutingMeasurer(Measurer):
         ``scenario`` names what else was going on (``routing+disk-io`` in the contention case).
         """
         r = self.route
-        context = self._context(DOWNLOAD, "half", scenario=scenario)
-        lines = self.decision_lines(context, self.limit)
+        context, limit = self._limited(self._context(DOWNLOAD, "half", scenario=scenario))
+        lines = self.decision_lines(context, limit)
         adaptive = AdaptiveStop(self.settle, r.lan.peer_interface, lines) if self.settle else None
         watch = self.load_watch()
         with released_on_error(watch):
@@ -185,7 +186,7 @@ class RoutingMeasurer(Measurer):
                 self.progress("download"),
             )
         counters = (before, self._counters())
-        return self._record(context, run, self.limit, counters, watch.result())
+        return self._record(context, run, limit, counters, watch.result())
 
     def scaled_target(self, upload_mbps: float) -> float:
         """The seed's upload target for this route (see :func:`scale_upload_target`)."""
@@ -199,10 +200,9 @@ class RoutingMeasurer(Measurer):
         r = self.route
         upload_mbps = self.scaled_target(nominal_mbps)
         per_stream = upload_mbps / self.options.streams if upload_mbps else None
-        up_limit = min(self.limit, float(upload_mbps)) if upload_mbps else self.limit
-        down_context = self._context(DOWNLOAD, "full", upload_mbps)
-        up_context = self._context(UPLOAD, "full", upload_mbps)
-        lines = (self.decision_lines(down_context, self.limit), self.decision_lines(up_context, up_limit))
+        down_context, down_limit = self._limited(self._context(DOWNLOAD, "full", upload_mbps))
+        up_context, up_limit = self._limited(self._context(UPLOAD, "full", upload_mbps))
+        lines = (self.decision_lines(down_context, down_limit), self.decision_lines(up_context, up_limit))
         watch = self.load_watch()
         with released_on_error(watch):
             before = self._counters()
@@ -221,6 +221,6 @@ class RoutingMeasurer(Measurer):
         counters = (before, self._counters())
         latency = watch.result()  # one probe saw both directions' queues at once
         return (
-            self._record(down_context, down, self.limit, counters, latency),
+            self._record(down_context, down, down_limit, counters, latency),
             self._record(up_context, up, up_limit, counters, latency),
         )

@@ -10,7 +10,7 @@ from ..host.scratch_disk import DiskRun, ScratchDisk
 from ..model import DiskDetail, Measurement, TrafficContext
 from ..model.lab import DiskEntry
 from ..record.sweep_charts import storage_chart
-from .base import Measurer, Site, taking_turns
+from .base import Measurer, Site, limited, taking_turns
 
 
 class StorageMeasurer(Measurer):
@@ -71,11 +71,12 @@ class StorageMeasurer(Measurer):
                 if run.seconds <= 0:
                     # dd's clock said no time passed: no figure exists, and none is made up.
                     raise LabFault("command", f"dd {run.direction} of {run.bytes} bytes took 0 s", entry.host)
+                context, limit = limited(self._context(entry, filesystem, run))  # the disk's bus
                 measurement = Measurement(
                     test_id=f"{self.test_id}#{run.direction}-{block}",
-                    context=self._context(entry, filesystem, run),
+                    context=context,
                     goodput_mbps=run.bytes * 8 / run.seconds / 1e6,
-                    limit_mbps=0.0,
+                    limit_mbps=limit,
                     started=started,
                     finished=time.time(),
                     detail=DiskDetail(mib_per_s=run.mib_per_s, bytes=run.bytes, device=entry.device),

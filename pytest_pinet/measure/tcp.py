@@ -19,7 +19,6 @@ from typing import Any
 from ..errors import LabFault
 from ..host.qdisc_stats import ROOT, QdiscStats, read_qdisc_stats, total_of_kind
 from ..host.remote import RemoteHost
-from ..judge.linerate import tcp_goodput_limit
 from ..model import Measurement, Observation, QdiscUse, TcpDetail, TrafficContext
 from ..model.lab import LinkEntry
 from ..model.latency import LatencyUse
@@ -29,7 +28,7 @@ from ..traffic.iperf3_runner import AdaptiveStop, Iperf3Options, Iperf3Run, run_
 from ..traffic.latency_probe import ProbePlan, choose_probe
 from ..traffic.load_watch import LoadWatch, released_on_error
 from ..traffic.observers import Snapshot
-from .base import End, Measurer, Site, board_settle, link_context, qdisc_use, taking_turns
+from .base import End, Measurer, Site, board_settle, limited, link_context, qdisc_use, taking_turns
 
 log = logging.getLogger(__name__)
 
@@ -144,12 +143,10 @@ class TcpMeasurer(Measurer):
         used = tuple(qdisc_use(name, after[name] - before[name]) for name in after if name in before)
         return watch.result(), used
 
-    def _limit(self) -> float:
-        """The line-rate limit of the link with the TCP options its two ends negotiate."""
-        link = self.link
-        return tcp_goodput_limit(
-            link.speed_mbps, link.mtu, timestamps=self.tcp_timestamps(self.board, self.peer)
-        )
+    def _limited(self, context: TrafficContext) -> tuple[TrafficContext, float]:
+        """The context with the part that limits its path, and the limit, with the TCP options
+        the two ends negotiate (judge.path_limit: the cable, the board's port, the bus)."""
+        return limited(context, tcp_timestamps=self.tcp_timestamps(self.board, self.peer))
 
     @taking_turns
     def half_duplex(self, direction: str, scenario: str = "ethernet") -> Measurement:
@@ -163,8 +160,7 @@ class TcpMeasurer(Measurer):
         else:
             sender, receiver, address, watch = self.peer, self.board, link.board_address, link.board_interface
             queue = (self.peer, link.peer_interface)
-        context = self._context(direction, scenario, "half")
-        limit = self._limit()
+        context, limit = self._limited(self._context(direction, scenario, "half"))
         adaptive = (
             AdaptiveStop(self.settle, watch, self.decision_lines(context, limit)) if self.settle else None
         )
@@ -195,14 +191,12 @@ class TcpMeasurer(Measurer):
         if peer_stream_mbps is not None:
             peer_options = dataclasses.replace(peer_options, bitrate=f"{peer_stream_mbps}M")
             target = peer_stream_mbps * peer_options.streams
-        limit = self._limit()
-        forward_context = dataclasses.replace(
-            self._context("board->peer", scenario, "full"), opposite_rate_mbps=target
+        forward_context, limit = self._limited(
+            dataclasses.replace(self._context("board->peer", scenario, "full"), opposite_rate_mbps=target)
         )
-        back_context = dataclasses.replace(
-            self._context("peer->board", scenario, "full"), rate_target_mbps=target
+        back_context, back_limit = self._limited(
+            dataclasses.replace(self._context("peer->board", scenario, "full"), rate_target_mbps=target)
         )
-        back_limit = min(limit, target) if target else limit
         lines = (self.decision_lines(forward_context, limit), self.decision_lines(back_context, back_limit))
         # Both ends' queues fill; the board's is sampled (the device under test), both counted.
         load_watch = self.load_watch(self.ends[0])

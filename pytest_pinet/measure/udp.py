@@ -11,12 +11,11 @@ from typing import Any
 
 from ..errors import LabFault
 from ..host.remote import RemoteHost
-from ..judge.linerate import udp_goodput_limit
 from ..model import Measurement, ReceiverCounters, TrafficContext, UdpDetail
 from ..model.lab import LinkEntry
 from ..record.sweep_charts import udp_chart
 from ..traffic.udpgen import UdpGenOptions, UdpGenRun, ensure_udpgen, read_receiver, run_udpgen
-from .base import Measurer, Site, link_context, taking_turns
+from .base import Measurer, Site, limited, link_context, taking_turns
 
 LOOPBACK = "loopback"
 PAYLOAD = 1472  # the seed's: the largest that fits an untagged 1500-byte frame
@@ -164,6 +163,7 @@ class UdpMeasurer(Measurer):
     ) -> Measurement:
         seconds = sent.seconds or 1.0
         rate = window.counters.datagrams / window.seconds if window else arrived.datagrams / seconds
+        context, limit = limited(context, payload_bytes=self.payload)  # frames a second, the bus
         detail = UdpDetail(
             mode=context.scenario.removeprefix("udp-"),
             threads=context.streams,
@@ -181,7 +181,7 @@ class UdpMeasurer(Measurer):
             test_id=f"{self.test_id}#{context.streams}",
             context=context,
             goodput_mbps=rate * self.payload * 8 / 1e6,
-            limit_mbps=udp_goodput_limit(context.link_speed_mbps, context.mtu, self.payload),
+            limit_mbps=limit,
             started=started,
             finished=finished,
             detail=detail,

@@ -50,22 +50,45 @@ def _squash(name: str) -> str:
     return name.lower().replace("raspberry", "").replace(" ", "").replace("model", "")
 
 
+# What a bus carries of a port's traffic, Mbit/s of payload.  USB 2 (480 Mbit/s signalling,
+# one direction at a time): Raspberry Pi Ltd's Pi 3B+ product brief gives its USB-attached GbE
+# port "maximum throughput 300 Mbps", and a GbE adapter on a USB 2 port is held by the same
+# bus.  USB 3 (5 Gbit/s, 8b/10b coded: 4 Gbit/s of data each way) and a PCIe 2.0 x1 lane (the
+# Pi 5's, CM4's and CM5's: 5 GT/s, 8b/10b) carry more than a 2.5 GbE port can send.
+ETHERNET_OVER_BUS_MBPS: dict[str, float] = {"usb2": 300.0, "usb3": 4000.0, "pcie": 4000.0}
+# A disk on the bus: USB 2's bulk ceiling (13 packets of 512 bytes per 125 us microframe:
+# 53.2 MB/s, 426 Mbit/s) and USB 3's 4 Gbit/s of data.
+DISK_OVER_BUS_MBPS: dict[str, float] = {"usb2": 426.0, "usb3": 4000.0, "pcie": 4000.0}
+# Buses that carry one direction at a time: both directions of a full duplex, and a packet
+# routed in through one port and out through another on the same bus, share them.
+ONE_WAY_BUSES = frozenset({"usb2"})
+BUS_OF_USB_PORT = {480: "usb2", 5000: "usb3"}
+
+
 @dataclass(frozen=True)
 class BoardPhysics:
-    """What a model's ports can carry, whatever the cable: the shipped floors per model come from
-    this (``data/thresholds.yaml``), and so does the USB speed an adapter must reach on it."""
+    """What a model's ports can carry, whatever the cable: the limit of every path through the
+    board comes from this (``judge.path_limit``), and so does the USB speed an adapter must
+    reach on it."""
 
     builtin_mbps: int  # the built-in Ethernet port's line speed (0: none)
     builtin_attach: str  # how the port reaches the SoC: "soc" (native MAC) or "usb2" (a USB hub)
     usb_port_mbps: int  # the fastest USB port: 480 (USB 2 only) or 5000 (USB 3)
+    builtin_chip: str = ""  # the built-in port's chip, where it is not the SoC's own MAC
+
+    @property
+    def usb_bus(self) -> str:
+        """The bus an adapter in the fastest USB port sits on: ``usb2`` or ``usb3``."""
+        return BUS_OF_USB_PORT[self.usb_port_mbps]
 
 
 # From Raspberry Pi Ltd's product briefs: the 3B's LAN9514 (100 Mbit/s) and the 3B+'s LAN7515
 # (GbE, about 300 Mbit/s of TCP at best) hang off the USB 2 hub; 4B, 400, CM4, 5, 500 and CM5
-# have a native GbE MAC; USB 3 ports on 4B, 400, 5, 500 and CM5, USB 2 only on the 3s and CM4.
+# have a native GbE MAC; USB 3 ports on 4B, 400, 5, 500 and CM5, USB 2 only on the 3s and CM4
+# (a CM4 carrier board with its own USB 3 controller says so in the inventory: ``bus: usb3``).
 PHYSICS: dict[str, BoardPhysics] = {
-    "Pi 3B": BoardPhysics(100, "usb2", 480),
-    "Pi 3B+": BoardPhysics(1000, "usb2", 480),
+    "Pi 3B": BoardPhysics(100, "usb2", 480, "LAN9514"),
+    "Pi 3B+": BoardPhysics(1000, "usb2", 480, "LAN7515"),
     "Pi Zero 2 W": BoardPhysics(0, "usb2", 480),
     "CM3": BoardPhysics(0, "usb2", 480),
     "Pi 4B": BoardPhysics(1000, "soc", 5000),

@@ -5,6 +5,18 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+# The UDP generator's modes, and the scenarios the measurers name their contexts by: what a
+# threshold rule's ``scenario`` may say.
+UDP_MODES = ("sendto", "sendmmsg", "raw")
+SCENARIOS = (
+    "ethernet",
+    "usb-adapter",
+    "routing",
+    "routing+disk-io",
+    "storage",
+    *(f"udp-{m}" for m in UDP_MODES),
+)
+
 
 @dataclass(frozen=True)
 class TrafficContext:
@@ -41,6 +53,15 @@ class TrafficContext:
     # The board's model from the inventory ("Pi 5"): threshold rules match it.  Not part of
     # the store's context key: the board's name already fixes it.
     model: str = ""
+    # The bus the adapter's port sits on ("usb2", "usb3", "pcie"), where the inventory says;
+    # "" : the model's fastest USB port for an adapter (its physics), nothing for a built-in
+    # port.  A routed path's second leg: the LAN link's adapter ("builtin", a chip's name).
+    adapter_bus: str = ""
+    lan_adapter: str = ""
+    # Which part of the path set its limit (judge.path_limit: "cable", "port", "usb2", ...),
+    # as the measurer found it: rules may match on it, the report and summary show it.  None
+    # of these three are in the store's context key: the link's name already fixes them.
+    limited_by: str = ""
 
     def as_match(self) -> dict[str, Any]:
         """The context as threshold match keys."""

@@ -28,6 +28,9 @@ class LinkEntry:
     mtu: int
     board_irqs: tuple[str, ...] = ()  # the interface's IRQs by name or number, where the
     peer_irqs: tuple[str, ...] = ()  # inventory names them (else: by name, else from the device)
+    # The bus the board's adapter sits on (usb2, usb3, pcie), where the board's model cannot
+    # tell (a CM4 carrier's own USB 3 controller); "": the model's fastest USB port.
+    bus: str = ""
 
 
 @dataclass(frozen=True)

@@ -26,10 +26,11 @@ from ..host.platform import LINUX, Platform
 from ..host.remote import RemoteHost
 from ..host.shell import checked_interface, quote
 from ..host_programs import UDPGEN_SOURCE
+from ..model.context import UDP_MODES
 from ..model.udp_counters import ReceiverCounters
 
 SOURCE = UDPGEN_SOURCE
-MODES = ("sendto", "sendmmsg", "raw")
+MODES = UDP_MODES
 CACHE = ".cache/pinet"
 MAC = re.compile(r"^[0-9a-f]{2}(:[0-9a-f]{2}){5}$")
 _BUILT: WeakKeyDictionary[RemoteHost, str] = WeakKeyDictionary()

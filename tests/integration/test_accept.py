@@ -87,7 +87,9 @@ def _runs(tmp_path: Path) -> list[str]:
 
 
 def test_a_regression_stays_red_until_accepted(lab32, tmp_path):
-    (tmp_path / "thresholds.yaml").write_text("rules:\n  - {id: floor, match: {}, min_mbps: 500}\n")
+    (tmp_path / "thresholds.yaml").write_text(
+        "rules:\n  - {id: floor, match: {scenario: '*'}, min_mbps: 500}\n"
+    )
     (tmp_path / "p.yaml").write_text("profiles: {stock: {}}\n")
     # Three clean nights: the band of two is a 99 % prediction band with one degree of freedom,
     # about 55 times their difference (940.0 and 938.4 Mbit/s gave +-90.7, so the 5 % slower

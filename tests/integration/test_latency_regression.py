@@ -76,7 +76,9 @@ def _p99s(tmp_path):
 def test_a_deeper_queue_is_a_latency_regression_a_shallower_one_is_not(lab7, tmp_path):
     (tmp_path / "test_suite.py").write_text(SUITE)
     # A goodput floor every run meets, and no latency ceiling: only the baseline can judge.
-    (tmp_path / "thresholds.yaml").write_text("rules:\n  - {id: floor, match: {}, min_mbps: 5}\n")
+    (tmp_path / "thresholds.yaml").write_text(
+        "rules:\n  - {id: floor, match: {scenario: '*'}, min_mbps: 5}\n"
+    )
     for _ in range(2):  # the baseline's minimum history (its band is wide: t(1) x s x 1.22)
         clean = _pytest(tmp_path)
         assert clean.returncode == 0, clean.stdout[-3000:]

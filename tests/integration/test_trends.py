@@ -101,7 +101,9 @@ def _report(tmp_path):
 def test_clean_runs_then_a_degraded_one(lab8, tmp_path):
     (tmp_path / "test_suite.py").write_text(SUITE)
     # A floor the degraded link still meets: the failure must come from the baseline alone.
-    (tmp_path / "thresholds.yaml").write_text("rules:\n  - {id: floor, match: {}, min_mbps: 500}\n")
+    (tmp_path / "thresholds.yaml").write_text(
+        "rules:\n  - {id: floor, match: {scenario: '*'}, min_mbps: 500}\n"
+    )
     (tmp_path / "p.yaml").write_text("profiles: {stock: {}}\n")
     # Three clean nights: with two, the band is t(1) x s x 1.22 = 78 s, so two runs 0.4 Mbit/s
     # apart on a busy host would hide a 3 % drop (the likely cause of one CI failure of this

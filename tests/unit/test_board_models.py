@@ -42,9 +42,17 @@ def test_rules_match_the_model_and_a_misspelt_model_in_a_rule_is_an_error():
     thresholds = thresholds_from_data(
         {
             "rules": [
-                {"id": "gbe", "match": {"link_speed_mbps": 1000}, "min_mbps": 940},
-                {"id": "pi5", "match": {"link_speed_mbps": 1000, "model": "Pi 5"}, "min_mbps": 941},
-                {"id": "cm", "match": {"link_speed_mbps": 1000, "model": "CM*"}, "min_mbps": 900},
+                {"id": "gbe", "match": {"scenario": "*", "link_speed_mbps": 1000}, "min_mbps": 940},
+                {
+                    "id": "pi5",
+                    "match": {"scenario": "*", "link_speed_mbps": 1000, "model": "Pi 5"},
+                    "min_mbps": 941,
+                },
+                {
+                    "id": "cm",
+                    "match": {"scenario": "*", "link_speed_mbps": 1000, "model": "CM*"},
+                    "min_mbps": 900,
+                },
             ]
         },
         "t.yaml",
@@ -57,14 +65,20 @@ def test_rules_match_the_model_and_a_misspelt_model_in_a_rule_is_an_error():
         "": ("gbe", True),
     }
     with pytest.raises(ConfigError, match=r"rules\[0\] \(x\).*match.model is 'Pi 4'.*use one of"):
-        thresholds_from_data({"rules": [{"id": "x", "match": {"model": "Pi 4"}, "min_mbps": 1}]}, "t.yaml")
+        thresholds_from_data(
+            {"rules": [{"id": "x", "match": {"model": "Pi 4", "scenario": "*"}, "min_mbps": 1}]}, "t.yaml"
+        )
 
 
 def test_a_lab_file_extends_or_replaces_the_shipped_rules_as_it_says(tmp_path):
     shipped = load_thresholds(SHIPPED)
     own = tmp_path / "thresholds.yaml"
     rule = {"id": "gbe-tcp-half-duplex", "match": {"scenario": "ethernet", "model": "Pi 5"}, "min_mbps": 900}
-    extra = {"id": "pi5-only", "match": {"scenario": "nothing-shipped"}, "min_mbps": 1}
+    extra = {
+        "id": "pi5-only",
+        "match": {"scenario": "storage", "model": "Pi 5", "block_bytes": 3},
+        "min_mbps": 1,
+    }
     own.write_text(yaml.safe_dump({"extends": "shipped", "rules": [rule, extra]}))
     extended = load_thresholds(own)
     ids = [r.rule_id for r in extended.rules]

@@ -45,12 +45,14 @@ def test_the_checker_catches_a_run_time_and_a_date():
 LAYOUT = {"pyproject.toml", "README.md", "pytest_pinet", "tests", "lab", "fixtures", "conftest.py", "docs"}
 BESIDE = {"scripts", ".ci", "LICENSE", "MANIFEST.in", ".gitignore", ".git"}
 # What tools make at the top level of a clone or an sdist, never committed (.gitignore's).
-MADE = re.compile(r"^(\..*_cache|\.hypothesis|\.venv|\.allure|build|dist|results|.*\.egg-info|PKG-INFO|setup\.cfg)$")
+MADE = re.compile(
+    r"^(\..*_cache|\.hypothesis|\.venv|\.allure|build|dist|results|.*\.egg-info|PKG-INFO|setup\.cfg)$"
+)
 
 
 def test_the_top_level_is_the_layout_asked_for():
     entries = {p.name for p in REPO.iterdir() if not MADE.match(p.name)}
-    assert LAYOUT <= entries, f"missing from the top level: {sorted(LAYOUT - entries)}"
+    assert entries >= LAYOUT, f"missing from the top level: {sorted(LAYOUT - entries)}"
     assert entries <= LAYOUT | BESIDE, f"not of the layout: {sorted(entries - LAYOUT - BESIDE)}"
 
 

@@ -165,18 +165,22 @@ def test_rate_target_picks_its_rule():
     thresholds = thresholds_from_data(
         {
             "rules": [
-                {"id": "up", "match": {"direction": "upload"}, "min_mbps": 400},
+                {"id": "up", "match": {"scenario": "routing", "direction": "upload"}, "min_mbps": 400},
                 {
                     "id": "up-target",
-                    "match": {"direction": "upload", "rate_target_mbps": [100, 250]},
+                    "match": {"scenario": "routing", "direction": "upload", "rate_target_mbps": [100, 250]},
                     "min_fraction_of_limit": 0.95,
                 },
             ]
         },
         "t.yaml",
     )
-    verdict = thresholds.judge({"direction": "upload", "rate_target_mbps": 100}, 96.0, 100.0)
+    verdict = thresholds.judge(
+        {"scenario": "routing", "direction": "upload", "rate_target_mbps": 100}, 96.0, 100.0
+    )
     assert verdict is not None and verdict.rule_id == "up-target" and verdict.passed
     assert json.dumps(verdict.expected_mbps) == "95.0"
-    unlimited = thresholds.judge({"direction": "upload", "rate_target_mbps": 0}, 500.0, 941.5)
+    unlimited = thresholds.judge(
+        {"scenario": "routing", "direction": "upload", "rate_target_mbps": 0}, 500.0, 941.5
+    )
     assert unlimited is not None and unlimited.rule_id == "up"

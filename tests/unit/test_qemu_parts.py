@@ -235,7 +235,7 @@ def test_board_settings_are_validated_naming_their_source(pytester):
             },
             "qpi-routing-full-upload",
         ),
-        ({"protocol": "UDP", "direction": "board->peer"}, "qpi-udp-over-the-link"),
+        ({"scenario": "udp-sendto", "protocol": "UDP", "direction": "board->peer"}, "qpi-udp-over-the-link"),
     ],
 )
 def test_the_qemu_board_is_judged_by_its_own_rules(context, rule):

@@ -126,7 +126,9 @@ def test_the_verdict_names_a_persisting_regression_and_the_acceptance_behind_its
 
     from .test_store import _measurement
 
-    rules = thresholds_from_data({"rules": [{"id": "floor", "match": {}, "min_mbps": 500}]}, "t.yaml")
+    rules = thresholds_from_data(
+        {"rules": [{"id": "floor", "match": {"scenario": "*"}, "min_mbps": 500}]}, "t.yaml"
+    )
     nights = [night(1, CLEAN), night(2, CLEAN), night(3, DEGRADED)]
     tonight = dataclasses.replace(
         _measurement(DEGRADED, started=1_700_000_000 + 9 * DAY), interval_mbps=(DEGRADED,) * 5
