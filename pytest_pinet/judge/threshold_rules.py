@@ -33,6 +33,7 @@ import yaml
 
 from ..errors import ConfigError
 from ..yaml_text import load_yaml
+from .path_limit import PathLimit, path_limit
 
 # The rules that ship in the package; a lab file says whether it adds to them.
 SHIPPED = Path(__file__).resolve().parent.parent / "data" / "thresholds.yaml"
@@ -226,6 +227,25 @@ class Thresholds:
             min_jain=rule.min_jain,
             known_slow=rule.known_slow,
         )
+
+
+@dataclass(frozen=True)
+class Judged:
+    """A context as a run judges it: its path's limit, the rule, the floor (None: no rule)."""
+
+    context: Mapping[str, Any]  # with ``limited_by``, as the measurer records it
+    path: PathLimit
+    rule: Rule | None
+    floor: float | None
+
+
+def judged(thresholds: Thresholds, context: Mapping[str, Any], **physics: Any) -> Judged:
+    """Which rule judges ``context`` and at what floor, with its path's limit found the way a
+    measurer finds it (:func:`.path_limit.path_limit`); ``physics`` as that function takes."""
+    path = path_limit(context, **physics)
+    limited = {**context, "limited_by": path.part}
+    rule = thresholds.rule_for(limited, path.mbps)
+    return Judged(limited, path, rule, rule.floor(path.mbps) if rule else None)
 
 
 def unmatched_rule(limit_mbps: float) -> Rule:

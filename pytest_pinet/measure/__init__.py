@@ -7,11 +7,12 @@ code measures in a test, in a benchmark and in any later command.
 
 from __future__ import annotations
 
+from ..model.context import LOOPBACK
 from .base import FactsCache, Measurer, Recorder, Site, link_context
 from .routing import RoutingMeasurer
 from .storage import StorageMeasurer
 from .tcp import DIRECTIONS, TcpMeasurer
-from .udp import LOOPBACK, PAYLOAD, UdpMeasurer
+from .udp import PAYLOAD, UdpMeasurer
 
 __all__ = [
     "DIRECTIONS",

@@ -12,12 +12,12 @@ from typing import Any
 from ..errors import LabFault
 from ..host.remote import RemoteHost
 from ..model import Measurement, ReceiverCounters, TrafficContext, UdpDetail
+from ..model.context import LOOPBACK
 from ..model.lab import LinkEntry
 from ..record.sweep_charts import udp_chart
 from ..traffic.udpgen import UdpGenOptions, UdpGenRun, ensure_udpgen, read_receiver, run_udpgen
 from .base import Measurer, Site, limited, link_context, taking_turns
 
-LOOPBACK = "loopback"
 PAYLOAD = 1472  # the seed's: the largest that fits an untagged 1500-byte frame
 # The receiver's window: after the shaper's burst and the sender's start-up, ending before
 # the sender stops (SSH start-up and the remote timer make its end a little uncertain).

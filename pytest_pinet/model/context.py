@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+# The link of a board sending to itself (UDP over loopback): no cable, adapter or driver.
+LOOPBACK = "loopback"
 # The UDP generator's modes, and the scenarios the measurers name their contexts by: what a
 # threshold rule's ``scenario`` may say.
 UDP_MODES = ("sendto", "sendmmsg", "raw")

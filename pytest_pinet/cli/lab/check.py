@@ -91,6 +91,10 @@ def cmd_lab_check(args: argparse.Namespace) -> int:
         if catalogue.images:
             print(f"  board {board.name:10} takes {', '.join(takes) or 'none of the images'} ({how})")
     print_suite_readiness(inventory)
+    from .rule_coverage import rule_coverage
+
+    for line in rule_coverage(inventory):
+        print(line)
     for warning in root_warnings(inventory):
         print(f"  WARNING: {warning}")
     return 0
