@@ -95,6 +95,10 @@ def label_measurement(measurement: Measurement) -> None:
         allure.dynamic.parameter(name, value)
     if c.image:
         allure.dynamic.parameter("image", c.image)
+    if c.limited_by:  # what its path can carry, and which part says so (excluded: not an identity)
+        allure.dynamic.parameter(
+            "path limit", f"{measurement.limit_mbps:.1f} Mbit/s, set by the {c.limited_by}", excluded=True
+        )
     # The report's tree: board, then what it ran (image, else kernel), then adapter or link,
     # then suite (allurerc groupBy).
     for name, value in (

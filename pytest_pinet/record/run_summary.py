@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import doc
+from ..judge.path_limit import path_limit
 
 
 def latest_health(facts: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -107,21 +108,25 @@ def measurement_lines(rows: list[dict[str, Any]]) -> list[str]:
     """Table of goodputs, the hosts' load during each run, and the boards' facts."""
     lines = []
     lines.append(
-        f"{'test':34} {'profile':20} {'direction':12} {'duplex':6} {'Mbit/s':>8} {'limit':>7} {'retr':>6} "
-        f"{'measured':>14}"
+        f"{'test':34} {'profile':20} {'direction':12} {'duplex':6} {'Mbit/s':>8} {'limit':>7} {'set by':11} "
+        f"{'retr':>6} {'measured':>14}"
     )
     seen_observations = set()
     load_lines = []
     boards = {}
+    limits: dict[tuple[str, str], str] = {}
     for row in rows:
         context = row.get("context", {})
         name = str(row["test_id"]).rsplit("::", 1)[-1].split("[", 1)[0]
         retr = (row.get("detail") or {}).get("retransmits")
+        part = str(context.get("limited_by") or "-")
         lines.append(
             f"{name[:34]:34} {context.get('profile', ''):20} {context.get('direction', ''):12} "
             f"{context.get('duplex', ''):6} {float(row['goodput_mbps']):8.1f} "
-            f"{float(row['limit_mbps']):7.1f} {'-' if retr is None else retr:>6} {_ended(row):>14}"
+            f"{float(row['limit_mbps']):7.1f} {part:11} {'-' if retr is None else retr:>6} {_ended(row):>14}"
         )
+        if context.get("limited_by"):
+            limits.setdefault((str(context.get("board", "")), part), path_limit(context).why)
         run_key = str(row["test_id"]).split("#", 1)[0]
         if run_key not in seen_observations:
             seen_observations.add(run_key)
@@ -150,4 +155,7 @@ def measurement_lines(rows: list[dict[str, Any]]) -> list[str]:
         lines.append("load during the runs (busiest core, NIC packets):")
         lines += load_lines
     lines += boards.values()
+    lines += [
+        f"board {board}: paths limited by {part}, e.g. {why}" for (board, part), why in sorted(limits.items())
+    ]
     return lines

@@ -45,7 +45,9 @@ def test_a_lab_without_usb_adapters_or_disks_implies_neither(tmp_path):
 def test_lab_check_on_the_example_says_it_runs_every_suite(capsys, tmp_path):
     assert main(["lab", "check", str(keyed_example(tmp_path))]) == 0
     out = capsys.readouterr().out
-    suites = dict(line.strip().split(" ", 1) for line in out.split("  suites:\n", 1)[1].splitlines())
+    listed = out.split("  suites:\n", 1)[1].splitlines()
+    suites = dict(line.strip().split(" ", 1) for line in listed if line.startswith("    "))
+    assert "thresholds:" in out.split("  suites:\n", 1)[1]  # then what judges its boards' contexts
     assert set(suites) == {"ethernet", "usb_adapter", "routing", "udp", "storage", "qemu_board"}
     for suite in ("ethernet", "usb_adapter", "routing", "udp", "storage"):
         assert suites[suite].strip().startswith("runs:"), (suite, suites[suite])

@@ -6,6 +6,8 @@ rules judge which of its boards' contexts."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from pytest_pinet.cli.main import main
@@ -15,6 +17,7 @@ from pytest_pinet.session.thresholds_source import thresholds_file
 from tests.lab_example import keyed_example
 
 RULE = "extends: shipped\nrules:\n  - {{id: {name}, match: {{scenario: ethernet}}, min_mbps: 1}}\n"
+NOTHING: dict[str, Any] = {}
 PI3BPLUS_ROUTING = "model=Pi 3B+,scenario=routing,qdisc=sfq,link_speed_mbps=1000,mtu=1500"
 
 
@@ -74,7 +77,7 @@ def test_the_file_is_the_one_a_run_would_use_in_the_runs_order(capsys, tmp_path,
         body = "".join(f'{k} = "{v}"\n' for k, v in ini.items())
         (root / "pyproject.toml").write_text(f"[tool.pytest.ini_options]\n{body}")
         found, _ = thresholds_file("", environ, start)
-        assert found == expected == resolve({}.get, ini.get, environ, root).thresholds, (ini, environ)
+        assert found == expected == resolve(NOTHING.get, ini.get, environ, root).thresholds, (ini, environ)
     # The command line wins over all of them, relative to where it is typed.
     assert (
         thresholds_file("../option.yaml", {"PINET_THRESHOLDS": "env.yaml"}, start)[0]
@@ -82,7 +85,9 @@ def test_the_file_is_the_one_a_run_would_use_in_the_runs_order(capsys, tmp_path,
     )
     (root / "lab" / "thresholds.yaml").unlink()
     (root / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
-    assert thresholds_file("", {}, start)[0] == SHIPPED == resolve({}.get, {}.get, {}, root).thresholds
+    assert (
+        thresholds_file("", {}, start)[0] == SHIPPED == resolve(NOTHING.get, NOTHING.get, {}, root).thresholds
+    )
     monkeypatch.chdir(start)
     monkeypatch.setenv("PINET_THRESHOLDS", str(root / "env.yaml"))
     code, out, _ = _explain(capsys, "--context", "scenario=ethernet,duplex=half")
