@@ -27,6 +27,7 @@ from ..model.board_models import (
     ONE_WAY_BUSES,
     PHYSICS,
     BoardPhysics,
+    bus_wire_mbps,
 )
 from .linerate import IP_HEADER, UDP_HEADER, tcp_goodput_limit, udp_goodput_limit
 
@@ -144,12 +145,12 @@ def _board(context: Mapping[str, Any], carry: _Payload) -> list[Part]:
     for bus, crossings in buses.items():
         if bus not in ETHERNET_OVER_BUS_MBPS:
             continue
-        # A one-way bus carries every crossing of either direction in turn; a two-way one
-        # carries each direction apart, so only a route's two crossings both ways share it.
-        share = (
-            crossings * (2 if full else 1) if bus in ONE_WAY_BUSES else (2 if full and crossings > 1 else 1)
-        )
-        mbps = ETHERNET_OVER_BUS_MBPS[bus] / share
+        # Every crossing of a packet costs the bus its wire time; a two-way bus carries each
+        # direction apart, so only a route's two crossings both ways share one direction of
+        # it.  Both directions of a full duplex share a one-way bus too, but not evenly: each
+        # may take most of it, so its limit stays the whole bus (the floor is the share's).
+        share = crossings if bus in ONE_WAY_BUSES else (2 if full and crossings > 1 else 1)
+        mbps = carry(bus_wire_mbps(bus) / share)
         parts.append(Part(bus, mbps, _bus_why(model, physics, bus, mbps, crossings, full)))
     return parts
 
@@ -180,10 +181,10 @@ def _bus_why(model: str, physics: BoardPhysics, bus: str, mbps: float, crossings
     if crossings > 1:
         shared.append("a routed packet crosses it twice")
     if full and bus in ONE_WAY_BUSES:
-        shared.append("both directions share it")
+        shared.append("both directions share it, each as much as the other leaves")
     how = f" ({'; '.join(shared)})" if shared else ""
     return (
-        f"{what}: {ETHERNET_OVER_BUS_MBPS[bus]:g} Mbit/s of Ethernet in all{how}, {mbps:.1f} for this traffic"
+        f"{what}: {ETHERNET_OVER_BUS_MBPS[bus]:g} Mbit/s of TCP payload in all{how}, {mbps:.1f} for this traffic"
     )
 
 

@@ -59,6 +59,16 @@ ETHERNET_OVER_BUS_MBPS: dict[str, float] = {"usb2": 300.0, "usb3": 4000.0, "pcie
 # A disk on the bus: USB 2's bulk ceiling (13 packets of 512 bytes per 125 us microframe:
 # 53.2 MB/s, 426 Mbit/s) and USB 3's 4 Gbit/s of data.
 DISK_OVER_BUS_MBPS: dict[str, float] = {"usb2": 426.0, "usb3": 4000.0, "pcie": 4000.0}
+
+
+def bus_wire_mbps(bus: str) -> float:
+    """The wire rate at which a port carries what ``bus`` carries of Ethernet payload: the
+    figures above are TCP payload at MTU 1500 with timestamps, 1448 of every 1538 bytes of
+    wire time (so a bus carries a little more UDP, whose frames hold 1472, and more TCP at
+    jumbo MTUs)."""
+    return ETHERNET_OVER_BUS_MBPS[bus] * 1538 / 1448
+
+
 # Buses that carry one direction at a time: both directions of a full duplex, and a packet
 # routed in through one port and out through another on the same bus, share them.
 ONE_WAY_BUSES = frozenset({"usb2"})

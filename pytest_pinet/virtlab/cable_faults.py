@@ -103,11 +103,8 @@ def degrade(
     changed: list[str] = []
     done: list[tuple[str, str, list[str]]] = []
     for link in spec.links:
-        ends = [(link.board, link.board_interface), (link.peer, link.peer_interface)]
-        if is_qemu_board(spec, link.board):
-            ends = ends[1:]  # the board shapes its own egress inside the QEMU machine
-        speed = cable_speed(spec, link)  # a cable made bad by --link-speed stays bad
-        for host, device in ends:
+        # a cable made bad by --link-speed stays bad
+        for host, device, speed in shaped_ends(spec, link, cable_speed(spec, link)):
             shaper = shaping.Shaping(
                 speed, link.mtu, calibration=shaping.DEFAULT_CALIBRATION * (1 - percent / 100.0)
             )
@@ -163,18 +160,16 @@ def degrade_link_speed(spec: LabSpec, speed_mbps: int, link_name: str | None = N
         raise PinetError(f"link speed must be 1..100000 Mbit/s (0: the link's own), got {speed_mbps}")
     link = chosen[0]
     speed = speed_mbps or link.speed_mbps
-    ends = [(link.board, link.board_interface), (link.peer, link.peer_interface)]
-    if is_qemu_board(spec, link.board):
-        ends = ends[1:]  # the board's own port is inside the QEMU machine
     changed = []
-    for host, device in ends:
-        shaper = shaping.Shaping(speed, link.mtu)
+    for host, device, shaped in shaped_ends(spec, link, speed):
+        shaper = shaping.Shaping(shaped, link.mtu)
         system.run(
             [system.find_tool("tc"), "qdisc", "change", "dev", device, "root", *shaper.tc_args()],
             netns=spec.netns(host),
         )
-        shaping.label(spec.netns(host), device, speed)
-        changed.append(f"{link.name}: {host}:{device} shaped to and reporting {speed} Mbit/s")
+        port = link.board_interface if host == link.board else link.peer_interface
+        shaping.label(spec.netns(host), port, speed)
+        changed.append(f"{link.name}: {host}:{device} shaped to {shaped}, reporting {speed} Mbit/s")
     speeds = _cable_speeds(spec)
     speeds.pop(link.name, None)
     if speed != link.speed_mbps:
@@ -192,6 +187,18 @@ def degrade_link_speed(spec: LabSpec, speed_mbps: int, link_name: str | None = N
             float(state.get("seconds_pct", state["jitter_pct"])),
         )
     return changed
+
+
+def shaped_ends(spec: LabSpec, link: LinkSpec, speed: int) -> list[tuple[str, str, int]]:
+    """(host, the device whose root shaper carries it, its speed) of each end of ``link`` that
+    is shaped from here at cable speed ``speed``: not a QEMU board's own port (shaped inside the
+    machine); a board port behind a one-way bus on that bus's device, at the slower of the two."""
+    ends = [(link.board, link.board_interface, speed), (link.peer, link.peer_interface, speed)]
+    if is_qemu_board(spec, link.board):
+        return ends[1:]
+    if link.port_mbps:
+        ends[0] = (link.board, shaping.bus_device(link.board_interface), min(speed, link.port_mbps))
+    return ends
 
 
 LINK_SPEEDS = "link-speeds.json"  # the cables `degrade --link-speed` made negotiate otherwise

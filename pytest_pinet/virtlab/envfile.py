@@ -109,7 +109,11 @@ def _links(spec: LabSpec) -> list[dict[str, Any]]:
 
 def _pinet_section(spec: LabSpec, devices: dict[str, str], image: BoardImage | None) -> dict[str, Any]:
     """What labgrid has no words for: roles, links, routes, disks, the pinned known_hosts."""
-    hosts: dict[str, Any] = {host.name: {"role": host.role, "tcp_congestion": "cubic"} for host in spec.hosts}
+    hosts: dict[str, Any] = {
+        host.name: {"role": host.role, "tcp_congestion": "cubic"}
+        | ({"model": host.model} if host.model else {})
+        for host in spec.hosts
+    }
     if spec.is_qemu:
         # Off until a test run's strategy boots it through labgrid, as a board on a PDU.
         hosts[spec.board_host.name]["power_on_at_start"] = True

@@ -151,6 +151,41 @@ def apply(netns: str, device: str, shaping: Shaping) -> None:
     )
 
 
+def shape_end(netns: str, device: str, speed_mbps: int, mtu: int, port_mbps: int = 0) -> None:
+    """Shape one end of a cable: at the cable's speed, or, for a board's port behind a
+    one-way bus (``port_mbps``), on that bus at the slower of the two (:func:`apply_bus`)."""
+    if port_mbps:
+        apply_bus(netns, device, Shaping(min(port_mbps, speed_mbps), mtu))
+    else:
+        apply(netns, device, Shaping(speed_mbps, mtu))
+
+
+def bus_device(device: str) -> str:
+    """The IFB device that stands for the bus behind a board's port ``device`` (at most the
+    kernel's 15 characters)."""
+    return f"bus-{device}"[:15]
+
+
+def apply_bus(netns: str, device: str, shaping: Shaping) -> None:
+    """Shape ``device`` as a port behind a one-way bus (USB 2): what it sends and what it
+    receives both pass one shaper, on an IFB device, so the two directions share the bus's
+    rate as they do on the board instead of each getting a cable's worth.  Egress reaches the
+    IFB through an htb root whose filter redirects every packet (htb sends what comes back
+    from the IFB unclassified, straight to the device), ingress through the ingress qdisc."""
+    tc, ip, bus = system.find_tool("tc"), system.find_tool("ip"), bus_device(device)
+    if bus not in system.run([ip, "-o", "link", "show"], netns=netns).stdout:
+        system.run([ip, "link", "add", bus, "type", "ifb"], netns=netns)
+    system.run([ip, "link", "set", bus, "up"], netns=netns)
+    system.run([tc, "qdisc", "replace", "dev", bus, "root", *shaping.tc_args()], netns=netns)
+    redirect = ["protocol", "all", "u32", "match", "u32", "0", "0", "action", "mirred", "egress", "redirect"]
+    system.run([tc, "qdisc", "replace", "dev", device, "root", "handle", "1:", "htb"], netns=netns)
+    system.run([tc, "filter", "replace", "dev", device, "parent", "1:", *redirect, "dev", bus], netns=netns)
+    system.run([tc, "qdisc", "replace", "dev", device, "ingress"], netns=netns)
+    system.run(
+        [tc, "filter", "replace", "dev", device, "parent", "ffff:", *redirect, "dev", bus], netns=netns
+    )
+
+
 def describe(netns: str, device: str) -> str:
     """The root qdisc line of ``device``, for ``pinet lab status``."""
     out = system.run(

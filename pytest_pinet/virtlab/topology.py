@@ -11,6 +11,7 @@ import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from ..model.board_models import ONE_WAY_BUSES, PHYSICS, bus_wire_mbps
 from .names import ACCELERATORS, BOARD_KINDS, COMPANION_SUFFIX, PART_NAME
 
 DEFAULT_LAB = "pinet"
@@ -27,6 +28,9 @@ class HostSpec:
     # A twin's host keeps its env file's management address, on the twin's own network
     # (twin.py); the labs pinet plans for itself number their hosts from .10.
     mgmt: str = ""
+    # The board model it imitates (model/board_models.py), written into the env file: its
+    # ports are built as that model's physics says and its figures judged by their limits.
+    model: str = ""
 
 
 @dataclass(frozen=True)
@@ -45,6 +49,10 @@ class LinkSpec:
     # pinet plans for itself leave these empty and get one /24 per cable from the plan.
     board_address: str = ""
     peer_address: str = ""
+    # What the board's own port puts on the wire where its bus holds it below the cable (a
+    # Pi 3B+'s LAN7515 behind USB 2), both directions sharing it as that bus does; 0: the
+    # cable's speed.  The cable still negotiates (and reports) ``speed_mbps``.
+    port_mbps: int = 0
 
 
 @dataclass(frozen=True)
@@ -274,6 +282,36 @@ MORE_CABLES = (
 )
 
 
+def bus_port_mbps(model: str) -> int:
+    """The wire rate at which a port of ``model`` that hangs off a one-way bus carries what that
+    bus carries (Raspberry Pi's "maximum throughput 300 Mbps" of a 3B+'s TCP); 0 for a model
+    whose port is the SoC's own MAC."""
+    physics = PHYSICS[model]
+    if physics.builtin_attach not in ONE_WAY_BUSES:
+        return 0
+    return int(bus_wire_mbps(physics.builtin_attach))
+
+
+# The main job's slower board, beside the GbE one: a Pi 3B+, whose GbE port is a LAN7515
+# behind the USB 2 hub: its cable negotiates GbE, its port carries what USB 2 does (shared by
+# both directions), and its figures are judged by that limit (judge/path_limit.py).
+SLOW_MODEL = "Pi 3B+"
+SLOW_BOARD = HostSpec("pi3", "board", model=SLOW_MODEL)
+SLOW_CABLE = LinkSpec("pi3-eth", "pi3", "eth0", "pc", "eth1", port_mbps=bus_port_mbps(SLOW_MODEL))
+
+
+def mixed_namespace_lab(name: str = DEFAULT_LAB, *, state_root: Path | None = None) -> LabSpec:
+    """The main job's namespace part: the GbE board ``pi`` with its cables but the Fast
+    Ethernet one (a slower model measures what a slower port does), and :data:`SLOW_BOARD`
+    on ``pc``'s second port."""
+    lab = namespace_lab(name, state_root=state_root)
+    return replace(
+        lab,
+        hosts=(*lab.hosts, SLOW_BOARD),
+        links=(*(link for link in lab.links if link.name != "fe"), SLOW_CABLE),
+    )
+
+
 def namespace_lab(name: str = DEFAULT_LAB, *, state_root: Path | None = None) -> LabSpec:
     """The namespace board's lab as ``pinet lab up`` builds it: its GbE cables and
     :data:`MORE_CABLES`."""
@@ -284,7 +322,7 @@ def namespace_lab(name: str = DEFAULT_LAB, *, state_root: Path | None = None) ->
 def parts(pair: LabSpec) -> tuple[LabSpec, LabSpec]:
     """The two labs a two-board lab is built from: the namespace lab under the pair's own name,
     and the QEMU lab under :func:`companion_name` (own namespaces, bridge and addresses)."""
-    netns = namespace_lab(pair.name, state_root=pair.state_root)
+    netns = mixed_namespace_lab(pair.name, state_root=pair.state_root)
     qemu = qemu_lab(companion_name(pair.name), image=pair.image, accel=pair.accel, state_root=pair.state_root)
     return netns, qemu
 
@@ -297,9 +335,10 @@ def two_board_lab(
     state_root: Path | None = None,
 ) -> LabSpec:
     """The default lab: board ``pi`` (a namespace, GbE-shaped cables) with peers ``pc`` and
-    ``inet``, and board ``qpi`` (a QEMU machine with its own kernel) with peers ``qpc`` and
-    ``qinet``.  The plan names every host, link, route and disk of both, as its env file does."""
-    netns = namespace_lab(name, state_root=state_root)
+    ``inet``, the slower board ``pi3`` (a namespace built as a Pi 3B+) on ``pc``, and board
+    ``qpi`` (a QEMU machine with its own kernel) with peers ``qpc`` and ``qinet``.  The plan
+    names every host, link, route and disk of them, as its env file does."""
+    netns = mixed_namespace_lab(name, state_root=state_root)
     qemu = qemu_lab(companion_name(name), image=image, accel=accel, state_root=netns.state_root)
     rename = COMPANION_NAMES.__getitem__
     return LabSpec(

@@ -444,7 +444,7 @@ def _make_link(spec: LabSpec, link: LinkSpec) -> None:
         if not spec.links_provisioned:
             run_ip("link", "set", device, "mtu", str(link.mtu), netns=netns)
         shaping.disable_offloads(netns, device)
-        shaping.apply(netns, device, shaping.Shaping(link.speed_mbps, link.mtu))
+        shaping.shape_end(netns, device, link.speed_mbps, link.mtu, link.port_mbps if side == "board" else 0)
         shaping.label(netns, device, link.speed_mbps)
         if not spec.links_provisioned:
             run_ip("addr", "add", f"{spec.link_address(link, side)}/24", "dev", device, netns=netns)

@@ -85,4 +85,4 @@ def test_the_users_own_floors_stay_where_the_cable_is_the_limit():
     assert _floor(pi4)[:2] == (940.0, "gbe-tcp-half-duplex")
     plus = next(f for f in JUDGED if f["model"] == "Pi 3B+" and f["mbps"] == 253)
     floor, rule, limit = _floor(plus)
-    assert limit == 300.0 and rule == "link-half-duplex-usb2" and floor < 253
+    assert limit == pytest.approx(300.0) and rule == "link-half-duplex-usb2" and floor < 253

@@ -132,7 +132,7 @@ def _rule_id(thresholds: Thresholds, context: dict[str, Any], limit: float) -> s
 def test_a_pi_3bplus_is_judged_by_its_usb2_bus_not_by_the_cable():
     shipped = load_thresholds(SHIPPED)
     context, limit, why = _with_path(PI3BPLUS)
-    assert limit == 300.0 and "LAN7515 behind its USB 2 hub" in why
+    assert limit == pytest.approx(300.0) and "LAN7515 behind its USB 2 hub" in why
     passed = shipped.judge(context, 253.0, limit)
     assert passed is not None and passed.passed
     below = shipped.judge(context, 200.0, limit)

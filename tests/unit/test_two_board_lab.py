@@ -32,11 +32,14 @@ def pair(tmp_path: Path) -> LabSpec:
 def test_the_default_lab_plans_two_boards_with_unique_names(pair):
     assert pair.is_pair and lab_spec().is_pair
     boards = [h.name for h in pair.hosts if h.role == "board"]
-    assert boards == ["pi", "qpi"]
+    assert boards == ["pi", "pi3", "qpi"]
     assert [h.name for h in pair.hosts if h.role == "peer"] == ["pc", "inet", "qpc", "qinet"]
-    assert [link.name for link in pair.links] == ["eth", "usb", "fe", "jumbo", "qeth", "qusb"]
-    speeds = {link.name: (link.speed_mbps, link.mtu) for link in pair.links}
-    assert speeds["fe"] == (100, 1500) and speeds["jumbo"] == (1000, 9000)  # measured by the main job
+    assert [link.name for link in pair.links] == ["eth", "usb", "jumbo", "pi3-eth", "qeth", "qusb"]
+    speeds = {link.name: (link.speed_mbps, link.mtu, link.port_mbps) for link in pair.links}
+    # measured by the main job: a jumbo cable, and a Pi 3B+ whose GbE port carries what USB 2
+    # does (318 Mbit/s of wire: 300 of TCP payload), its cable still GbE
+    assert speeds["jumbo"] == (1000, 9000, 0) and speeds["pi3-eth"] == (1000, 1500, 318)
+    assert next(h for h in pair.hosts if h.name == "pi3").model == "Pi 3B+"
     assert [(r.name, r.board, r.lan, r.wan) for r in pair.routes] == [
         ("pi-router", "pi", "eth", "usb"),
         ("qpi-router", "qpi", "qusb", "qeth"),
@@ -57,13 +60,14 @@ def test_the_default_lab_plans_two_boards_with_unique_names(pair):
 def test_the_joint_env_file_is_one_inventory_of_both_boards(pair):
     two_boards.write_pair_env(pair)
     inventory = load_inventory(pair.env_file)
-    assert [b.name for b in inventory.boards] == ["pi", "qpi"]
-    assert sorted(inventory.hosts) == ["inet", "pc", "pi", "qinet", "qpc", "qpi"]
+    assert [b.name for b in inventory.boards] == ["pi", "pi3", "qpi"]
+    assert inventory.model_of("pi3") == "Pi 3B+" and inventory.model_of("pi") == ""
+    assert sorted(inventory.hosts) == ["inet", "pc", "pi", "pi3", "qinet", "qpc", "qpi"]
     assert {link.name: (link.board, link.peer) for link in inventory.links} == {
         "eth": ("pi", "pc"),
         "usb": ("pi", "inet"),
-        "fe": ("pi", "pc"),
         "jumbo": ("pi", "inet"),
+        "pi3-eth": ("pi3", "pc"),
         "qeth": ("qpi", "qinet"),
         "qusb": ("qpi", "qpc"),
     }
@@ -89,7 +93,7 @@ def test_a_machine_without_qemu_gets_the_namespace_board_and_the_reason(pair, mo
     )
     two_boards.write_pair_env(pair, why)
     inventory = load_inventory(pair.env_file)
-    assert [b.name for b in inventory.boards] == ["pi"]
+    assert [b.name for b in inventory.boards] == ["pi", "pi3"]
     assert inventory.absent == {"qpi": why, "qeth": why, "qusb": why}
 
 
