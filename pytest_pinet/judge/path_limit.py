@@ -183,9 +183,8 @@ def _bus_why(model: str, physics: BoardPhysics, bus: str, mbps: float, crossings
     if full and bus in ONE_WAY_BUSES:
         shared.append("both directions share it, each as much as the other leaves")
     how = f" ({'; '.join(shared)})" if shared else ""
-    return (
-        f"{what}: {ETHERNET_OVER_BUS_MBPS[bus]:g} Mbit/s of TCP payload in all{how}, {mbps:.1f} for this traffic"
-    )
+    carried = f"{ETHERNET_OVER_BUS_MBPS[bus]:g} Mbit/s of TCP payload in all"
+    return f"{what}: {carried}{how}, {mbps:.1f} for this traffic"
 
 
 def _target(context: Mapping[str, Any]) -> list[Part]:
