@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from pytest_pinet.virtlab import shaping, virtual_lab
+from pytest_pinet.virtlab.cable_faults import shaped_ends
 from pytest_pinet.virtlab.topology import LabSpec, parts, two_board_lab
 
 pytestmark = [pytest.mark.qemu, pytest.mark.slow]
@@ -53,10 +54,9 @@ def _cables(spec: LabSpec) -> dict[tuple[str, str], tuple[int, int, int]]:
     found = {}
     for part in parts(spec):
         for link in part.links:
-            ends = [(link.board, link.board_interface), (link.peer, link.peer_interface)]
-            if part.is_qemu:
-                ends = ends[1:]  # the QEMU board shapes its own port inside the machine
-            for host, device in ends:
+            # the QEMU board shapes its own port inside the machine; the Pi 3B+'s port is
+            # shaped on the USB 2 bus behind it, at what that bus carries
+            for host, device, speed in shaped_ends(part, link, link.speed_mbps):
                 shown = subprocess.run(
                     ["ip", "netns", "exec", part.netns(host), "tc", "qdisc", "show", "dev", device, "root"],
                     capture_output=True,
@@ -67,7 +67,7 @@ def _cables(spec: LabSpec) -> dict[tuple[str, str], tuple[int, int, int]]:
                 rate = re.search(r"rate (\d+(?:\.\d+)?)([KMG]?)bit", shown.stdout)
                 assert rate, shown.stdout
                 kbit = float(rate.group(1)) * {"": 0.001, "K": 1, "M": 1000, "G": 1_000_000}[rate.group(2)]
-                found[(part.name, f"{host}:{device}")] = (round(kbit), link.speed_mbps, link.mtu)
+                found[(part.name, f"{host}:{device}")] = (round(kbit), speed, link.mtu)
     return found
 
 

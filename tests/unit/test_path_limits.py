@@ -9,6 +9,7 @@ MTU x adapter x bus x qdisc x rate target x OS.
 from __future__ import annotations
 
 import fnmatch
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,7 +18,13 @@ from hypothesis import strategies as st
 
 from pytest_pinet.errors import ConfigError
 from pytest_pinet.judge.path_limit import PARTS, path_limit
-from pytest_pinet.judge.threshold_rules import SHIPPED, Thresholds, load_thresholds, thresholds_from_data
+from pytest_pinet.judge.threshold_rules import (
+    SHIPPED,
+    Thresholds,
+    judged,
+    load_thresholds,
+    thresholds_from_data,
+)
 from pytest_pinet.model.board_models import BOARD_MODELS, ETHERNET_OVER_BUS_MBPS, PHYSICS
 from pytest_pinet.model.context import SCENARIOS
 
@@ -164,3 +171,44 @@ def test_the_physics_table_and_the_shipped_rules_cannot_drift_apart():
         assert "model" not in rule.match, f"{rule.rule_id} is a per-model rule"
     named = {str(p) for rule in SHIPPED_RULES.rules for p in rule.match.get("limited_by", ())}
     assert named <= set(PARTS) and "usb2" in named
+
+
+def test_the_worked_mixed_lab_of_hardware_lab_md_is_what_the_rules_give():
+    """docs/hardware-lab.md's table of a mixed lab's floors, made again from the code."""
+    boards = [("Pi 3B+", "pi3"), ("Pi 4B", "pi4"), ("Pi 5", "pi5"), ("CM4", "cm4")]
+    rows = [
+        ("built-in port, one way", {"scenario": "ethernet", "adapter": "builtin", "duplex": "half"}),
+        ("built-in port, both ways", {"scenario": "ethernet", "adapter": "builtin", "duplex": "full"}),
+        (
+            "GbE USB adapter, one way",
+            {"scenario": "usb-adapter", "adapter": "rtl8153", "driver": "r8152", "duplex": "half"},
+        ),
+        (
+            "route: built-in LAN, USB WAN",
+            {"scenario": "routing", "adapter": "rtl8153", "lan_adapter": "builtin", "qdisc": "sfq"},
+        ),
+        ("UDP over the built-in port", {"scenario": "udp-sendto", "protocol": "UDP", "adapter": "builtin"}),
+    ]
+    base = {"link_speed_mbps": 1000, "mtu": 1500, "protocol": "TCP", "streams": 10, "rate_target_mbps": 0}
+    lines = [
+        "| path | " + " | ".join(f"{m} (`{b}`)" for m, b in boards) + " |",
+        "|---|" + "---|" * len(boards),
+    ]
+    for label, row in rows:
+        direction = "download" if row["scenario"] == "routing" else "board->peer"
+        cells = []
+        for model, board in boards:
+            context = {
+                "duplex": "half",
+                "direction": direction,
+                **base,
+                **row,
+                "model": model,
+                "board": board,
+            }
+            found = judged(SHIPPED_RULES, context)
+            assert found.floor is not None
+            cells.append(f"{found.floor:.0f} of {found.path.mbps:.0f} ({found.path.part})")
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "hardware-lab.md").read_text(encoding="utf-8")
+    assert "\n".join(lines) in doc, "\n".join(lines)
