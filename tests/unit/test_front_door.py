@@ -46,7 +46,7 @@ LAYOUT = {"pyproject.toml", "README.md", "pytest_pinet", "tests", "lab", "fixtur
 BESIDE = {"scripts", ".ci", "LICENSE", "MANIFEST.in", ".gitignore", ".git"}
 # What tools make at the top level of a clone or an sdist, never committed (.gitignore's).
 MADE = re.compile(
-    r"^(\..*_cache|\.hypothesis|\.venv|\.allure|build|dist|results|.*\.egg-info|PKG-INFO|setup\.cfg)$"
+    r"^(\..*_cache|__pycache__|\.hypothesis|\.venv|\.allure|build|dist|results|.*\.egg-info|PKG-INFO|setup\.cfg)$"
 )
 
 
