@@ -212,3 +212,17 @@ def test_the_worked_mixed_lab_of_hardware_lab_md_is_what_the_rules_give():
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     doc = (Path(__file__).resolve().parents[2] / "docs" / "hardware-lab.md").read_text(encoding="utf-8")
     assert "\n".join(lines) in doc, "\n".join(lines)
+
+
+@settings(max_examples=300, deadline=None)
+@given(contexts())
+def test_a_rule_naming_the_board_wins_over_the_generic_rules_it_replaces(context):
+    """The QEMU board's rules carry every key of the generic rule they replace plus the board:
+    wherever one of them matches a path that can carry its floor, one of them judges (on the
+    OS its images carry: a QNX rule is as specific, and no QEMU board runs QNX)."""
+    context = {**context, "board": "qpi", "model": "", "os": OSES[0]}
+    context["limited_by"] = path_limit(context).part
+    limit = path_limit(context).mbps
+    found = SHIPPED_RULES.matching(context, limit)
+    if any("board" in rule.match for rule in found):
+        assert "board" in found[0].match, [rule.rule_id for rule in found]
