@@ -119,3 +119,12 @@ def pytest_pinet_choose_place(candidates, preferred):
     )
     result = run(pytester, "--pinet-lab", "first.yaml,second.yaml", "--pinet-results", "r")
     assert result.ret == 0, result.stdout.str()
+
+
+def test_every_fixture_module_is_a_plugin_in_its_written_order():
+    import pkgutil
+
+    from pytest_pinet.plugin import fixtures, hooks
+
+    folder = {info.name for info in pkgutil.iter_modules(fixtures.__path__)}
+    assert set(hooks.FIXTURE_ORDER) == folder and len(hooks.FIXTURE_ORDER) == len(folder)
