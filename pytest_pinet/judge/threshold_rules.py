@@ -6,9 +6,10 @@ path's limit (``min_fraction_of_limit: 0.9``; the limit is :func:`.path_limit.pa
 from the path's physics) or absolute (``min_mbps: 940``, the user's own figure where a cable
 is the limit, or a collapse floor where no share can hold).
 
-A floor never exceeds what the path can carry: a rule whose absolute floor is above a
-context's limit does not judge that context (940 Mbit/s is a GbE cable's floor, not a Pi
-3B+'s, whose GbE port is a USB 2 device), and the next matching rule does.
+A shipped floor never exceeds what the path can carry: a shipped rule whose absolute floor is
+above a context's limit does not judge that context (940 Mbit/s is a GbE cable's floor, not
+a Pi 3B+'s, whose GbE port is a USB 2 device), and the next matching rule does.  A lab's own
+rule judges as written; ``pinet lab check`` warns where its floor is above its path's limit.
 
 Rules come in layers: the shipped rules, and above them a lab's own file (``extends:
 shipped``).  A matching lab rule wins over every shipped one, but only where it matches: each
@@ -111,9 +112,16 @@ class Rule:
         return True
 
     def above(self, limit_mbps: float | None) -> bool:
-        """Whether the rule's absolute floor is more than a path of ``limit_mbps`` carries: it
-        then judges no context of that path (0 or None: no limit known, nothing is above it)."""
+        """Whether the rule's absolute floor is more than a path of ``limit_mbps`` carries (0
+        or None: no limit known, nothing is above it)."""
         return bool(limit_mbps) and self.min_mbps is not None and self.min_mbps > float(limit_mbps or 0)
+
+    def steps_aside(self, limit_mbps: float | None) -> bool:
+        """A shipped rule whose floor a path cannot carry judges no context of it: the shipped
+        absolute floors are written for paths whose cable is the limit.  A lab's own rule
+        still judges (its floor missed, as the lab wrote it); ``pinet lab check`` and
+        ``pinet thresholds explain`` say it is above what the path carries."""
+        return self.layer == SHIPPED_LAYER and self.above(limit_mbps)
 
     def floor(self, limit_mbps: float | None) -> float:
         """The goodput the measurement must reach: the stricter of the two forms."""
@@ -155,7 +163,7 @@ class Thresholds:
         found = [
             (index, rule)
             for index, rule in enumerate(self.rules)
-            if rule.matches(context) and not rule.above(limit_mbps)
+            if rule.matches(context) and not rule.steps_aside(limit_mbps)
         ]
         found.sort(key=lambda pair: (-pair[1].layer, -len(pair[1].match), pair[0]))
         return [rule for _, rule in found]
@@ -195,11 +203,13 @@ class Thresholds:
             else:
                 reason = "as specific, later in the file"
             lines.append(f"  matched and lost: {loser.rule_id} ({reason})")
-        for high in (rule for rule in self.rules if rule.matches(context) and rule.above(limit_mbps)):
+        for high in (rule for rule in self.rules if rule.matches(context) and rule.steps_aside(limit_mbps)):
             lines.append(
                 f"  matched, not for this path: {high.rule_id} (its floor {high.min_mbps:g} Mbit/s is above "
                 f"the path's limit)"
             )
+        if chosen.above(limit_mbps):
+            lines.append("  WARNING: its floor is above what this path carries: red by construction")
         return lines
 
     def judge(

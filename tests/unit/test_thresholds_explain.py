@@ -125,4 +125,4 @@ def test_lab_check_says_which_of_the_labs_rules_judge_which_contexts(capsys, tmp
     out = capsys.readouterr().out
     assert "rule ours judges 4 contexts: pi4: ethernet half board->peer over pi4-builtin" in out
     assert "rule pi3-disks: judges none of this lab's boards' contexts" in out
-    assert "rule too-high steps aside where its floor is above what the path carries" in out
+    assert "WARNING: rule too-high's floor is above what the path carries in" in out
