@@ -7,8 +7,9 @@ test's outcome is follows from all of them together, in one order of precedence:
 fails the test (every direction judged first, so a full-duplex failure reports both); a
 board too hot to trust makes the measurement a lab fault; a known-slow combination is an
 expected failure; an interval that still holds the line is *undecided*; otherwise it passed.
-A result that measuring again could change (below its floor, a regression) is measured again
-first, because on a shared host noise comes before a verdict.
+A result that measuring again could change (below its floor, a regression) is confirmed
+first: measured again until most of its attempts agree, because one unlucky run is not a
+board that got worse, and one lucky run is not a drop that went away.
 
 The pytest layer maps :class:`Outcome` onto ``pytest.fail`` / ``xfail`` / ``skip``; ``pinet
 bench`` and any later command can use the same policy.
@@ -61,7 +62,8 @@ class GoodputJudge:
     """Judge the measurements of one test, measuring again while that could change the verdict.
 
     ``verdict_of`` judges one measurement (and records the verdict where the caller keeps
-    them); ``remeasure`` is how many more attempts a result may get; ``on_remeasure`` hears
+    them); ``remeasure`` is how many more attempts a suspect result may get (red takes most
+    of ``1 + remeasure``); ``on_remeasure`` hears
     why each one is taken (the results directory keeps it as a fact).  ``latency_of``, for a
     test that judges latency under load too, judges each measurement's p99: a ceiling crossed
     or a regression is measured again like a goodput failure (a neighbour's burst on a shared
@@ -78,16 +80,35 @@ class GoodputJudge:
     def judge(
         self, measurements: Sequence[Measurement], measure: Callable[[], Sequence[Measurement]] | None = None
     ) -> Outcome:
-        """The outcome of ``measurements``; with ``measure``, a result worth measuring again
-        is measured again (``remeasure`` times at most) and the last attempt decides."""
+        """The outcome of ``measurements``; with ``measure``, a result worth measuring again is
+        confirmed before it is red: measured again (``remeasure`` times at most) until a
+        majority of its ``1 + remeasure`` attempts agrees, and red only when most of them are.
+
+        Why a majority and not the last attempt: one lucky attempt must not clear a real drop
+        any more than one unlucky one may make a night red.  With three attempts, a chance
+        failure of probability p is red with 3p^2 - 2p^3 (0.03 for p = 0.1), a drop each
+        attempt sees with probability q = 0.9 stays red with 0.97.  The attempt that settles
+        the majority always agrees with it, so its measurements are the final ones."""
         taken = list(measurements)
         verdicts, latency = self._verdicts(taken)
-        attempts = self.remeasure if measure is not None else 0
-        while measure is not None and attempts > 0 and worth_remeasuring(verdicts, latency):
-            attempts -= 1
-            failures = [line for v in verdicts for line in v.failures] + latency_failures(taken, latency)
-            self.earlier.append("; ".join(failures))
-            self.on_remeasure(failures)
+        attempts = 1 + (self.remeasure if measure is not None else 0)
+        red = passed = 0
+        while measure is not None:
+            if worth_remeasuring(verdicts, latency):
+                red += 1
+                why = [line for v in verdicts for line in v.failures] + latency_failures(taken, latency)
+                line = "; ".join(why)
+            elif red and not any(v.failed for v in verdicts):
+                passed += 1
+                why = [f"confirming: {red} of {red + passed} attempts below so far, {attempts} at most"]
+                line = "passed"
+            else:
+                break  # nothing suspect, or a failure no measurement can change
+            left = attempts - red - passed
+            if 2 * red > attempts or 2 * (red + left) <= attempts:
+                break  # most attempts were red, or red can no longer be most of them
+            self.earlier.append(line)
+            self.on_remeasure(why)
             taken = list(measure())
             verdicts, latency = self._verdicts(taken)
         outcome = outcome_of(verdicts, tuple(taken), self.earlier)

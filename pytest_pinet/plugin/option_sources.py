@@ -155,8 +155,8 @@ def resolve(
     rootdir: Path,
 ) -> PinetSettings:
     """The run's settings: each option layered by :func:`value_of`, then the two things a
-    validator alone cannot know: relative paths anchored at ``rootdir`` and the automatic
-    remeasure count, which depends on the lab."""
+    validator alone cannot know: relative paths anchored at ``rootdir`` and the defaults that
+    depend on the lab (:data:`BY_LAB`)."""
     values: dict[str, Any] = {option.name: value_of(option, getoption, getini, environ) for option in OPTIONS}
     values["lab_source"] = named_lab(getoption, getini, environ)[1]
     for name, value in values.items():
@@ -166,8 +166,6 @@ def resolve(
         if values[name] is None:
             own = rootdir / "lab" / f"{name}.yaml"
             values[name] = own if own.is_file() else DATA / f"{name}.yaml"
-    if values["remeasure"] is None:
-        values["remeasure"] = 1 if values["lab"] == VIRTUAL else 0
     for name, (virtual, hardware) in BY_LAB.items():
         if values[name] is None:
             values[name] = virtual if values["lab"] == VIRTUAL else hardware

@@ -237,9 +237,3 @@ def data_file(value: str, source: str) -> Path | None:
 def duration(value: str, source: str) -> int | None:
     """Measured seconds per run, or None ("" = by the lab: :func:`resolve` picks it)."""
     return None if value == "" else positive_int(value, source)
-
-
-def remeasure(value: str, source: str) -> int | None:
-    """Remeasure count, or None ("" = auto): :func:`resolve` picks it from the lab, which is
-    parsed by then (the virtual lab shares its host's CPUs, so it earns one retry)."""
-    return None if value == "" else non_negative_int(value, source)

@@ -32,6 +32,7 @@ from .option_values import (
     host_names,
     image_names,
     lab_file,
+    non_negative_int,
     omit,
     on_off,
     one_of,
@@ -40,7 +41,6 @@ from .option_values import (
     places,
     positive_int,
     precision,
-    remeasure,
     rootdir_path,
     temperature,
     text,
@@ -176,12 +176,12 @@ OPTIONS: tuple[Option, ...] = (
     Option("streams", positive_int, "10", "parallel TCP streams", "N", "int"),
     Option(
         "remeasure",
-        remeasure,
-        "",
-        "measure again up to N times when a result is below its threshold; every attempt is recorded",
+        non_negative_int,
+        "2",
+        "confirm a result below its threshold or regressed before it is red: measure it again up "
+        "to N times, red when most of its 1+N attempts are; every attempt is recorded",
         "N",
         "int",
-        default_text="1 on the virtual lab, whose host is shared, 0 on hardware",
     ),
     Option(
         "adaptive",

@@ -6,7 +6,8 @@ the level the lab just measured (inside the next run's interval: undecided, with
 interval in the reason), and one above the line rate (945: a failure, because no Ethernet
 cable carries it).  The clear floor was 930 until a CI run on a busy machine measured
 937.2 +- 8.2 Mbit/s (392 retransmits): an interval holding 930, so undecided, as it should
-be; 900 sits 4 % under the line rate, beyond any interval this lab has shown.  A fixed
+be; 900 sits 4 % under the line rate, and a later CI run still measured 873 there once, so
+each case is judged by its own interval and one of three runs must clear the floor.  A fixed
 middle floor (940.8, then 941.4) failed CI trials twice: the lab's level moved from 940.5
 to 941.4 between machines while each run's interval spans only 0.05 to 0.14 % each side.
 """
@@ -115,11 +116,28 @@ def _reachable(row: dict[str, Any]) -> float:
     return min(round(float(row["goodput_mbps"]), 2), math.floor(LIMIT * 100) / 100)
 
 
+def _ends_as_its_interval_says(done: Any, floor: float, low: float, high: float) -> None:
+    """A run passed when its interval clears the floor, failed when it ends under it, and was
+    undecided when it holds it."""
+    expected = "1 passed" if floor < low else "1 failed" if floor > high else "1 undecided"
+    assert expected in done.stdout, f"{floor} against {low:.2f}-{high:.2f}: " + done.stdout[-3000:]
+
+
 def test_a_floor_inside_the_noise_ends_undecided_with_its_interval(lab12, tmp_path):
     (tmp_path / "test_suite.py").write_text(SUITE)
-    clear, _, first = _run(lab12, tmp_path, "clear", 900.0)
-    assert _interval(first)[0] > 900.0, first  # the lab was not too noisy to judge at all
-    assert clear.returncode == 0 and "1 passed" in clear.stdout, clear.stdout[-3000:]
+    # The clear floor: a run whose interval clears 900 passes.  A busy CI moment measured 873
+    # once (an interval under the floor, so failed, as it must be): each run must end as its
+    # interval says, and one of three must clear the floor.
+    seen = []
+    for _ in range(3):
+        clear, _, first = _run(lab12, tmp_path, "clear", 900.0)
+        low, high = _interval(first)
+        seen.append(f"900 against {low:.2f}-{high:.2f}")
+        _ends_as_its_interval_says(clear, 900.0, low, high)
+        if low > 900.0:
+            break
+    else:
+        pytest.fail(f"no run's interval cleared the clear floor: {seen}")
 
     # The floor inside: the level the lab just measured.  Runs on one machine agree within
     # about 0.05 %, their intervals span 0.05 to 0.14 % each side; across machines the level
@@ -133,8 +151,7 @@ def test_a_floor_inside_the_noise_ends_undecided_with_its_interval(lab12, tmp_pa
         low, high = _interval(row)
         seen.append(f"{floor} against {low:.2f}-{high:.2f}")
         if not low <= floor <= high:
-            expected = "1 passed" if floor < low else "1 failed"
-            assert expected in done.stdout, done.stdout[-3000:]
+            _ends_as_its_interval_says(done, floor, low, high)
             floor = _reachable(row)
             continue
         assert done.returncode == 0 and "1 undecided" in done.stdout, done.stdout[-3000:]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pytest_pinet.errors import LabFault
 from pytest_pinet.judge.verdict import Verdict, VerdictKind
@@ -44,12 +46,22 @@ def judge(taken: Taken, remeasure: int, reasons: list[list[str]] | None = None):
     return policy.judge(taken.measure(), taken.measure)  # type: ignore[arg-type]
 
 
-def test_noise_is_measured_again_and_the_last_attempt_decides():
-    taken = Taken([PASS, NOISE], [PASS, PASS])
+def test_noise_is_confirmed_and_most_attempts_decide():
+    taken = Taken([PASS, NOISE], [PASS, PASS], [PASS, PASS])
     reasons: list[list[str]] = []
     outcome = judge(taken, remeasure=2, reasons=reasons)
-    assert outcome.kind is OutcomeKind.PASSED and taken.measured == 2
-    assert reasons == [["912.0 vs baseline 941.4"]]
+    # One red, one pass: a third attempt settles it; two of three passed.
+    assert outcome.kind is OutcomeKind.PASSED and taken.measured == 3
+    assert reasons[0] == ["912.0 vs baseline 941.4"] and reasons[1][0].startswith("confirming: 1 of 2")
+
+
+def test_a_drop_one_lucky_attempt_hides_stays_red():
+    taken = Taken([NOISE], [PASS], [NOISE])
+    outcome = judge(taken, remeasure=2)
+    assert outcome.kind is OutcomeKind.FAILED and taken.measured == 3
+    assert outcome.message == (
+        "912.0 vs baseline 941.4\n(earlier attempt: 912.0 vs baseline 941.4)\n(earlier attempt: passed)"
+    )
 
 
 def test_a_failure_that_persists_fails_with_every_attempt_quoted():
@@ -57,6 +69,30 @@ def test_a_failure_that_persists_fails_with_every_attempt_quoted():
     outcome = judge(taken, remeasure=1)
     assert outcome.kind is OutcomeKind.FAILED and taken.measured == 2
     assert outcome.message == "912.0 vs baseline 941.4\n(earlier attempt: 912.0 vs baseline 941.4)"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(min_value=0, max_value=6), st.lists(st.booleans(), min_size=7, max_size=7))
+def test_red_is_a_majority_of_the_attempts_and_the_last_attempt_agrees(remeasure, script):
+    """Over every remeasure count and every run of luck: a passing first attempt is never
+    measured again; a suspect one is measured until most of ``1 + remeasure`` attempts agree,
+    never further; the outcome is red exactly when most attempts were, and it is the final
+    attempt's own verdict (so its measurements are the ones reported)."""
+    taken = Taken(*[[NOISE if red else PASS] for red in script])
+    outcome = judge(taken, remeasure=remeasure)
+    seen = script[: taken.measured]
+    total = 1 + remeasure
+    assert taken.measured <= total
+    if not script[0]:
+        assert taken.measured == 1 and outcome.kind is OutcomeKind.PASSED
+        return
+
+    def settled(red: int, n: int) -> bool:
+        return 2 * red > total or 2 * (red + total - n) <= total
+
+    assert settled(sum(seen), len(seen))  # it stopped once the majority was settled ...
+    assert not any(settled(sum(seen[:n]), n) for n in range(1, len(seen)))  # ... and not before
+    assert (outcome.kind is OutcomeKind.FAILED) == (2 * sum(seen) > total) == seen[-1]
 
 
 def test_a_failure_measuring_cannot_change_is_not_measured_again():
