@@ -22,6 +22,7 @@ from __future__ import annotations
 import random
 import statistics
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from ..judge.baseline import BaselinePolicy
@@ -63,7 +64,7 @@ def _seconds_case(trials: int, rule: SettleRule, rng: random.Random) -> dict[str
     alarms = caught = 0
     policy = BaselinePolicy()
     contexts = boards(
-        trials, HISTORY, lambda n, prior: _adaptive_night(model, n, RATE, rule, rng, prior), policy
+        trials, HISTORY, lambda n, prior: partial(_adaptive_night, model, n, RATE, rule, rng, prior), policy
     )
     lengths = [len(night.samples) for standing, _ in contexts for night in standing.accepted]
     for standing, prior in contexts:
@@ -94,7 +95,10 @@ def _runs_case(trials: int, rng: random.Random) -> dict[str, Any]:
     policy = BaselinePolicy()
     # The histories are contexts of boards: walked together, each night with their prior.
     contexts = boards(
-        histories, HISTORY, lambda n, prior: _adaptive_night(model, n, RATE, rule, rng, prior), policy
+        histories,
+        HISTORY,
+        lambda n, prior: partial(_adaptive_night, model, n, RATE, rule, rng, prior),
+        policy,
     )
     for standing, prior in contexts:
         power = detection_power(standing.accepted, policy)

@@ -14,6 +14,7 @@ from ..model.context_key import ContextKey
 from ..record.detection_page import power_json
 from ..record.night_digest import context_text, scope_text
 from ..record.nightly import Persisting
+from ..record.red_changes import red_changes
 from ..record.standing_memo import persisting_regressions
 from .store_access import STORE_HELP, open_store
 
@@ -27,6 +28,7 @@ def cmd_regressions(args: argparse.Namespace) -> int:
         pending = persisting_regressions(store, lab=args.lab)
         recent = store.acceptances(since=time.time() - WEEK_S)
         floors = store.floors([p.key for p in pending])
+        changes = red_changes(store, pending)
     finally:
         store.close()
     # What each context's accepted nights let one night catch (goodput: against its floor too).
@@ -53,6 +55,8 @@ def cmd_regressions(args: argparse.Namespace) -> int:
                     **({"accepted_mbps": p.before, "regressed_mbps": p.now} if p.metric.sign > 0 else {}),
                     "change_pct": p.change_pct,
                     "detection": power_json(powers[p.key, p.metric.name]),
+                    "what_changed": list(changes[p.key, p.metric.name].lines),
+                    "known": list(changes[p.key, p.metric.name].known),
                 }
                 for p in pending
             ],
@@ -67,7 +71,8 @@ def cmd_regressions(args: argparse.Namespace) -> int:
         if len(by_lab) > 1:  # a store shared by labs: each lab's under its name
             print(f"lab {lab}: {len(of_lab)} context(s) in regression")
         for p in of_lab:
-            print(f"{context_text(p.key)}\n  {p.explain()}")
+            changed = changes[p.key, p.metric.name].text()
+            print(f"{context_text(p.key)}\n  {p.explain()}" + (f"\n  {changed}" if changed else ""))
             power = powers[p.key, p.metric.name]
             if power is not None:
                 print(f"  what it can catch: {power.explain()}")

@@ -307,3 +307,53 @@ def parse_cable_alias(text: str) -> tuple[str, int, str] | None:
     if match is None:
         return None
     return match.group("what"), int(match.group("speed")), match.group("duplex")
+
+
+def parse_ethtool_rings(text: str) -> dict[str, int]:
+    """``ethtool -g``: the current ring sizes ("rx": 1024, "tx": 1024, ...); a ring a NIC does
+    not have ("n/a") and a NIC without ring parameters give nothing."""
+    rings: dict[str, int] = {}
+    current = False
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.lower().startswith("current hardware settings"):
+            current = True
+            continue
+        key, sep, value = line.partition(":")
+        if current and sep and value.strip().isdigit():
+            rings[key.strip().lower().replace(" ", "-")] = int(value.strip())
+    return rings
+
+
+def parse_root_qdisc(text: str) -> str | None:
+    """``tc qdisc show dev X``: the root qdisc's kind ("mq", "pfifo_fast", "noqueue")."""
+    for raw in text.splitlines():
+        words = raw.split()
+        if len(words) >= 2 and words[0] == "qdisc" and "root" in words:
+            return words[1]
+    return None
+
+
+def parse_sysctls(text: str) -> dict[str, str]:
+    """``sysctl KEY ...`` lines ("net.core.rmem_max = 212992") as a dict, whitespace in a
+    value (tcp_rmem's three numbers) made single."""
+    found: dict[str, str] = {}
+    for raw in text.splitlines():
+        key, sep, value = raw.partition(" = ")
+        if sep and re.fullmatch(r"[a-z0-9_.\-]+", key.strip()):
+            found[key.strip()] = " ".join(value.split())
+    return found
+
+
+def parse_vc_version(text: str) -> str:
+    """``vcgencmd version`` or ``vcgencmd bootloader_version``: the build's hash (12 digits)
+    and date, "82f3750a65fa (Mar 17 2023 10:50:39)"; "" off a Pi or when the firmware would
+    not say."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    build = next(
+        (line.split()[1] for line in lines if line.startswith("version ") and len(line.split()) > 1), ""
+    )
+    if not re.fullmatch(r"[0-9a-f]{7,40}", build):
+        return ""
+    date = lines[0] if lines and not lines[0].startswith("version ") else ""
+    return f"{build[:12]} ({date})" if date else build[:12]

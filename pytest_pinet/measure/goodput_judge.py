@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from ..errors import LabFault
+from ..judge.confirmation import settled
 from ..judge.verdict import Verdict, VerdictKind
 from ..model import Measurement
 
@@ -104,9 +105,8 @@ class GoodputJudge:
                 line = "passed"
             else:
                 break  # nothing suspect, or a failure no measurement can change
-            left = attempts - red - passed
-            if 2 * red > attempts or 2 * (red + left) <= attempts:
-                break  # most attempts were red, or red can no longer be most of them
+            if settled(red, passed, attempts):
+                break
             self.earlier.append(line)
             self.on_remeasure(why)
             taken = list(measure())

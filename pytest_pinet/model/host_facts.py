@@ -29,6 +29,8 @@ class InterfaceFacts:
     # "shaped veth" (its tbf rate is what it carries).
     reported_by: str = ""
     chip: str | None = None  # the PCI device behind the interface, where the host lists it
+    rings: dict[str, int] = field(default_factory=dict)  # current ring sizes (ethtool -g): "rx", "tx"
+    qdisc: str | None = None  # the root qdisc when the facts were read (before a test sets its own)
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,10 @@ class HostFacts:
     kernel_installed: str = ""
     # USB 3 host controllers with no driver attached (every USB adapter then runs at USB 2).
     undriven_usb3: tuple[str, ...] = ()
+    # The sysctls a night's figures depend on (host.platform.linux.PATH_SYSCTLS), as read.
+    sysctls: dict[str, str] = field(default_factory=dict)
+    # A Pi's VideoCore firmware and EEPROM bootloader builds ("vc-firmware", "bootloader").
+    firmware_versions: dict[str, str] = field(default_factory=dict)
 
     def summary(self) -> str:
         """One line for reports: model, OS, kernel."""

@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 import pytest
 
+from ..judge.confirmation import REMEASURE_BY_DEFAULT
 from ..session.settings import VIRTUAL
 from ..virtlab.names import ACCELERATORS, BOARD_KINDS, DEFAULT_IMAGE, IMAGE_NAMES
 from .option_values import (
@@ -177,7 +178,7 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "remeasure",
         non_negative_int,
-        "2",
+        str(REMEASURE_BY_DEFAULT),
         "confirm a result below its threshold or regressed before it is red: measure it again up "
         "to N times, red when most of its 1+N attempts are; every attempt is recorded",
         "N",

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +26,7 @@ from ..model.context_key import ContextKey
 from .detection_page import detection_markdown
 from .lab_nights import LabNight, lab_nights, labs_markdown
 from .nightly import GOODPUT, LATENCY, Metric, nights_of
+from .red_changes import RedChange, change_of
 from .standing_memo import standing_before
 from .store import ResultsStore, StoredMeasurement
 
@@ -67,16 +69,18 @@ class Regressed:
     nights: int = 1
     unit: str = GOODPUT.unit  # latency: LATENCY.short_unit
     catches_pct: float | None = None  # the drop one night of the context catches (judge.detection)
+    changed: RedChange | None = None  # what differs on its path since its last good night
 
     def line(self) -> str:
         """One line for the Variables block and the morning page."""
         figures = f"{self.accepted:.1f} -> {self.tonight:.1f} {self.unit} ({self.change_pct:+.1f} %)"
         if self.catches_pct is not None:
             figures += f"; one night catches a {self.catches_pct:.1f} % change"
+        changed = f"; {self.changed.text()}" if self.changed is not None and self.changed.lines else ""
         if not self.since_run:
-            return f"{self.context}: {figures}"
+            return f"{self.context}: {figures}{changed}"
         since = f"since run {self.since_run} ({self.nights} nights, first seen {self.first_seen})"
-        return f"{self.context}: {since}, {figures}"
+        return f"{self.context}: {since}, {figures}{changed}"
 
 
 @dataclass(frozen=True)
@@ -234,7 +238,12 @@ def _regressed(
     )
     if "regression" not in verdict:
         return None, drop, power
-    return _regression(key, standing, baseline, value, change, metric, power), drop, power
+    issues = store.known_issues()
+
+    def changed(good: str | None, red: str) -> RedChange:
+        return change_of(store, key, good, red, issues)
+
+    return _regression(key, standing, baseline, value, change, metric, power, changed, run_id), drop, power
 
 
 def _regression(
@@ -245,16 +254,40 @@ def _regression(
     change: float,
     metric: Metric,
     power: DetectionPower | None,
+    changed: Callable[[str | None, str], RedChange],
+    run_id: str,
 ) -> Regressed:
     unit = metric.short_unit or metric.unit
     catches = power.one_night_pct if power is not None else None
+    good = standing.accepted[-1].run_id if standing.accepted else None
     # Tonight's verdict says whether it regressed; the standing says since when.
     if standing.since is None:
-        return Regressed(context_text(key), baseline, value, change, unit=unit, catches_pct=catches)
+        return Regressed(
+            context_text(key),
+            baseline,
+            value,
+            change,
+            unit=unit,
+            catches_pct=catches,
+            changed=changed(good, run_id),
+        )
     first = standing.since
+    before = [n for n in standing.accepted if n.started < first.started]
+    good = before[-1].run_id if before else None
     day = time.strftime("%Y-%m-%d", time.gmtime(first.started))
     nights = len(standing.regressed) + 1
-    return Regressed(context_text(key), baseline, value, change, first.run_id, day, nights, unit, catches)
+    return Regressed(
+        context_text(key),
+        baseline,
+        value,
+        change,
+        first.run_id,
+        day,
+        nights,
+        unit,
+        catches,
+        changed(good, first.run_id),
+    )
 
 
 def night_digest_of(

@@ -4,7 +4,8 @@ A run may hold several rows of one context: a test measured again after a failin
 or two tests that both measure the context (a throttled full-duplex test's free direction).
 Counting each as a sample lets one night outvote the others (a re-measured degraded night
 entered the baseline twice and made the degraded level the baseline at once).  So each test
-gives its final attempt, and the night's figure is the median of its tests' final figures;
+gives the attempt that stands for it (the middle one, :func:`confirmed_attempt`), and the
+night's figure is the median of its tests' figures;
 lab faults, hot boards, unjudged rows and excluded runs never count.
 
 Latency under load has nights of its own (:data:`LATENCY`): the night's p90 RTT under load
@@ -80,14 +81,14 @@ def nights_of(
     """One :class:`Night` per run of one context's ``rows``, oldest first (mirrored for a
     lower-is-better ``metric``); ``priors``: the spread prior each run judged the context's
     group with (record/store_priors.py), by run."""
-    finals: dict[str, dict[str, StoredMeasurement]] = {}
+    attempts: dict[str, dict[str, list[StoredMeasurement]]] = {}
     for row in sorted(rows, key=lambda r: (r.started, r.id)):
         if metric.value(row) is None:
             continue
-        finals.setdefault(row.run_id, {})[row.test_id] = row  # a later attempt replaces an earlier
+        attempts.setdefault(row.run_id, {}).setdefault(row.test_id, []).append(row)
     nights = []
-    for run_id, by_test in finals.items():
-        final = list(by_test.values())
+    for run_id, by_test in attempts.items():
+        final = [confirmed_attempt(tried, metric) for tried in by_test.values()]
         samples = tuple(metric.sign * x for row in final for x in metric.samples(row))
         meta = {"kernel": final[-1].kernel, "os": final[-1].os, "adapter": final[-1].adapter}
         value = metric.sign * float(statistics.median(metric.value(row) or 0.0 for row in final))
@@ -95,6 +96,16 @@ def nights_of(
         prior = (priors or {}).get(run_id)
         nights.append(Night(run_id, min(row.started for row in final), value, samples, meta, margin, prior))
     return sorted(nights, key=lambda n: n.started)
+
+
+def confirmed_attempt(tried: Sequence[StoredMeasurement], metric: Metric) -> StoredMeasurement:
+    """The attempt of a confirmed test that stands for it: the middle one by figure, the
+    better of the middle two when they are even (judge.confirmation: red takes most attempts,
+    so with two of four red the test passed).  Its verdict is the majority's; the last
+    attempt's figure would be the luckiest of a disagreeing lot, and a night taken as a lucky
+    attempt hides the drop the next nights' step test should see."""
+    ranked = sorted(tried, key=lambda row: metric.sign * (metric.value(row) or 0.0))
+    return ranked[len(ranked) // 2]
 
 
 @dataclass(frozen=True)
@@ -109,6 +120,12 @@ class Persisting:
     def first(self) -> Night:
         """The first regressed night."""
         return self.standing.regressed[0]
+
+    @property
+    def last_good(self) -> Night | None:
+        """The last accepted night before it: what "what changed" compares the first red one with."""
+        before = [n for n in self.standing.accepted if n.started < self.first.started]
+        return before[-1] if before else None
 
     @property
     def before(self) -> float:

@@ -20,7 +20,9 @@ from typing import Any
 from ..errors import ConfigError
 from ..model import Measurement
 from ..polling import Pace, poll_for
+from .known_issues import KnownIssues
 from .store_curation import Curation, masked_url
+from .store_fingerprints import Fingerprints
 from .store_floors import Floors
 from .store_priors import SpreadPriors
 from .store_revisions import Revisions, pairs_of_rows
@@ -58,7 +60,7 @@ def _whole_row(row: Mapping[str, Any]) -> tuple[Any, ...]:
     return tuple(row[c] for c in IMPORTED_COLUMNS) + tuple(figure_columns(json.loads(row["data"])).values())
 
 
-class ResultsStore(Curation, KeptStandings, Floors, SpreadPriors):
+class ResultsStore(Curation, KeptStandings, Floors, Fingerprints, KnownIssues, SpreadPriors):
     """SQLite or PostgreSQL behind one small interface; safe to share between threads."""
 
     def __init__(self, url: str) -> None:

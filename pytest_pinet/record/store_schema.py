@@ -18,6 +18,8 @@ from typing import Any
 from ..judge.fairness import jain_fairness
 from ..model import Measurement
 from ..model.context_key import context_key
+from .known_issues import TABLE_POSTGRESQL as KNOWN_ISSUES_POSTGRESQL
+from .known_issues import TABLE_SQLITE as KNOWN_ISSUES_SQLITE
 from .store_priors import TABLE as SPREAD_PRIORS
 from .store_revisions import POSTGRES_COUNTER, SQLITE_COUNTER, TABLES
 from .store_rows import latency_p99_of, latency_rtts_of
@@ -146,6 +148,12 @@ MIGRATIONS = (
         6,
         "the spread prior each run's verdicts pooled a context's spread with (record/store_priors.py)",
         statements=(SPREAD_PRIORS,),
+    ),
+    Migration(
+        7,
+        "known issues named against what changed on red contexts' paths (record/known_issues.py)",
+        sqlite=(KNOWN_ISSUES_SQLITE,),
+        postgresql=(KNOWN_ISSUES_POSTGRESQL,),
     ),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -46,7 +46,9 @@ def test_more_trials_are_more_boards_of_the_same_size():
     """The false-alarm budget is the night's contexts' (baseline.night_budget): trials past a
     board's 200 contexts make another board, not a larger one with a smaller share each."""
     rng, model = random.Random(2), model_of(1.0, "runs")
-    contexts = boards(450, 3, lambda n, prior: _night(model, n, 941.4, 3, rng, prior), BaselinePolicy())
+    contexts = boards(
+        450, 3, lambda n, prior: lambda: _night(model, n, 941.4, 3, rng, prior), BaselinePolicy()
+    )
     families = [prior.family for _, prior in contexts if prior is not None]
     assert len(contexts) == 450 and len(families) == 450
     assert families.count(BOARD_CONTEXTS) == 400 and families.count(50) == 50

@@ -33,6 +33,14 @@ CPUFREQ_ROOT = "/sys/devices/system/cpu"
 CPU0_FREQ = f"{CPUFREQ_ROOT}/cpu0/cpufreq"
 USB_FILES = ("idVendor", "idProduct", "speed")  # of the USB device behind an interface
 WITHOUT_NUL = quote(["tr", "-d", "\\000"])  # the device tree's model string ends in a NUL
+# The sysctls a night's figures depend on, kept in every host's fingerprint (model.fingerprint):
+# socket buffers, congestion control, the default qdisc, forwarding, the softirq's budget.
+PATH_SYSCTLS = (
+    "net.core.rmem_max", "net.core.wmem_max", "net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem",
+    "net.ipv4.tcp_congestion_control", "net.core.default_qdisc", "net.ipv4.ip_forward",
+    "net.core.netdev_max_backlog", "net.core.netdev_budget", "net.ipv4.tcp_timestamps",
+    "net.ipv4.tcp_sack", "net.core.rps_sock_flow_entries",
+)  # fmt: skip
 
 
 class LinuxPlatform(Platform):
@@ -73,6 +81,13 @@ class LinuxPlatform(Platform):
             f"{quiet(['iperf3', '--version'])} | {quote(['head', '-n', '1'])}",
             section(FACTS_MARK, "lsusb"),
             quiet(["lsusb", "-t"]),
+            section(FACTS_MARK, "sysctl"),
+            quiet(["sysctl", *PATH_SYSCTLS]),
+            # A Pi's VideoCore firmware and its EEPROM's bootloader (nothing off a Pi).
+            section(FACTS_MARK, "vc-firmware"),
+            quiet(["vcgencmd", "version"]),
+            section(FACTS_MARK, "bootloader"),
+            quiet(["vcgencmd", "bootloader_version"]),
         ]
         for name in interfaces:
             checked_interface(name)
@@ -91,6 +106,10 @@ class LinuxPlatform(Platform):
                 quiet(["cat", *(self.interface_file(name, f"device/../{f}") for f in USB_FILES)]),
                 section(FACTS_MARK, f"if-alias:{name}"),
                 read_file_script(self.interface_file(name, "ifalias")),
+                section(FACTS_MARK, f"if-rings:{name}"),
+                quiet(["ethtool", "-g", name]),
+                section(FACTS_MARK, f"if-qdisc:{name}"),
+                quiet(["tc", "qdisc", "show", "dev", name]),
             ]
         return sequence(*parts)
 

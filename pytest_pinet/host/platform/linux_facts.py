@@ -12,12 +12,16 @@ from ..facts_parse import (
     parse_cable_alias,
     parse_ethtool_features,
     parse_ethtool_info,
+    parse_ethtool_rings,
     parse_ethtool_settings,
     parse_image_marker,
     parse_lsusb_tree,
     parse_os_release,
+    parse_root_qdisc,
+    parse_sysctls,
     parse_throttled,
     parse_usb_identity,
+    parse_vc_version,
     usb_speed_of_driver,
 )
 
@@ -75,6 +79,8 @@ def linux_facts(host: str, s: Mapping[str, str], interfaces: Sequence[str]) -> H
             carrier=settings.link_detected,
             usb_id=identity.usb_id if identity else None,
             reported_by=reported_by,
+            rings=parse_ethtool_rings(s.get(f"if-rings:{name}", "")),
+            qdisc=parse_root_qdisc(s.get(f"if-qdisc:{name}", "")),
         )
     marker = parse_image_marker(s.get("image", ""))
     temp = s.get("temp", "")
@@ -98,4 +104,13 @@ def linux_facts(host: str, s: Mapping[str, str], interfaces: Sequence[str]) -> H
         image=image_of(marker, s.get("kernel", "")),
         image_marker=marker,
         cpu_model=next(iter(s.get("cpu-model", "").splitlines()), "").strip(),
+        sysctls=parse_sysctls(s.get("sysctl", "")),
+        firmware_versions={
+            name: found
+            for name, found in (
+                ("vc-firmware", parse_vc_version(s.get("vc-firmware", ""))),
+                ("bootloader", parse_vc_version(s.get("bootloader", ""))),
+            )
+            if found
+        },
     )
