@@ -12,6 +12,9 @@ from typing import Any
 from ..judge.changepoints import ChangePoint, ChangePolicy, detect_change_points
 from ..judge.standing import Acceptance
 from ..model.context_key import ContextKey
+from ..record.known_issues import KnownIssue
+from ..record.red_changes import RedChange, change_of
+from ..record.store import ResultsStore
 from ..redaction import mask
 from .store_access import STORE_HELP, open_store
 
@@ -30,6 +33,7 @@ def cmd_trends(args: argparse.Namespace) -> int:
     report: list[dict[str, Any]] = []
     try:
         acceptances = store.acceptances()
+        issues = store.known_issues()
         keys = store.context_keys(args.lab)
         book = StandingBook(store)
         metric = LATENCY if args.metric == "latency" else GOODPUT
@@ -39,6 +43,11 @@ def cmd_trends(args: argparse.Namespace) -> int:
             if not series:
                 continue
             changes = detect_change_points(series, policy)
+            runs = [run.run_id for run in series]
+            paths = {
+                change.run_id: _path_change(store, key, runs, change.run_id, issues).lines
+                for change in changes
+            }
             label = ", ".join(ContextKey.parse(key).shown())
             found += len(changes)
             power = detection_power(book.now(key, metric).accepted, floor=floors.get(key))
@@ -53,6 +62,7 @@ def cmd_trends(args: argparse.Namespace) -> int:
                             **asdict(change),
                             "explain": explain_change(change, args.metric),
                             "accepted": _accepted(key, change, acceptances),
+                            "what_changed": list(paths[change.run_id]),
                         }
                         for change in changes
                     ],
@@ -66,6 +76,8 @@ def cmd_trends(args: argparse.Namespace) -> int:
                     print(f"  what it can catch: {power.explain()}")
             for change in changes:
                 print(f"  change point: {explain_change(change, args.metric)}")
+                if paths[change.run_id]:
+                    print(f"    path: {'; '.join(paths[change.run_id])}")
                 for line in _accepted(key, change, acceptances):
                     print(f"    {line}")
     finally:
@@ -75,6 +87,15 @@ def cmd_trends(args: argparse.Namespace) -> int:
     else:
         print(f"{found} change point(s)" if found else "no change points")
     return 1 if found else 0
+
+
+def _path_change(
+    store: ResultsStore, key: str, runs: list[str], run_id: str, issues: list[KnownIssue]
+) -> RedChange:
+    """What differs on ``key``'s path between the run before a change point and its own
+    (model.fingerprint): beyond the context's keys that ``came with`` names."""
+    before = runs[runs.index(run_id) - 1] if run_id in runs and runs.index(run_id) > 0 else None
+    return change_of(store, key, before, run_id, issues)
 
 
 def _accepted(key: str, change: ChangePoint, acceptances: Sequence[Acceptance]) -> list[str]:

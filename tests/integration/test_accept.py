@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from pytest_pinet.cli.report import last_night
+from pytest_pinet.model.fingerprint import NOTHING_CHANGED
 from pytest_pinet.virtlab import cable_faults
 from pytest_pinet.virtlab.topology import LabSpec
 
@@ -119,6 +120,10 @@ def test_a_regression_stays_red_until_accepted(lab32, tmp_path):
     assert {r.since_run for r in morning.persisting} == {night3}
     for regressed in morning.persisting:
         assert -13 < regressed.change_pct < -7  # against the clean level, not last night's
+        # Only the cables changed, which no host's facts show: the entry says so.
+        assert regressed.changed is not None and regressed.changed.lines[-1].endswith(NOTHING_CHANGED), (
+            regressed.line()
+        )
 
     accepted = _pinet("accept", night3, "--why", "cables slowed on purpose", "--db", _db(tmp_path))
     assert accepted.returncode == 0, accepted.stdout + accepted.stderr

@@ -115,13 +115,22 @@ def test_clean_runs_then_a_degraded_one(lab8, tmp_path):
         ok = _pytest(tmp_path)
         assert ok.returncode == 0, ok.stdout[-3000:]
         _report(tmp_path)  # each night's report, as a nightly builds it: the metrics keep history
+    # The same night someone changed the board's offloads by hand (its receive checksums,
+    # which a bulk sender hardly uses): the red night names that change beside the drop.
+    by_hand = ["ip", "netns", "exec", lab8.netns("pi"), "ethtool", "-K", "eth0", "rx", "off"]
+    subprocess.run(by_hand, check=True, capture_output=True)
     cable_faults.degrade(lab8, 10.0)
     bad = _pytest(tmp_path)
     assert bad.returncode == 1, bad.stdout[-3000:]
     report = _report(tmp_path)
     assert "regression against baseline" in bad.stdout
+    offload = "board eth0 offloads rx-checksum: on -> off"
+    assert "what changed: since run " in bad.stdout and offload in bad.stdout, bad.stdout[-3000:]
+    listed = _pinet("regressions", "--db", _db(tmp_path))
+    assert "what changed: since run " in listed.stdout and offload in listed.stdout, listed.stdout
     trends = _pinet("trends", *TRENDS, "--db", _db(tmp_path))
     assert trends.returncode == 1, trends.stdout + trends.stderr
+    assert f"    path: {offload}" in trends.stdout, trends.stdout  # beside the context keys it came with
     first, second, last_clean, degraded = sorted(
         p.name for p in (tmp_path / "results").iterdir() if p.is_dir()
     )
