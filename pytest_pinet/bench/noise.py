@@ -41,9 +41,10 @@ from ..virtlab.jitter import NoiseModel
 
 SPREADS = (0.3, 1.0, 3.0)  # percent, run to run and second to second
 # Which part of the noise model carries the spread: both (the lab's --jitter), the run's level
-# alone (a Pi's run-to-run luck, which longer runs cannot average) or the seconds alone (which
-# they can): the detection power has to hold for each.
-PARTS = ("both", "runs", "seconds")
+# alone (a Pi's run-to-run luck, which longer runs cannot average), the seconds alone (which
+# they can), or the night's luck, shared by every attempt of one night (which confirming
+# cannot see past): the detection power has to hold for each.
+PARTS = ("both", "runs", "seconds", "nights")
 DROPS = (1.0, 3.0)  # percent slower
 HISTORIES = (3, 5, 10, 20, 30)  # clean nights before the drop
 # The attempts a suspect night gets, as the suite takes them (--pinet-remeasure's default).

@@ -81,6 +81,18 @@ def register(sub: Any) -> None:
     bench.add_argument(
         "--history-dir", default=None, help="where the SQLite store is built (default: a temporary one)"
     )
+    bench.add_argument(
+        "--month-only",
+        action="store_true",
+        help="only a month of nights on a namespace board of its own: clean, every cable slower, "
+        "clean again, judged by the suite (root; about ten minutes)",
+    )
+    bench.add_argument(
+        "--month-spread", type=float, default=1.0, help="the cables' run-to-run spread, percent"
+    )
+    bench.add_argument(
+        "--month-percent", type=float, default=3.0, help="how much slower the degraded nights are"
+    )
     bench.set_defaults(func=cmd_bench)
 
 
@@ -90,6 +102,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     if args.history_only:
         return _history(args)
+    if args.month_only:
+        return _month(args)
     noise = _noise(args.noise_trials) if args.noise_trials > 0 else None
     if args.noise_only:
         if noise is None:
@@ -116,6 +130,18 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if noise is not None:
         print("\n".join(_noise_lines(noise)))
     return 0 if all(f["met"] is not False for f in data["figures"]) else 1
+
+
+def _month(args: argparse.Namespace) -> int:
+    """The month on the namespace board; exit 1 unless every context is red by the third
+    degraded night, still red on the last, and no clean night is red."""
+    from ..bench.month_nights import format_month, month_json, month_on_namespace
+
+    month = month_on_namespace(percent=args.month_percent, spread_pct=args.month_spread, say=_progress)
+    print(json.dumps({"month": month_json(month)}, indent=2))
+    print("\n".join(format_month(month)))
+    caught = all(n is not None and n <= 3 for n in month.red_by().values())
+    return 0 if caught and all(month.still_red_last().values()) and month.false_reds() == 0 else 1
 
 
 def _history(args: argparse.Namespace) -> int:

@@ -154,3 +154,26 @@ def test_the_limits_line_reads_the_asked_cell_and_the_clean_nights_of_every_cell
     )
     # 200 contexts' clean nights: the mean of 0.5 % and 1.5 % of them, 2 false regressions.
     assert lines[1].startswith("  a clean night of 200 contexts shows 2.00 false regressions on average")
+
+
+def test_the_month_on_the_namespace_board_adds_up_its_nights():
+    from pytest_pinet.bench.month_nights import Month, MonthNight, format_month
+
+    a, b = "t::test_goodput[board->peer]", "t::test_goodput[peer->board]"
+
+    def night(n: int, slower: float, va: str, vb: str) -> MonthNight:
+        return MonthNight(
+            n, slower, {a: va, b: vb}, {a: 1 if va == "pass" else 3, b: 1}, {a: 941.0, b: 940.0}
+        )
+
+    nights = [night(1, 0, "no-baseline", "no-baseline"), night(2, 0, "pass", "pass")]
+    nights += [night(3, 3, "pass", "regression"), night(4, 3, "regression", "regression")]
+    nights += [night(5, 0, "pass", "regression")]  # a clean night called red: a false one
+    month = Month(1.0, 3.0, 2, 2, 1, nights)
+    assert month.red_by() == {a: 2, b: 1}
+    assert month.still_red_last() == {a: True, b: True}
+    assert month.false_reds() == 1 and month.clean_context_nights() == 4
+    lines = format_month(month)
+    assert "board->peer: red on degraded night 2, still red on the last" in lines[1]
+    assert "false reds: 1 of 4 clean context-nights" in lines[3]
+    assert "(3 attempts)" in lines[7]  # confirmation shows
