@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -36,7 +37,7 @@ def test_goodput(pinet_measure_tcp, pinet_judge_goodput, direction):
 """
 # A floor every night of the month clears, degraded ones too: red comes from history alone.
 THRESHOLDS = {"rules": [{"id": "collapse", "match": {"scenario": "*"}, "min_mbps": 500}]}
-LAB_NAME = "pinetmo"
+LAB_NAME = "pinet62"  # a name no other lab of the bench or the tests takes
 
 
 @dataclass(frozen=True)
@@ -119,6 +120,8 @@ def month_on_namespace(
         (root / "test_month.py").write_text(SUITE, encoding="utf-8")
         (root / "thresholds.yaml").write_text(json.dumps(THRESHOLDS), encoding="utf-8")
         virtual_lab.down(spec)
+        # A CI job stopped mid-month (SIGTERM) takes the lab down too, as Ctrl-C does.
+        previous = signal.signal(signal.SIGTERM, _stop)
         virtual_lab.up(spec)
         try:
             plan = [0.0] * clean + [percent] * degraded + [0.0] * after
@@ -134,7 +137,12 @@ def month_on_namespace(
                 )
         finally:
             virtual_lab.down(spec)
+            signal.signal(signal.SIGTERM, previous)
     return month
+
+
+def _stop(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
 
 
 def _night(root: Path, spec: LabSpec, number: int, slower: float, duration: int) -> MonthNight:
@@ -144,6 +152,7 @@ def _night(root: Path, spec: LabSpec, number: int, slower: float, duration: int)
         [
             sys.executable, "-m", "pytest", str(root / "test_month.py"), "-q", "-p", "no:cacheprovider",
             "--rootdir", str(root), "--pinet-virtual-lab", spec.name, "--pinet-keep-lab",
+            "--pinet-board", "netns",
             "--pinet-results", str(results), "--pinet-db", f"sqlite:///{root / 'store.sqlite'}",
             "--pinet-duration", str(duration), "--pinet-omit", "1",
             "--pinet-thresholds", str(root / "thresholds.yaml"),
