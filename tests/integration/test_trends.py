@@ -24,9 +24,11 @@ from ..report_browser import chromium, result_id_of, serve, shoot
 from .conftest import own_lab
 
 ROOT = Path(__file__).resolve().parents[2]
-# Changes of 3 % or more count: the planted 10 % step, never a clean night 1 % off its peers.
-TRENDS = ("--min-change", "3")
-ABOUT_TEN = r"-(?:8|9|10|11|12)\.\d"  # the planted drop, as a percentage with one decimal
+# Changes of 10 % or more count: the planted step, never a clean night the host starved for a
+# second or two (4-5 % low, which `pinet trends --min-change 3` lists as a change point).
+TRENDS = ("--min-change", "10")
+PLANT = 25.0  # percent slower cables on the degraded night
+ABOUT_PLANT = r"-(?:23|24|25|26|27)\.\d"  # the planted drop, as a percentage with one decimal
 
 SUITE = """
 def test_goodput(pinet_measure_tcp, pinet_judge_goodput):
@@ -98,6 +100,26 @@ def _report(tmp_path):
     return index.parent
 
 
+def _one_night_catches(tmp_path) -> float | None:
+    """The drop (%) one more night of the context would show as red, as the store's history
+    tells it; None before it has a baseline."""
+    listed = _pinet("trends", "--json", "-v", "--db", _db(tmp_path))
+    assert listed.returncode in (0, 1), listed.stdout + listed.stderr
+    (context,) = json.loads(listed.stdout)["contexts"]
+    return None if context["detection"] is None else float(context["detection"]["one_night_pct"])
+
+
+def _at_line_rate(tmp_path) -> list[str]:
+    """The nights whose figure is within 0.5 % of its path's limit (the cable's line rate)."""
+    nights = []
+    for night in sorted(p for p in (tmp_path / "results").iterdir() if p.is_dir()):
+        (line,) = (night / "measurements.jsonl").read_text().splitlines()
+        measured = json.loads(line)
+        if measured["goodput_mbps"] >= 0.995 * measured["limit_mbps"]:
+            nights.append(night.name)
+    return nights
+
+
 def test_clean_runs_then_a_degraded_one(lab8, tmp_path):
     (tmp_path / "test_suite.py").write_text(SUITE)
     # A floor the degraded link still meets: the failure must come from the baseline alone.
@@ -105,21 +127,31 @@ def test_clean_runs_then_a_degraded_one(lab8, tmp_path):
         "rules:\n  - {id: floor, match: {scenario: '*'}, min_mbps: 500}\n"
     )
     (tmp_path / "p.yaml").write_text("profiles: {stock: {}}\n")
-    # Three clean nights: with two, the band is t(1) x s x 1.22 = 78 s, so two runs 0.4 Mbit/s
-    # apart on a busy host would hide a 3 % drop (the likely cause of one CI failure of this
-    # test, whose output was not kept); three give 11.5 s.  The plant is 10 %, as in
-    # test_accept: a clean night 0.45 % low (CI has measured single runs at 936 and 934
-    # against the lab's 941.4) widens three nights' band to about 30 Mbit/s, which hid a 3 %
-    # plant; 10 % stays outside it unless a clean night is about 1.5 % low.
-    for _ in range(3):
+    # Clean nights until the history can see the plant.  The namespace lab's cables carry their
+    # line rate, but this shared host now and then starves a run for a second or two: six clean
+    # nights here read 925, 900, 941.5, 941.6, 939, 900 Mbit/s, whose spread (2.1 %) lets one
+    # night catch only a drop of 15 % (`pinet trends`), so a 10 % plant passed as within on CI.
+    # The plant is therefore 25 %, and the store is asked what its history can catch (`pinet
+    # trends --json`, the band a night is judged by): a fourth night or more is taken only
+    # while it cannot catch well under the plant, or while fewer than two clean nights
+    # carried the line rate (the steady pair `pinet compare` must find within noise).
+    for night in range(8):
         ok = _pytest(tmp_path)
         assert ok.returncode == 0, ok.stdout[-3000:]
         _report(tmp_path)  # each night's report, as a nightly builds it: the metrics keep history
+        catches = _one_night_catches(tmp_path)
+        steady = _at_line_rate(tmp_path)
+        if night >= 2 and catches is not None and catches < 0.8 * PLANT and len(steady) >= 2:
+            break
+    assert catches is not None and catches < 0.8 * PLANT, (
+        f"eight clean nights cannot see {PLANT} %: {catches}"
+    )
+    assert len(steady) >= 2, f"fewer than two of eight clean nights carried the line rate: {steady}"
     # The same night someone changed the board's offloads by hand (its receive checksums,
     # which a bulk sender hardly uses): the red night names that change beside the drop.
     by_hand = ["ip", "netns", "exec", lab8.netns("pi"), "ethtool", "-K", "eth0", "rx", "off"]
     subprocess.run(by_hand, check=True, capture_output=True)
-    cable_faults.degrade(lab8, 10.0)
+    cable_faults.degrade(lab8, PLANT)
     bad = _pytest(tmp_path)
     assert bad.returncode == 1, bad.stdout[-3000:]
     report = _report(tmp_path)
@@ -130,12 +162,11 @@ def test_clean_runs_then_a_degraded_one(lab8, tmp_path):
     assert "what changed: since run " in listed.stdout and offload in listed.stdout, listed.stdout
     trends = _pinet("trends", *TRENDS, "--db", _db(tmp_path))
     assert trends.returncode == 1, trends.stdout + trends.stderr
-    assert f"    path: {offload}" in trends.stdout, trends.stdout  # beside the context keys it came with
-    first, second, last_clean, degraded = sorted(
-        p.name for p in (tmp_path / "results").iterdir() if p.is_dir()
-    )
-    # the degraded night, with a drop of about ten percent
-    assert re.search(rf"change point: run {re.escape(degraded)}: .*\({ABOUT_TEN}\d %", trends.stdout), (
+    path = [line for line in trends.stdout.splitlines() if line.startswith("    path: since run ")]
+    assert len(path) == 1 and offload in path[0], trends.stdout  # beside the context keys it came with
+    *clean, degraded = sorted(p.name for p in (tmp_path / "results").iterdir() if p.is_dir())
+    # the degraded night, with a drop of about the plant
+    assert re.search(rf"change point: run {re.escape(degraded)}: .*\({ABOUT_PLANT}\d %", trends.stdout), (
         trends.stdout
     )
     verdicts = [json.loads(r.read_text()).get("status") for r in (tmp_path / "allure").glob("*-result.json")]
@@ -143,7 +174,7 @@ def test_clean_runs_then_a_degraded_one(lab8, tmp_path):
     assert [v for v in verdicts if v != "unknown"] == ["failed"]
 
     # The morning after: the report leads with the regression and the drop of its context,
-    # and the test's page carries the context's chart across the four nights.
+    # and the test's page carries the context's chart across the nights.
     if chromium() is not None:
         failed = result_id_of(report, "Mbit/s · test_goodput")
         with serve(report) as base:
@@ -152,7 +183,7 @@ def test_clean_runs_then_a_degraded_one(lab8, tmp_path):
                 base + "#" + failed, tmp_path / "test.png", height=1400, expect="trend across nights"
             )
         assert "Variables" in overview and "Regressions 1 (1 new tonight, 0 persisting)" in overview
-        drop = r"Largest drop 1 " + ABOUT_TEN + r" % pi / \S+ / ethernet / board->peer / half"
+        drop = r"Largest drop 1 " + ABOUT_PLANT + r" % pi / \S+ / ethernet / board->peer / half"
         assert re.search(drop, overview), overview[:2000]
         assert "regression against baseline" in page
         assert "trend across nights: pi / kernel" in page
@@ -160,15 +191,15 @@ def test_clean_runs_then_a_degraded_one(lab8, tmp_path):
     # the same as data, for a dashboard or a script
     data = json.loads(_pinet("trends", *TRENDS, "--db", _db(tmp_path), "--json").stdout)
     (context,) = data["contexts"]
-    assert data["change_points"] == 1 and context["runs"] == 4
+    assert data["change_points"] == 1 and context["runs"] == len(clean) + 1
     assert context["change_points"][0]["run_id"] == degraded
 
     # the two nights side by side: the drop is beyond the link's noise, the healthy pair is not
-    compared = _pinet("compare", last_clean, degraded, "--db", _db(tmp_path), "--json")
+    compared = _pinet("compare", steady[-1], degraded, "--db", _db(tmp_path), "--json")
     assert compared.returncode == 1, compared.stdout + compared.stderr
     (delta,) = json.loads(compared.stdout)["contexts"]
-    assert -12.5 < delta["delta_pct"] < -7.5 and delta["beyond_noise"]
-    steady = _pinet("compare", first, second, "--db", _db(tmp_path))
+    assert -PLANT - 2.5 < delta["delta_pct"] < -PLANT + 2.5 and delta["beyond_noise"]
+    steady = _pinet("compare", *steady[:2], "--db", _db(tmp_path))
     assert steady.returncode == 0 and "0 of 1 contexts changed beyond noise" in steady.stdout, steady.stdout
 
     # a known-bad night taken out of the baselines: no change point is left, the run is listed so
@@ -178,6 +209,6 @@ def test_clean_runs_then_a_degraded_one(lab8, tmp_path):
     assert excluded.returncode == 0, excluded.stderr
     assert _pinet("trends", *TRENDS, "--db", _db(tmp_path)).returncode == 0
     listed = _pinet("runs", "--db", _db(tmp_path)).stdout
-    assert "EXCLUDED: degraded cable on purpose" in listed and first in listed
+    assert "EXCLUDED: degraded cable on purpose" in listed and clean[0] in listed
     refused = _pinet("runs", "exclude", degraded, "--db", _db(tmp_path))
     assert refused.returncode != 0 and "say why" in refused.stdout + refused.stderr

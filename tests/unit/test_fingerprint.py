@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Mapping
+from typing import Any
 
 import pytest
 
@@ -55,7 +57,7 @@ def test_the_path_facts_parse_from_real_outputs():
     assert parse_vc_version("") == ""
 
 
-def _facts(**changes: object) -> dict[str, object]:
+def _facts(**changes: object) -> dict[str, dict[str, Any]]:
     """The stored form of a board's facts (as the results file and the store keep them)."""
     eth0 = dataclasses.replace(
         BOARD.interfaces["eth0"], offloads={"gro": True, "tso": True}, rings={"rx": 1024}, carrier=True
@@ -102,7 +104,7 @@ def test_what_changed_names_each_difference_and_what_one_night_did_not_record():
     assert what_changed(before, None) == ["no fingerprint of the red night to compare"]
 
 
-def _night(store: ResultsStore, run: str, day: int, figure: float, facts: dict[str, object] | None) -> None:
+def _night(store: ResultsStore, run: str, day: int, figure: float, facts: Mapping[str, Any] | None) -> None:
     store.add_run(run, "pinet", "0.1.0")
     measured = _measurement(figure, started=1_700_000_000 + day * DAY)
     if facts is not None:
@@ -113,11 +115,11 @@ def _night(store: ResultsStore, run: str, day: int, figure: float, facts: dict[s
     store.set_verdict(row, "regression" if figure < 930 else "pass", "")
 
 
-def _host(data: dict[str, object]) -> HostFacts:
+def _host(data: Mapping[str, Any]) -> HostFacts:
     interfaces = data["interfaces"]
     assert isinstance(interfaces, dict)
     fields = {**data, "interfaces": {n: InterfaceFacts(**i) for n, i in interfaces.items()}}
-    return HostFacts(**fields)  # type: ignore[arg-type]
+    return HostFacts(**fields)
 
 
 @pytest.fixture

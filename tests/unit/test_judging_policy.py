@@ -88,7 +88,7 @@ def test_red_is_a_majority_of_the_attempts_and_the_last_attempt_agrees(remeasure
         return
 
     def settled(red: int, n: int) -> bool:
-        return 2 * red > total or 2 * (red + total - n) <= total
+        return bool(2 * red > total or 2 * (red + total - n) <= total)
 
     assert settled(sum(seen), len(seen))  # it stopped once the majority was settled ...
     assert not any(settled(sum(seen[:n]), n) for n in range(1, len(seen)))  # ... and not before
