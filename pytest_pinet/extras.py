@@ -12,7 +12,13 @@ from importlib.util import find_spec
 
 from .errors import ConfigError
 
-LAB_EXTRA = "pip install 'pytest-pinet[lab]' (in a clone: pip install -e '.[lab]')"
+# The fix names the lab's own wheel, never a bare project name: pytest-pinet is on no public
+# index, and a name there is anyone's to publish (docs/nightly.md, "Getting the package").
+LAB_EXTRA = (
+    "install pytest-pinet[lab] from the lab's own wheel or index: "
+    "pip install '/srv/wheels/pytest_pinet-VERSION-py3-none-any.whl[lab]' "
+    "(in a clone: pip install -e '.[lab]')"
+)
 LAB_MODULES = {"labgrid": "labgrid", "allure_pytest": "allure-pytest"}
 
 

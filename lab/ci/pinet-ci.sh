@@ -19,13 +19,20 @@
 # one history. PINET_SSH_KEY names a file holding the lab's private key (a GitLab File
 # variable, a file the workflow writes from a secret): the night runs with an ssh-agent holding
 # it, and the env file then names no identity. Under Jenkins, the sshagent step does the same.
+#
+# Where pytest-pinet comes from: only what the lab names, exactly one of
+#   PINET_WHEEL=/srv/wheels/pytest_pinet-0.1.0-py3-none-any.whl   the wheel itself
+#   PINET_WHEELHOUSE=/srv/wheels     a directory the lab builds its wheels into (the newest
+#                                    pytest_pinet-*.whl in it; dependencies found there first)
+#   PINET_INDEX_URL=URL              the lab's own package index (a devpi or a mirror holding
+#                                    pytest-pinet and what it needs), as pip's --index-url
+# pytest-pinet is on no public index, and a name on a public index is anyone's to publish:
+# setup never asks one for it (no --extra-index-url, nor the runner's own extra indexes or
+# find-links for the lab's index), and with nothing named it stops with the reason.
+# PINET_EXTRAS: the extras a night needs (default lab,postgres,charts; lab is required).
 set -eu
 
-# What a night needs: the lab extra (labgrid, allure-pytest), the shared store's driver and the
-# charts. pytest-pinet is on no package index: build its wheel from the repository
-# (python3 -m pip wheel --no-deps -w dist /path/to/pytest-pinet) and name it with the extras:
-#   PINET_SPEC="/srv/wheels/pytest_pinet-0.1.0-py3-none-any.whl[lab,postgres,charts]"
-PINET_SPEC="${PINET_SPEC:-pytest-pinet[lab,postgres,charts]}"
+PINET_EXTRAS="${PINET_EXTRAS:-lab,postgres,charts}"
 ALLURE_VERSION=3.18.0  # as scripts/setup.sh installs it
 RESULTS="${PINET_RESULTS_DIR:-results}"
 PINET="${PINET:-.venv/bin/pinet}"
@@ -33,6 +40,59 @@ PINET="${PINET:-.venv/bin/pinet}"
 die() {
   echo "pinet-ci: $*" >&2
   exit 1
+}
+
+# The one place pytest-pinet is installed from (see the header): anything else named, or
+# nothing, stops setup with the reason before a venv is made.
+source_args() {
+  named=""
+  for var in PINET_WHEEL PINET_WHEELHOUSE PINET_INDEX_URL; do
+    eval "value=\${$var:-}"
+    [ -z "$value" ] || named="$named $var"
+  done
+  [ -z "${PINET_SPEC:-}" ] ||
+    die "PINET_SPEC is no longer read: name the lab's own source, PINET_WHEEL, PINET_WHEELHOUSE or PINET_INDEX_URL (docs/nightly.md, Getting the package)"
+  case "$named" in
+  "") die "no source for pytest-pinet named: set PINET_WHEEL (a wheel), PINET_WHEELHOUSE (the directory the lab builds wheels into) or PINET_INDEX_URL (the lab's own index); it is on no public index, and a name there is anyone's (docs/nightly.md, Getting the package)" ;;
+  " "*" "*) die "name one source for pytest-pinet, not several:$named" ;;
+  esac
+  case ",$PINET_EXTRAS," in
+  *,lab,*) ;;
+  *) die "PINET_EXTRAS=$PINET_EXTRAS has no lab extra (labgrid, allure-pytest): a night cannot reach the lab; name it with lab,postgres,charts" ;;
+  esac
+  if [ -n "${PINET_WHEEL:-}" ]; then
+    case "$PINET_WHEEL" in *.whl) ;; *) die "PINET_WHEEL is not a wheel (*.whl): $PINET_WHEEL" ;; esac
+    [ -f "$PINET_WHEEL" ] || die "PINET_WHEEL names no file: $PINET_WHEEL"
+    source="$PINET_WHEEL"
+  elif [ -n "${PINET_WHEELHOUSE:-}" ]; then
+    [ -d "$PINET_WHEELHOUSE" ] || die "PINET_WHEELHOUSE names no directory: $PINET_WHEELHOUSE"
+    wheel=$(ls "$PINET_WHEELHOUSE"/pytest_pinet-*.whl 2>/dev/null | sort -V | tail -n 1)
+    [ -n "$wheel" ] || die "no pytest_pinet-*.whl in PINET_WHEELHOUSE=$PINET_WHEELHOUSE (python3 -m pip wheel --no-deps -w $PINET_WHEELHOUSE ./pytest-pinet)"
+    source="$wheel"
+  else
+    source="the lab's index"
+  fi
+}
+
+# pip into .venv, confined to the lab's index when one is named: the runner's own extra
+# indexes and find-links stay out of it (with the lab's index, everything comes from it).
+lab_pip() {
+  if [ -n "${PINET_INDEX_URL:-}" ]; then
+    PIP_EXTRA_INDEX_URL="" PIP_FIND_LINKS="" .venv/bin/python -m pip install -q --index-url "$PINET_INDEX_URL" "$@"
+  else
+    .venv/bin/python -m pip install -q "$@"
+  fi
+}
+
+# pytest-pinet with its extras from the source named.
+install_pinet() {
+  if [ -n "${PINET_WHEEL:-}" ]; then
+    lab_pip "$PINET_WHEEL[$PINET_EXTRAS]"
+  elif [ -n "${PINET_WHEELHOUSE:-}" ]; then
+    lab_pip --find-links "$PINET_WHEELHOUSE" "$wheel[$PINET_EXTRAS]"
+  else
+    lab_pip "pytest-pinet[$PINET_EXTRAS]"
+  fi
 }
 
 setup() {
@@ -43,36 +103,37 @@ setup() {
   [ "$major" -ge 20 ] || die "Node.js $(node --version) is too old for the Allure 3 CLI: 20 or later"
   command -v npm >/dev/null 2>&1 || die "npm is missing (it comes with Node.js; apt-get install npm)"
   command -v python3 >/dev/null 2>&1 || die "python3 is missing"
-  # A spec that names its extras without lab is known wrong before anything is installed.
-  case "$PINET_SPEC" in
-  *\[*\])
-    extras=${PINET_SPEC##*[}
-    case ",${extras%]}," in
-    *,lab,*) ;;
-    *) die "$PINET_SPEC has no lab extra (labgrid, allure-pytest): a night cannot reach the lab; name it with [lab,postgres,charts]" ;;
-    esac
-    ;;
-  esac
+  source_args
   python3 -m venv .venv || die "python3 cannot make a venv (apt-get install python3-venv)"
-  .venv/bin/python -m pip install -q --upgrade pip
-  .venv/bin/python -m pip install -q "$PINET_SPEC"
+  lab_pip --upgrade pip || die "pip could not upgrade itself from $source's side (the runner's index, or the lab's)"
+  install_pinet || die "pip could not install pytest-pinet[$PINET_EXTRAS] from $source"
   mkdir -p .allure
   (cd .allure && npm install --silent --no-audit --no-fund "allure@$ALLURE_VERSION") ||
     die "npm could not install allure@$ALLURE_VERSION"
   [ -f .allure/node_modules/allure/cli.js ] || die "no Allure 3 CLI in .allure after npm install"
   # A pinet that does not start (a broken install) stops the night here, and so does one
   # without the lab extra: its first step, pinet lab check, could not reach the lab.
-  version=$("$PINET" --version) || die "$PINET --version failed: the install of $PINET_SPEC is broken"
-  [ -n "$version" ] || die "$PINET --version printed nothing: the install of $PINET_SPEC is broken"
+  version=$("$PINET" --version) || die "$PINET --version failed: the install from $source is broken"
+  [ -n "$version" ] || die "$PINET --version printed nothing: the install from $source is broken"
   .venv/bin/python -c "import labgrid, allure" 2>/dev/null ||
-    die "$PINET_SPEC has no lab extra (labgrid, allure-pytest): a night cannot reach the lab; name it with [lab,postgres,charts]"
-  echo "pinet-ci: $version, Node.js $(node --version), allure $ALLURE_VERSION"
+    die "the install from $source has no lab extra (labgrid, allure-pytest): a night cannot reach the lab"
+  echo "pinet-ci: $version from $source, Node.js $(node --version), allure $ALLURE_VERSION"
+}
+
+# A night keeps its figures and baselines in the store PINET_DB names.  Without one they would
+# go to this runner's home, which an ephemeral runner loses with it: every night would then
+# start without a baseline and could never be red for a regression.  Saying so is the lab's
+# choice, not a default.
+store_named() {
+  [ -n "${PINET_DB:-}" ] || [ "${PINET_LOCAL_STORE:-}" = yes ] ||
+    die "PINET_DB names no store: the night's baselines would stay in this runner's home (~/.local/share/pinet), lost with an ephemeral runner; name the lab's shared store, or set PINET_LOCAL_STORE=yes on a runner that keeps its home"
 }
 
 nightly() {
   [ $# -ge 1 ] || die "nightly needs the lab's env file: sh ci/pinet-ci.sh nightly lab/rpi-lab.yaml"
   env_file=$1
   shift
+  store_named
   with_key
   if [ -d "$env_file" ]; then
     places "$env_file" "$@"
@@ -84,29 +145,36 @@ nightly() {
 }
 
 # The lab's key for the night: an ssh-agent of this job holds it (from a copy only this user
-# can read: ssh-add refuses a key file others can read), and stops with the night.
+# can read: ssh-add refuses a key file others can read).  The agent and the copy are removed
+# on every way out of this script (an exit trap): a refused key, a missing env file, a
+# failing lab check, the night's own end, an interrupt.
 with_key() {
   [ -n "${PINET_SSH_KEY:-}" ] || return 0
   [ -f "$PINET_SSH_KEY" ] || die "PINET_SSH_KEY names no file: $PINET_SSH_KEY"
   command -v ssh-agent >/dev/null 2>&1 || die "ssh-agent is missing (apt-get install openssh-client)"
-  eval "$(ssh-agent -s)" >/dev/null
-  agent=$SSH_AGENT_PID
+  trap cleanup EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM HUP
   copy=$(mktemp)
   install -m 600 "$PINET_SSH_KEY" "$copy"
-  if ! ssh-add -q "$copy" 2>/dev/null; then
-    rm -f "$copy"
-    ssh-agent -k >/dev/null 2>&1
+  eval "$(ssh-agent -s)" >/dev/null
+  agent=$SSH_AGENT_PID
+  ssh-add -q "$copy" 2>/dev/null ||
     die "ssh-add refused the key in PINET_SSH_KEY (a private key without a passphrase, please)"
-  fi
   rm -f "$copy"
   echo "pinet-ci: the lab's key is in this night's ssh-agent (pid $agent, $(ssh-add -l | cut -d' ' -f2))"
 }
 
-# Run the night; stop this job's ssh-agent after it, with the night's exit status.
+# The exit trap: this job's agent stopped and the key's copy removed; the exit status stays.
+cleanup() {
+  [ -z "${copy:-}" ] || rm -f "$copy"
+  [ -z "${agent:-}" ] || SSH_AGENT_PID=$agent ssh-agent -k >/dev/null 2>&1 || true
+}
+
+# Run the night, with its exit status (the exit trap stops the agent).
 night() {
   status=0
   "$@" || status=$?
-  [ -z "${agent:-}" ] || SSH_AGENT_PID=$agent ssh-agent -k >/dev/null 2>&1
   exit "$status"
 }
 

@@ -215,7 +215,7 @@ def attach_measurement(measurement: Measurement) -> None:
 
 
 NO_CHARTS = (
-    "no chart drawn: matplotlib is not installed (pip install 'pytest-pinet[charts]'); "
+    "no chart drawn: matplotlib is not installed (the charts extra: pytest-pinet[charts]); "
     "the figures are in the measurement attachment"
 )
 

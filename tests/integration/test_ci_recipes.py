@@ -1,10 +1,12 @@
 """The CI recipes of lab/ci run as written, as far as a machine without a runner allows.
 
 The GitLab job's lines are taken from the YAML and run in a scratch copy of a lab's
-repository (ci/pinet-ci.sh, lab/rpi-lab.yaml). ``setup`` runs as written: the wheel built
-from this checkout, named with the extras a night needs as the docs tell a lab to name it,
-goes into a fresh venv with its dependencies from the package index, and the Allure 3 CLI
-into .allure from npm (nothing is linked from this checkout). A night of a small stand-in
+repository (ci/pinet-ci.sh, lab/rpi-lab.yaml). ``setup`` runs as written, with the lab's own
+index named (PINET_INDEX_URL): a package index on 127.0.0.1 holding the wheel built from this
+checkout and what it needs (tests/package_index.py), while the runner's pip also names a second
+local index with a planted ``pytest-pinet`` 99.0, which is never installed; pinet goes into a
+fresh venv and the Allure 3 CLI into .allure from npm (nothing is linked from this checkout).
+With no source named, setup stops with the reason. A night of a small stand-in
 suite (fake measurements of lab "bench", no hardware) without the Allure CLI runs in that
 repository. The GitLab job's and the GitHub workflow's nights on a lab, with the key and the
 pages, are the rehearsal's (test_rehearsal.py). The Jenkinsfile's steps are the same
@@ -13,10 +15,12 @@ commands, which the test checks line by line.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +29,7 @@ import yaml
 
 from tests.fixture_paths import RECIPES
 
+from .. import package_index
 from ..lab_example import keyed_example
 
 REPO = Path(__file__).resolve().parents[2]
@@ -58,16 +63,22 @@ def _lab_repository(root: Path) -> Path:
     return root
 
 
-def _setup(root: Path, spec: str) -> subprocess.CompletedProcess[str]:
-    """The job's ``before_script`` as written, with the lab's wheel as PINET_SPEC."""
-    (line,) = _gitlab()["nightly-network"]["before_script"]
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("VIRTUAL_ENV", "PYTHONPATH"))}
-    # The runner's PATH, without this checkout's venv: setup makes the lab's own.
+def _runner_env() -> dict[str, str]:
+    """The runner's environment: its PATH without this checkout's venv (setup makes the lab's
+    own), nothing of this checkout's Python."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("VIRTUAL_ENV", "PYTHONPATH", "PINET_"))}
     env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if str(REPO) not in p)
+    return env
+
+
+def _setup(root: Path, named: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """The job's ``before_script`` as written, with what the lab names (its source, extras)."""
+    (line,) = _gitlab()["nightly-network"]["before_script"]
+    variables = {k: str(v) for k, v in _gitlab()["variables"].items() if k != "PINET_WHEELHOUSE"}
     return subprocess.run(
         ["/bin/sh", "-c", line],
         cwd=root,
-        env={**env, "PINET_SPEC": spec},
+        env={**_runner_env(), **variables, **named},
         capture_output=True,
         text=True,
         timeout=900,
@@ -75,19 +86,45 @@ def _setup(root: Path, spec: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture(scope="module")
-def set_up(built, tmp_path_factory) -> Path:
-    """A lab's repository after ``sh ci/pinet-ci.sh setup`` with the lab's wheel and the
+def lab_index(built, tmp_path_factory) -> Iterator[dict[str, str]]:
+    """The lab's own index (the wheel and what pip needs for it) and a second index with a
+    planted pytest-pinet, both on 127.0.0.1, as the variables a runner would have: the lab's
+    as PINET_INDEX_URL, the second as the runner's own pip configuration names it."""
+    root = tmp_path_factory.mktemp("indexes")
+    env = _runner_env()
+    python = shutil.which("python3", path=env["PATH"])
+    assert python is not None, "the runner has no python3"
+    needs = package_index.download(
+        python, [f"{built['wheel']}[lab,postgres,charts]", "pip"], root / "downloads", env
+    )
+    ours = package_index.lay_out(needs, root / "lab-index")
+    planted = package_index.lay_out([package_index.planted_wheel(root / "planted")], root / "second-index")
+    with package_index.served(ours) as url, package_index.served(planted) as second:
+        yield {"PINET_INDEX_URL": url, "PIP_EXTRA_INDEX_URL": second}
+
+
+@pytest.fixture(scope="module")
+def set_up(lab_index, tmp_path_factory) -> Path:
+    """A lab's repository after ``sh ci/pinet-ci.sh setup`` from the lab's own index with the
     extras the docs name: pytest-pinet and its dependencies in .venv, Allure in .allure."""
     if shutil.which("node") is None or shutil.which("npm") is None:
         pytest.skip("the recipe's setup needs Node.js and npm (scripts/setup.sh installs them)")
     root = _lab_repository(tmp_path_factory.mktemp("set-up") / "lab-repo")
-    done = _setup(root, f"{built['wheel']}[lab,postgres,charts]")
+    done = _setup(root, lab_index)
     assert done.returncode == 0, f"setup: {done.stdout[-3000:]}\n{done.stderr[-3000:]}"
-    assert "pinet-ci: pytest-pinet 0.1.0, Node.js v" in done.stdout
+    assert "pinet-ci: pytest-pinet 0.1.0 from the lab's index, Node.js v" in done.stdout
     assert (
         not (root / ".venv").is_symlink()
         and (root / ".allure" / "node_modules" / "allure" / "cli.js").exists()
     )
+    installed = subprocess.run(
+        [str(root / ".venv" / "bin" / "python"), "-m", "pip", "list", "--format", "json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    (pinet,) = [p for p in json.loads(installed.stdout) if p["name"] == "pytest-pinet"]
+    assert pinet["version"] != package_index.PLANTED_VERSION  # the second index was never asked
     return root
 
 
@@ -156,18 +193,68 @@ def test_a_night_whose_report_cannot_be_built_fails_visibly(set_up, tmp_path):
     assert not (bare / ".venv").exists()
 
 
-def test_setup_with_the_package_spec_that_lacks_the_lab_extra_stops_at_once(built, tmp_path):
-    """The spec the recipe once had ([postgres,charts]: no labgrid, no allure-pytest) made a
-    pinet whose night stopped at its first step; setup now stops, naming the extra."""
+def test_setup_installs_only_from_a_source_the_lab_names(built, tmp_path):
+    """Nothing named, several named, the old PINET_SPEC, extras without ``lab``: setup stops
+    with the reason before a venv is made (a public index is never asked for the name)."""
     if shutil.which("node") is None or shutil.which("npm") is None:
         pytest.skip("the recipe's setup needs Node.js and npm (scripts/setup.sh installs them)")
+    wheel = str(built["wheel"])
+    refusals = [
+        ({}, "no source for pytest-pinet named: set PINET_WHEEL"),
+        (
+            {"PINET_WHEEL": wheel, "PINET_INDEX_URL": "http://127.0.0.1:9/"},
+            "not several: PINET_WHEEL PINET_INDEX_URL",
+        ),
+        ({"PINET_SPEC": f"{wheel}[lab]"}, "PINET_SPEC is no longer read"),
+        (
+            {"PINET_WHEEL": wheel, "PINET_EXTRAS": "postgres,charts"},
+            "has no lab extra (labgrid, allure-pytest)",
+        ),
+        ({"PINET_WHEEL": str(tmp_path / "missing.whl")}, "PINET_WHEEL names no file"),
+        ({"PINET_WHEELHOUSE": str(tmp_path)}, "no pytest_pinet-*.whl in PINET_WHEELHOUSE"),
+    ]
+    for n, (named, reason) in enumerate(refusals):
+        root = _lab_repository(tmp_path / f"lab-repo-{n}")
+        done = _setup(root, named)
+        assert done.returncode == 1 and reason in done.stderr, (named, done.stdout[-2000:], done.stderr)
+        assert not (root / ".venv").exists(), named  # known before anything was installed
+
+
+def _agents() -> set[int]:
+    """The ssh-agent processes alive now (a zombie has ended)."""
+    alive = set()
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            text = status.read_text()
+        except OSError:
+            continue
+        if "Name:\tssh-agent\n" in text and "State:\tZ" not in text:
+            alive.add(int(status.parent.name))
+    return alive
+
+
+def test_a_failing_night_leaves_no_agent_and_no_key_copy(tmp_path):
+    """The night's ssh-agent and its copy of the key go on every way out: a missing env file
+    (after the agent started), a key ssh-add refuses, no store named."""
+    recipe = _gitlab()
     root = _lab_repository(tmp_path / "lab-repo")
-    done = _setup(root, f"{built['wheel']}[postgres,charts]")
-    assert done.returncode == 1, done.stdout[-2000:]
-    assert (
-        "has no lab extra (labgrid, allure-pytest)" in done.stderr and "[lab,postgres,charts]" in done.stderr
-    )
-    assert not (root / ".venv").exists()  # known from the spec, before anything was installed
+    env = _night_env(root, recipe)
+    (line,) = recipe["nightly-network"]["script"]
+    garbage = root / "not-a-key"
+    garbage.write_text("-----BEGIN OPENSSH PRIVATE KEY-----\nnot a key\n-----END OPENSSH PRIVATE KEY-----\n")
+    nights = [
+        ({"PINET_ENV": "lab/missing.yaml"}, "no env file lab/missing.yaml"),
+        ({"PINET_SSH_KEY": str(garbage)}, "ssh-add refused the key"),
+        ({"PINET_DB": ""}, "PINET_DB names no store"),
+    ]
+    for n, (changed, reason) in enumerate(nights):
+        temp = tmp_path / f"tmp-{n}"
+        temp.mkdir()
+        before = _agents()
+        done = _run(line, root, {**env, **changed, "TMPDIR": str(temp)})
+        assert done.returncode == 1 and reason in done.stderr, (changed, done.stdout, done.stderr)
+        assert _agents() - before == set(), changed  # no agent of this night is left
+        assert list(temp.iterdir()) == [], changed  # nor the key's copy
 
 
 def test_the_jenkinsfile_runs_the_same_steps_and_publishes_the_same_report():
@@ -179,6 +266,9 @@ def test_the_jenkinsfile_runs_the_same_steps_and_publishes_the_same_report():
     assert "archiveArtifacts artifacts: 'results/**'" in text
     assert "junit testResults: 'results/junit.xml'" in text
     assert f"PINET_ENV = '{_gitlab()['variables']['PINET_ENV']}'" in text
+    # The night's step inside the SSH Agent plugin's step: the lab's key for that step only.
+    assert re.search(r"sshagent\(credentials: \['pinet-lab-key'\]\) \{\s*sh 'sh ci/pinet-ci.sh nightly", text)
+    assert f"PINET_WHEELHOUSE = '{_gitlab()['variables']['PINET_WHEELHOUSE']}'" in text
 
 
 def test_the_recipe_installs_the_allure_cli_setup_sh_installs():

@@ -480,7 +480,11 @@ def _github_night(repo: Path, env: dict[str, str]) -> None:
         said.append(done.stdout)
     assert "pinet-ci: the lab's key is in this night's ssh-agent (pid " in said[0], said[0][:2000]
     assert "persisting" in said[0] and "report published in public/" in said[1], said
-    assert (runner_temp / "pinet-lab-key").stat().st_mode & 0o077 == 0  # written for this user alone
+    assert not (runner_temp / "pinet-lab-key").exists()  # the step's trap removed the key's file
+    # Least privilege: the workflow reads; only the pages job publishes; one night at a time.
+    assert workflow["permissions"] == {"contents": "read"}
+    assert workflow["jobs"]["pages"]["permissions"] == {"pages": "write", "id-token": "write"}
+    assert workflow["concurrency"] == {"group": "pinet-nightly", "cancel-in-progress": False}
     assert (
         steps["pages artifact"]["with"]["path"] == "public/"
         and workflow["jobs"]["pages"]["needs"] == "nightly-network"
