@@ -10,16 +10,15 @@ higher version, built here, which a runner's own pip configuration might name.
 
 from __future__ import annotations
 
-import functools
-import http.server
 import re
 import shutil
 import subprocess
-import threading
 import zipfile
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
+
+from .report_browser import serve
 
 PLANTED_VERSION = "99.0"
 
@@ -74,20 +73,7 @@ def planted_wheel(into: Path) -> Path:
     return wheel
 
 
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:
-        """pip's requests are not the test's output."""
-
-
-@contextmanager
-def served(root: Path) -> Iterator[str]:
-    """``root`` as a package index on 127.0.0.1; yields its URL (pip's ``--index-url``)."""
-    handler = functools.partial(_Quiet, directory=str(root))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
+def served(root: Path) -> AbstractContextManager[str]:
+    """``root`` as a package index on 127.0.0.1 (the report's loopback server: a folder's
+    listing is the simple page pip reads); yields its URL, pip's ``--index-url``."""
+    return serve(root)
