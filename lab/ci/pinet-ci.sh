@@ -44,7 +44,7 @@ die() {
 
 # The one place pytest-pinet is installed from (see the header): anything else named, or
 # nothing, stops setup with the reason before a venv is made.
-source_args() {
+pick_source() {
   named=""
   for var in PINET_WHEEL PINET_WHEELHOUSE PINET_INDEX_URL; do
     eval "value=\${$var:-}"
@@ -103,9 +103,9 @@ setup() {
   [ "$major" -ge 20 ] || die "Node.js $(node --version) is too old for the Allure 3 CLI: 20 or later"
   command -v npm >/dev/null 2>&1 || die "npm is missing (it comes with Node.js; apt-get install npm)"
   command -v python3 >/dev/null 2>&1 || die "python3 is missing"
-  source_args
+  pick_source
   python3 -m venv .venv || die "python3 cannot make a venv (apt-get install python3-venv)"
-  lab_pip --upgrade pip || die "pip could not upgrade itself from $source's side (the runner's index, or the lab's)"
+  lab_pip --upgrade pip || die "pip could not upgrade itself (from the lab's index when one is named)"
   install_pinet || die "pip could not install pytest-pinet[$PINET_EXTRAS] from $source"
   mkdir -p .allure
   (cd .allure && npm install --silent --no-audit --no-fund "allure@$ALLURE_VERSION") ||
