@@ -15,10 +15,12 @@ Rules come in layers: the shipped rules, and above them a lab's own file (``exte
 shipped``).  A matching lab rule wins over every shipped one, but only where it matches: each
 rule names the scenarios it judges (a rule without ``scenario`` is refused), so ``{model: "Pi
 3B+", scenario: ethernet}`` narrows that model's Ethernet floors and leaves its storage and
-UDP to theirs.  Inside one layer the most specific matching rule wins (most match keys), then
-the first in the file.  A context no rule names is judged against :data:`UNMATCHED_FRACTION`
-of its own limit, and says so.  :meth:`Thresholds.explain` tells which rule judged a context
-and why each other matching rule lost (``pinet thresholds explain``).
+UDP to theirs.  Inside one layer a matching rule naming the board wins (it speaks of that one
+host: a board under emulation is judged by its own rules whatever driver its context names),
+then the most specific (most match keys), then the first in the file.  A context no rule
+names is judged against :data:`UNMATCHED_FRACTION` of its own limit, and says so.
+:meth:`Thresholds.explain` tells which rule judged a context and why each other matching rule
+lost (``pinet thresholds explain``).
 """
 
 from __future__ import annotations
@@ -159,13 +161,16 @@ class Thresholds:
 
     def matching(self, context: Mapping[str, Any], limit_mbps: float | None = None) -> list[Rule]:
         """Every rule matching ``context`` whose floor its path can carry (``limit_mbps``), the
-        winner first: the highest layer, then the most match keys, then the first in the file."""
+        winner first: the highest layer, then a rule naming the board, then the most match keys,
+        then the first in the file."""
         found = [
             (index, rule)
             for index, rule in enumerate(self.rules)
             if rule.matches(context) and not rule.steps_aside(limit_mbps)
         ]
-        found.sort(key=lambda pair: (-pair[1].layer, -len(pair[1].match), pair[0]))
+        found.sort(
+            key=lambda pair: (-pair[1].layer, "board" not in pair[1].match, -len(pair[1].match), pair[0])
+        )
         return [rule for _, rule in found]
 
     def rule_for(self, context: Mapping[str, Any], limit_mbps: float | None = None) -> Rule | None:
@@ -198,6 +203,8 @@ class Thresholds:
         for loser in found[1:]:
             if loser.layer != chosen.layer:
                 reason = f"{loser.layer_name} rule: a matching rule of {chosen.layer_name} wins over it"
+            elif "board" in chosen.match and "board" not in loser.match:
+                reason = "names no board: the rule naming this board wins over it"
             elif len(loser.match) < len(chosen.match):
                 reason = f"less specific ({len(loser.match)} match keys against {len(chosen.match)})"
             else:

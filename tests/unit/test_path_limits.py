@@ -226,3 +226,30 @@ def test_a_rule_naming_the_board_wins_over_the_generic_rules_it_replaces(context
     found = SHIPPED_RULES.matching(context, limit)
     if any("board" in rule.match for rule in found):
         assert "board" in found[0].match, [rule.rule_id for rule in found]
+
+
+def test_a_rule_naming_the_board_wins_over_a_drivers_rule_and_explain_says_so():
+    """The QEMU board with an adapter whose driver has its own GbE rule (r8152: 930 Mbit/s) is
+    judged by its own collapse floor, not by real silicon's line rate."""
+    context = {
+        "lab": "lab",
+        "board": "qpi",
+        "model": "",
+        "scenario": "usb-adapter",
+        "direction": "board->peer",
+        "duplex": "half",
+        "protocol": "TCP",
+        "link_speed_mbps": 1000,
+        "mtu": 1500,
+        "adapter": "rtl8153",
+        "driver": "r8152",
+        "os": OSES[0],
+    }
+    limit = path_limit(context).mbps
+    found = SHIPPED_RULES.matching(context, limit)
+    assert [rule.rule_id for rule in found][:2] == ["qpi-adapter-half-duplex", "adapter-rtl8153-half-duplex"]
+    lines = SHIPPED_RULES.explain(context, limit)
+    assert (
+        "  matched and lost: adapter-rtl8153-half-duplex (names no board: the rule naming this board wins over it)"
+        in lines
+    )
