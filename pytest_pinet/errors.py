@@ -59,7 +59,14 @@ class LabFault(PinetError):
 
 
 class MissingToolError(PinetError):
-    """A program the lab needs is not installed; the message says how to get it."""
+    """A program, an extra or a privilege the command needs is missing; the message says how
+    to get it (exit status 11, a missing prerequisite: the lab's to fix, not a board's)."""
+
+
+class MissingExtra(ConfigError, MissingToolError):
+    """An extra of pytest-pinet is not installed where it is needed: a setting (named by its
+    source) that cannot be honoured, and a prerequisite the runner lacks; ``pinet`` exits 11
+    for it, pytest with its usage error (4)."""
 
 
 class Unsupported(PinetError):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from importlib.util import find_spec
 
-from .errors import ConfigError
+from .errors import MissingExtra
 
 # The fix names the lab's own wheel, never a bare project name: pytest-pinet is on no public
 # index, and a name there is anyone's to publish (docs/nightly.md, "Getting the package").
@@ -33,6 +33,6 @@ def require_lab_extra(source: str) -> None:
     where the ``lab`` extra is not installed."""
     missing = missing_lab_packages()
     if missing:
-        raise ConfigError(
+        raise MissingExtra(
             source, f"reaching a lab needs {' and '.join(missing)}, not installed here", LAB_EXTRA
         )

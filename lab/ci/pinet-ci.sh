@@ -12,9 +12,11 @@
 #   sh ci/pinet-ci.sh publish DIR                the report as static pages in DIR (Pages: public)
 #
 # A fresh runner needs python3 (with venv), Node.js 20 or later and npm; setup stops with the
-# reason when one is missing, before anything is measured.  The nightly exits with the tests'
-# status, or 6 when every test passed but the report could not be built (--require-report):
-# a night without its report is never green.  PINET_DB names the lab's shared store (a masked
+# reason when one is missing, before anything is measured.  Every step exits with a status of
+# pinet's one table (docs/nightly.md#exit-codes): 9 a regression, 10 below threshold, 7 a lab
+# fault, 8 nothing measured, 4 a bad setting, 11 a missing prerequisite, 6 no report (a night
+# without its report is never green); PINET_NOTIFY_BOARDS and PINET_NOTIFY_LAB, commands the lab
+# sets, tell the boards' owner of the first two and the lab's owner of the rest.  PINET_DB names the lab's shared store (a masked
 # CI variable); the Allure history of each lab is kept in that store, so every runner adds to
 # one history. PINET_SSH_KEY names a file holding the lab's private key (a GitLab File
 # variable, a file the workflow writes from a secret): the night runs with an ssh-agent holding
@@ -37,9 +39,44 @@ ALLURE_VERSION=3.18.0  # as scripts/setup.sh installs it
 RESULTS="${PINET_RESULTS_DIR:-results}"
 PINET="${PINET:-.venv/bin/pinet}"
 
+# The exit statuses of the one table (docs/nightly.md#exit-codes, pytest_pinet/exit_codes.py;
+# a test holds the two equal): a pager tells the lab's failures from the boards' by them.
+EXIT_BAD_CONFIG=4
+EXIT_NO_REPORT=6
+EXIT_LAB_FAULT=7
+EXIT_NOTHING_MEASURED=8
+EXIT_REGRESSION=9
+EXIT_BELOW_THRESHOLD=10
+EXIT_MISSING_PREREQUISITE=11
+
+# Stop with a status of the table and the reason, which the lab's owner hears of.
 die() {
+  code=$1
+  shift
   echo "pinet-ci: $*" >&2
-  exit 1
+  tell_owner "$code" "$*"
+  exit "$code"
+}
+
+# Whose morning a red status is: a regression or a figure below its floor goes to
+# PINET_NOTIFY_BOARDS, a lab fault, a night that measured nothing, a bad setting, a missing
+# prerequisite or a missing report to PINET_NOTIFY_LAB.  Each is a command the lab sets (mail
+# to a local alias, a chat hook's client), run with one line on stdin: the status, what it
+# means and where to read on.  Unset: the job's own red status and log say it.
+tell_owner() {
+  case "$1" in
+    "$EXIT_REGRESSION" | "$EXIT_BELOW_THRESHOLD") who=boards variable=PINET_NOTIFY_BOARDS ;;
+    0) return 0 ;;
+    "$EXIT_LAB_FAULT" | "$EXIT_NOTHING_MEASURED" | "$EXIT_BAD_CONFIG" | "$EXIT_MISSING_PREREQUISITE" | "$EXIT_NO_REPORT")
+      who=lab variable=PINET_NOTIFY_LAB ;;
+    *) who=lab variable=PINET_NOTIFY_LAB ;;  # a broken test or run: the lab runs the suite
+  esac
+  eval "notify=\${$variable:-}"
+  echo "pinet-ci: exit $1 is for the $who owner${notify:+: told through $variable}"
+  [ -n "$notify" ] || return 0
+  printf 'pytest-pinet on %s: exit %s: %s\n' "$(hostname 2>/dev/null || echo this runner)" "$1" "$2" |
+    sh -c "$notify" ||
+    echo "pinet-ci: $variable failed: the status stays $1" >&2
 }
 
 # The one place pytest-pinet is installed from (see the header): anything else named, or
@@ -51,23 +88,23 @@ pick_source() {
     [ -z "$value" ] || named="$named $var"
   done
   [ -z "${PINET_SPEC:-}" ] ||
-    die "PINET_SPEC is no longer read: name the lab's own source, PINET_WHEEL, PINET_WHEELHOUSE or PINET_INDEX_URL (docs/nightly.md, Getting the package)"
+    die ${EXIT_BAD_CONFIG} "PINET_SPEC is no longer read: name the lab's own source, PINET_WHEEL, PINET_WHEELHOUSE or PINET_INDEX_URL (docs/nightly.md, Getting the package)"
   case "$named" in
-  "") die "no source for pytest-pinet named: set PINET_WHEEL (a wheel), PINET_WHEELHOUSE (the directory the lab builds wheels into) or PINET_INDEX_URL (the lab's own index); it is on no public index, and a name there is anyone's (docs/nightly.md, Getting the package)" ;;
-  " "*" "*) die "name one source for pytest-pinet, not several:$named" ;;
+  "") die ${EXIT_BAD_CONFIG} "no source for pytest-pinet named: set PINET_WHEEL (a wheel), PINET_WHEELHOUSE (the directory the lab builds wheels into) or PINET_INDEX_URL (the lab's own index); it is on no public index, and a name there is anyone's (docs/nightly.md, Getting the package)" ;;
+  " "*" "*) die ${EXIT_BAD_CONFIG} "name one source for pytest-pinet, not several:$named" ;;
   esac
   case ",$PINET_EXTRAS," in
   *,lab,*) ;;
-  *) die "PINET_EXTRAS=$PINET_EXTRAS has no lab extra (labgrid, allure-pytest): a night cannot reach the lab; name it with lab,postgres,charts" ;;
+  *) die ${EXIT_BAD_CONFIG} "PINET_EXTRAS=$PINET_EXTRAS has no lab extra (labgrid, allure-pytest): a night cannot reach the lab; name it with lab,postgres,charts" ;;
   esac
   if [ -n "${PINET_WHEEL:-}" ]; then
-    case "$PINET_WHEEL" in *.whl) ;; *) die "PINET_WHEEL is not a wheel (*.whl): $PINET_WHEEL" ;; esac
-    [ -f "$PINET_WHEEL" ] || die "PINET_WHEEL names no file: $PINET_WHEEL"
+    case "$PINET_WHEEL" in *.whl) ;; *) die ${EXIT_BAD_CONFIG} "PINET_WHEEL is not a wheel (*.whl): $PINET_WHEEL" ;; esac
+    [ -f "$PINET_WHEEL" ] || die ${EXIT_BAD_CONFIG} "PINET_WHEEL names no file: $PINET_WHEEL"
     source="$PINET_WHEEL"
   elif [ -n "${PINET_WHEELHOUSE:-}" ]; then
-    [ -d "$PINET_WHEELHOUSE" ] || die "PINET_WHEELHOUSE names no directory: $PINET_WHEELHOUSE"
+    [ -d "$PINET_WHEELHOUSE" ] || die ${EXIT_BAD_CONFIG} "PINET_WHEELHOUSE names no directory: $PINET_WHEELHOUSE"
     wheel=$(ls "$PINET_WHEELHOUSE"/pytest_pinet-*.whl 2>/dev/null | sort -V | tail -n 1)
-    [ -n "$wheel" ] || die "no pytest_pinet-*.whl in PINET_WHEELHOUSE=$PINET_WHEELHOUSE (python3 -m pip wheel --no-deps -w $PINET_WHEELHOUSE ./pytest-pinet)"
+    [ -n "$wheel" ] || die ${EXIT_BAD_CONFIG} "no pytest_pinet-*.whl in PINET_WHEELHOUSE=$PINET_WHEELHOUSE (python3 -m pip wheel --no-deps -w $PINET_WHEELHOUSE ./pytest-pinet)"
     source="$wheel"
   else
     source="the lab's index"
@@ -98,25 +135,25 @@ install_pinet() {
 setup() {
   # Node first: without it there is no report, and that is known before an hour of measuring.
   command -v node >/dev/null 2>&1 ||
-    die "Node.js is missing: the Allure 3 CLI needs Node.js 20 or later and npm (NodeSource packages, or a runner image with node 20)"
+    die ${EXIT_MISSING_PREREQUISITE} "Node.js is missing: the Allure 3 CLI needs Node.js 20 or later and npm (NodeSource packages, or a runner image with node 20)"
   major=$(node -p 'process.versions.node.split(".")[0]')
-  [ "$major" -ge 20 ] || die "Node.js $(node --version) is too old for the Allure 3 CLI: 20 or later"
-  command -v npm >/dev/null 2>&1 || die "npm is missing (it comes with Node.js; apt-get install npm)"
-  command -v python3 >/dev/null 2>&1 || die "python3 is missing"
+  [ "$major" -ge 20 ] || die ${EXIT_MISSING_PREREQUISITE} "Node.js $(node --version) is too old for the Allure 3 CLI: 20 or later"
+  command -v npm >/dev/null 2>&1 || die ${EXIT_MISSING_PREREQUISITE} "npm is missing (it comes with Node.js; apt-get install npm)"
+  command -v python3 >/dev/null 2>&1 || die ${EXIT_MISSING_PREREQUISITE} "python3 is missing"
   pick_source
-  python3 -m venv .venv || die "python3 cannot make a venv (apt-get install python3-venv)"
-  lab_pip --upgrade pip || die "pip could not upgrade itself (from the lab's index when one is named)"
-  install_pinet || die "pip could not install pytest-pinet[$PINET_EXTRAS] from $source"
+  python3 -m venv .venv || die ${EXIT_MISSING_PREREQUISITE} "python3 cannot make a venv (apt-get install python3-venv)"
+  lab_pip --upgrade pip || die ${EXIT_MISSING_PREREQUISITE} "pip could not upgrade itself (from the lab's index when one is named)"
+  install_pinet || die ${EXIT_MISSING_PREREQUISITE} "pip could not install pytest-pinet[$PINET_EXTRAS] from $source"
   mkdir -p .allure
   (cd .allure && npm install --silent --no-audit --no-fund "allure@$ALLURE_VERSION") ||
-    die "npm could not install allure@$ALLURE_VERSION"
-  [ -f .allure/node_modules/allure/cli.js ] || die "no Allure 3 CLI in .allure after npm install"
+    die ${EXIT_MISSING_PREREQUISITE} "npm could not install allure@$ALLURE_VERSION"
+  [ -f .allure/node_modules/allure/cli.js ] || die ${EXIT_MISSING_PREREQUISITE} "no Allure 3 CLI in .allure after npm install"
   # A pinet that does not start (a broken install) stops the night here, and so does one
   # without the lab extra: its first step, pinet lab check, could not reach the lab.
-  version=$("$PINET" --version) || die "$PINET --version failed: the install from $source is broken"
-  [ -n "$version" ] || die "$PINET --version printed nothing: the install from $source is broken"
+  version=$("$PINET" --version) || die ${EXIT_MISSING_PREREQUISITE} "$PINET --version failed: the install from $source is broken"
+  [ -n "$version" ] || die ${EXIT_MISSING_PREREQUISITE} "$PINET --version printed nothing: the install from $source is broken"
   .venv/bin/python -c "import labgrid, allure" 2>/dev/null ||
-    die "the install from $source has no lab extra (labgrid, allure-pytest): a night cannot reach the lab"
+    die ${EXIT_MISSING_PREREQUISITE} "the install from $source has no lab extra (labgrid, allure-pytest): a night cannot reach the lab"
   echo "pinet-ci: $version from $source, Node.js $(node --version), allure $ALLURE_VERSION"
 }
 
@@ -126,11 +163,11 @@ setup() {
 # choice, not a default.
 store_named() {
   [ -n "${PINET_DB:-}" ] || [ "${PINET_LOCAL_STORE:-}" = yes ] ||
-    die "PINET_DB names no store: the night's baselines would stay in this runner's home (~/.local/share/pinet), lost with an ephemeral runner; name the lab's shared store, or set PINET_LOCAL_STORE=yes on a runner that keeps its home"
+    die ${EXIT_BAD_CONFIG} "PINET_DB names no store: the night's baselines would stay in this runner's home (~/.local/share/pinet), lost with an ephemeral runner; name the lab's shared store, or set PINET_LOCAL_STORE=yes on a runner that keeps its home"
 }
 
 nightly() {
-  [ $# -ge 1 ] || die "nightly needs the lab's env file: sh ci/pinet-ci.sh nightly lab/rpi-lab.yaml"
+  [ $# -ge 1 ] || die ${EXIT_BAD_CONFIG} "nightly needs the lab's env file: sh ci/pinet-ci.sh nightly lab/rpi-lab.yaml"
   env_file=$1
   shift
   store_named
@@ -138,8 +175,10 @@ nightly() {
   if [ -d "$env_file" ]; then
     places "$env_file" "$@"
   fi
-  [ -f "$env_file" ] || die "no env file $env_file"
-  "$PINET" lab check "$env_file"
+  [ -f "$env_file" ] || die ${EXIT_BAD_CONFIG} "no env file $env_file"
+  checked=0
+  "$PINET" lab check "$env_file" || checked=$?
+  [ "$checked" = 0 ] || die "$checked" "pinet lab check $env_file failed (exit $checked, see above)"
   night "$PINET" run --require-report --results "$RESULTS" ${PINET_SUITE:+--suite "$PINET_SUITE"} \
     -- --lg-env "$env_file" --junitxml "$RESULTS/junit.xml" "$@"
 }
@@ -150,8 +189,8 @@ nightly() {
 # failing lab check, the night's own end, an interrupt.
 with_key() {
   [ -n "${PINET_SSH_KEY:-}" ] || return 0
-  [ -f "$PINET_SSH_KEY" ] || die "PINET_SSH_KEY names no file: $PINET_SSH_KEY"
-  command -v ssh-agent >/dev/null 2>&1 || die "ssh-agent is missing (apt-get install openssh-client)"
+  [ -f "$PINET_SSH_KEY" ] || die ${EXIT_BAD_CONFIG} "PINET_SSH_KEY names no file: $PINET_SSH_KEY"
+  command -v ssh-agent >/dev/null 2>&1 || die ${EXIT_MISSING_PREREQUISITE} "ssh-agent is missing (apt-get install openssh-client)"
   trap cleanup EXIT
   trap 'exit 130' INT
   trap 'exit 143' TERM HUP
@@ -160,7 +199,7 @@ with_key() {
   eval "$(ssh-agent -s)" >/dev/null
   agent=$SSH_AGENT_PID
   ssh-add -q "$copy" 2>/dev/null ||
-    die "ssh-add refused the key in PINET_SSH_KEY (a private key without a passphrase, please)"
+    die ${EXIT_BAD_CONFIG} "ssh-add refused the key in PINET_SSH_KEY (a private key without a passphrase, please)"
   rm -f "$copy"
   echo "pinet-ci: the lab's key is in this night's ssh-agent (pid $agent, $(ssh-add -l | cut -d' ' -f2))"
 }
@@ -171,10 +210,11 @@ cleanup() {
   [ -z "${agent:-}" ] || SSH_AGENT_PID=$agent ssh-agent -k >/dev/null 2>&1 || true
 }
 
-# Run the night, with its exit status (the exit trap stops the agent).
+# Run the night, with its exit status; a red one's owner is told (the exit trap stops the agent).
 night() {
   status=0
   "$@" || status=$?
+  tell_owner "$status" "the night's summary is at the end of the job's log; its report in $RESULTS/report"
   exit "$status"
 }
 
@@ -186,11 +226,13 @@ places() {
   dir=$1
   shift
   [ -n "${PINET_COORDINATOR:-}" ] ||
-    die "$dir is a directory of place files: set PINET_COORDINATOR=HOST:PORT (the labgrid coordinator) and PINET_PLACE_TAGS"
+    die ${EXIT_BAD_CONFIG} "$dir is a directory of place files: set PINET_COORDINATOR=HOST:PORT (the labgrid coordinator) and PINET_PLACE_TAGS"
   count=0
   for place in "$dir"/*.yaml; do
-    [ -f "$place" ] || die "no place files (PLACE.yaml) in $dir"
-    "$PINET" lab check --coordinator "$PINET_COORDINATOR" "$place"
+    [ -f "$place" ] || die ${EXIT_BAD_CONFIG} "no place files (PLACE.yaml) in $dir"
+    checked=0
+    "$PINET" lab check --coordinator "$PINET_COORDINATOR" "$place" || checked=$?
+    [ "$checked" = 0 ] || die "$checked" "pinet lab check of place $place failed (exit $checked, see above)"
     count=$((count + 1))
   done
   night "$PINET" run --require-report --results "$RESULTS" ${PINET_SUITE:+--suite "$PINET_SUITE"} \
@@ -201,7 +243,7 @@ places() {
 publish() {
   dir=${1:-public}
   [ -f "$RESULTS/report/index.html" ] ||
-    die "no report in $RESULTS/report to publish: the night did not build one (its log says why)"
+    die ${EXIT_NO_REPORT} "no report in $RESULTS/report to publish: the night did not build one (its log says why)"
   rm -rf "$dir"
   cp -R "$RESULTS/report" "$dir"
   echo "pinet-ci: report published in $dir/"
@@ -213,5 +255,5 @@ case "$phase" in
   setup) setup ;;
   nightly) nightly "$@" ;;
   publish) publish "$@" ;;
-  *) die "usage: pinet-ci.sh setup | nightly ENV|DIR [pytest args] | publish DIR" ;;
+  *) die ${EXIT_BAD_CONFIG} "usage: pinet-ci.sh setup | nightly ENV|DIR [pytest args] | publish DIR" ;;
 esac

@@ -17,7 +17,7 @@ import argparse
 import getpass
 from typing import Any
 
-from ..errors import PinetError
+from ..errors import ConfigError, PinetError
 from ..judge.standing import EVERY_CONTEXT
 from ..record.night_digest import context_text, scope_text
 from ..record.nightly import METRICS, Persisting
@@ -44,8 +44,10 @@ def _one_context(store: ResultsStore, wanted: str, pending: list[Persisting]) ->
             return hits[0]
         if len(hits) > 1:
             listed = "; ".join(context_text(k) for k in hits[:6])
-            raise PinetError(f"--context {wanted!r} names {len(hits)} contexts ({listed}): say more")
-    raise PinetError(f"--context {wanted!r} names no context in {mask(store.url)}: see `pinet regressions`")
+            raise ConfigError("--context", f"{wanted!r} names {len(hits)} contexts ({listed}): say more")
+    raise ConfigError(
+        "--context", f"{wanted!r} names no context in {mask(store.url)}: see `pinet regressions`"
+    )
 
 
 def _pending_of(pending: list[Persisting], key: str, metric: str | None) -> Persisting | None:

@@ -8,7 +8,7 @@ import json
 import sys
 from typing import Any
 
-from ..errors import PinetError
+from ..errors import ConfigError
 
 # Reaches a lab through labgrid: without the lab extra it stops at once, naming the extra.
 NEEDS_LAB = True
@@ -107,7 +107,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     noise = _noise(args.noise_trials) if args.noise_trials > 0 else None
     if args.noise_only:
         if noise is None:
-            raise PinetError("--noise-only needs --noise-trials above 0")
+            raise ConfigError("--noise-only", "needs --noise-trials above 0")
         print(json.dumps({"noise": noise}, indent=2))
         print("\n".join(_noise_lines(noise)))
         return 0
@@ -157,7 +157,7 @@ def _history(args: argparse.Namespace) -> int:
     backends = [b.strip() for b in args.history_backends.split(",") if b.strip()]
     unknown = sorted(set(backends) - {"sqlite", "postgresql"})
     if unknown:
-        raise PinetError(f"--history-backends: unknown {', '.join(unknown)} (sqlite, postgresql)")
+        raise ConfigError("--history-backends", f"unknown {', '.join(unknown)} (sqlite, postgresql)")
     plan = HistoryPlan(nights=args.history_nights, labs=args.history_labs)
     results = []
     with ExitStack() as stack:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..errors import PinetError
+from ..errors import ConfigError, PinetError
 from ..redaction import register as register_secret
 from .accept import since_change_references
 from .lab.lab_args import db_url
@@ -66,7 +66,7 @@ def cmd_bisect(args: argparse.Namespace) -> int:
             "--images needs at least two names: the known good image first, the known bad one last"
         )
     if args.repeat < 2:
-        raise PinetError("--repeat must be at least 2: one run per image has no noise to judge against")
+        raise ConfigError("--repeat", "must be at least 2: one run per image has no noise to judge against")
     db = db_url()
     register_secret(urlsplit(db).password)
     results = Path(args.results) / time.strftime("bisect-%Y%m%d-%H%M%S")

@@ -8,6 +8,7 @@ import argparse
 import json
 from typing import Any
 
+from ..exit_codes import Exit
 from .store_access import STORE_HELP, open_store
 
 
@@ -26,7 +27,7 @@ def cmd_labs(args: argparse.Namespace) -> int:
         for night in nights:
             print(night.line())
         print(f"{len(nights)} lab(s)" if nights else "no lab has a measured night in this store")
-    return 1 if any(night.pending for night in nights) else 0
+    return int(Exit.REGRESSION) if any(night.pending for night in nights) else 0
 
 
 def register(sub: Any) -> None:

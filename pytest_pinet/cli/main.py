@@ -5,8 +5,9 @@ NAME``) that has a ``register``; one that reaches a lab through labgrid says so 
 ``NEEDS_LAB = True``, and one that passes the rest of its command line to pytest has a
 ``pytest_args`` argument.  No list here names them: a new command is a new module.
 
-Every error a user can cause (not root, missing tool, bad file) ends as one line on stderr
-and exit status 2, never a traceback.
+Every error a user can cause ends as one line on stderr, never a traceback, and the exit status
+of the one table (:mod:`pytest_pinet.exit_codes`): 4 for a bad file or option, 11 for a missing
+tool, extra or root, 7 for a lab fault, 2 for any other stop.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from types import ModuleType
 
 from .. import __version__
 from ..errors import PinetError
+from ..exit_codes import exit_of
 from ..extras import require_lab_extra
 from . import lab
 
@@ -73,7 +75,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args))
     except PinetError as exc:
         print(f"pinet: {exc}", file=sys.stderr)
-        return 2
+        return int(exit_of(exc))
     except KeyboardInterrupt:
         print("pinet: interrupted", file=sys.stderr)
         return 130

@@ -9,6 +9,7 @@ import json
 import time
 from typing import Any
 
+from ..exit_codes import Exit
 from ..judge.detection import detection_power
 from ..model.context_key import ContextKey
 from ..record.detection_page import power_json
@@ -63,7 +64,7 @@ def cmd_regressions(args: argparse.Namespace) -> int:
             "accepted_last_week": [{**vars(a), "label": scope_text(a.context_key)} for a in recent],
         }
         print(json.dumps(data, indent=2))
-        return 1 if pending else 0
+        return int(Exit.REGRESSION) if pending else 0
     by_lab: dict[str, list[Persisting]] = {}
     for p in pending:
         by_lab.setdefault(ContextKey.parse(p.key).get("lab"), []).append(p)
@@ -79,7 +80,7 @@ def cmd_regressions(args: argparse.Namespace) -> int:
     print(f"{len(pending)} context(s) in regression" if pending else "no context in regression")
     for accepted in recent:
         print(f"accepted this week: {accepted.explain()}  [{scope_text(accepted.context_key)}]")
-    return 1 if pending else 0
+    return int(Exit.REGRESSION) if pending else 0
 
 
 def register(sub: Any) -> None:

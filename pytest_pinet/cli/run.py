@@ -11,6 +11,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..errors import PinetError
+from ..exit_codes import Exit, meaning
 from ..record.results_dir import ResultsDir, newest_run
 from ..record.store import ResultsStore, store_exists
 from ..redaction import mask
@@ -18,15 +19,6 @@ from ..redaction import register as register_secret
 from ..suite import SUITE_DIR
 from .lab.lab_args import db_url
 from .report import report_line
-
-REPORT_NOT_BUILT = 6  # pinet run --require-report: the tests' own exit codes are 0..5
-# What the night's exit status says (pytest's, and the plugin's 7-9: plugin/outcomes.py).
-EXIT_MEANS = {
-    0: "no failures",
-    1: "a failure of the board or a test, see above",
-    7: "lab faults only, no regression",
-    8: "nothing was measured",
-}
 
 # Reaches a lab through labgrid: without the lab extra it stops at once, naming the extra.
 NEEDS_LAB = True
@@ -44,7 +36,7 @@ def register(sub: Any) -> None:
     run.add_argument(
         "--require-report",
         action="store_true",
-        help=f"exit {REPORT_NOT_BUILT} when the Allure report cannot be built (no Node.js or Allure CLI): "
+        help=f"exit {int(Exit.NO_REPORT)} when the Allure report cannot be built (no Node.js or Allure CLI): "
         "what a CI job that publishes the report wants",
     )
     run.add_argument("pytest_args", nargs=argparse.REMAINDER, help="further pytest arguments")
@@ -83,9 +75,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     _main_job_summary(results, db, code, line)
     if not built and args.require_report:
         # A night whose report is missing is not a good night, even when every test passed;
-        # a red night (code 1..5) stays what pytest said, with this line beside it.
-        print(f"pinet: the report was required (--require-report) and not built: exit {REPORT_NOT_BUILT}")
-        return code or REPORT_NOT_BUILT
+        # a red night keeps the status that says why it is red, with this line beside it.
+        print(f"pinet: the report was required (--require-report) and not built: exit {int(Exit.NO_REPORT)}")
+        return code or int(Exit.NO_REPORT)
     return code
 
 
@@ -121,7 +113,7 @@ def _main_job_summary(results: Path, db: str, code: int, report: str) -> None:
             )
         if latency:  # lower is better: above its ceiling or risen beyond its band
             print("latency under load: " + ", ".join(f"{n} {v}" for v, n in sorted(latency.items())))
-    print(f"pytest exit status: {code} ({EXIT_MEANS.get(code, 'failures, see above')})")
+    print(f"pytest exit status: {code} ({meaning(code)})")
     print(report)
 
 

@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..errors import PinetError
+from ..errors import ConfigError, PinetError
 from ..judge.threshold_rules import Judged, Thresholds, judged, load_thresholds
 from ..judge.threshold_rules_schema import MATCH_KEYS
 from ..lab.board_contexts import describe
@@ -39,24 +39,26 @@ def parse_context(text: str) -> dict[str, Any]:
     for part in filter(None, (p.strip() for p in text.split(","))):
         key, sep, value = part.partition("=")
         if not sep or not key.strip():
-            raise PinetError(f"--context: {part!r} is not KEY=VALUE (e.g. scenario=ethernet,mtu=1500)")
+            raise ConfigError("--context", f"{part!r} is not KEY=VALUE (e.g. scenario=ethernet,mtu=1500)")
         key, value = key.strip(), value.strip()
         if key not in MATCH_KEYS:
-            raise PinetError(f"--context: no context has a key {key!r}; the keys are {sorted(MATCH_KEYS)}")
+            raise ConfigError("--context", f"no context has a key {key!r}; the keys are {sorted(MATCH_KEYS)}")
         try:
             context[key] = (
                 float(value) if key in NUMERIC and "." in value else int(value) if key in NUMERIC else value
             )
         except ValueError:
-            raise PinetError(f"--context: {key} must be a number, got {value!r}") from None
+            raise ConfigError("--context", f"{key} must be a number, got {value!r}") from None
     if "model" in context and context["model"] not in BOARD_MODELS:
-        raise PinetError(
-            f"--context: model {context['model']!r} is no known model: {model_fix(context['model'])}"
+        raise ConfigError(
+            "--context", f"model {context['model']!r} is no known model: {model_fix(context['model'])}"
         )
     if "scenario" in context and context["scenario"] not in SCENARIOS:
-        raise PinetError(f"--context: scenario {context['scenario']!r} is none of {list(SCENARIOS)}")
+        raise ConfigError("--context", f"scenario {context['scenario']!r} is none of {list(SCENARIOS)}")
     if "scenario" not in context:
-        raise PinetError(f"--context: name the scenario (one of {list(SCENARIOS)}): every rule names its own")
+        raise ConfigError(
+            "--context", f"name the scenario (one of {list(SCENARIOS)}): every rule names its own"
+        )
     if str(context["scenario"]).startswith("udp-"):
         context.setdefault("protocol", "UDP")
     if context["scenario"] == "storage":
@@ -87,11 +89,11 @@ def _board(args: argparse.Namespace) -> list[dict[str, Any]]:
 
     env = args.lab or os.environ.get("PINET_LAB") or os.environ.get("LG_ENV")
     if not env:
-        raise PinetError("--board needs the lab's env file: --lab FILE (or LG_ENV / PINET_LAB)")
+        raise ConfigError("--board", "needs the lab's env file: --lab FILE (or LG_ENV / PINET_LAB)")
     inventory = load_inventory(env)
     if args.board not in inventory.hosts or inventory.hosts[args.board].role != "board":
         boards = sorted(name for name, host in inventory.hosts.items() if host.role == "board")
-        raise PinetError(f"--board: {env} has no board {args.board!r}; its boards are {boards}")
+        raise ConfigError("--board", f"{env} has no board {args.board!r}; its boards are {boards}")
     return board_contexts(inventory, args.board)
 
 

@@ -24,7 +24,7 @@ from typing import Protocol
 
 from ..errors import LabFault
 from ..judge.confirmation import settled
-from ..judge.verdict import Verdict, VerdictKind
+from ..judge.verdict import FAILING, Verdict, VerdictKind
 from ..model import Measurement
 
 
@@ -39,6 +39,10 @@ class LatencyOutcome(Protocol):
     def reason(self) -> str:
         """The verdict's line, with every figure."""
 
+    @property
+    def status(self) -> str:
+        """The verdict's word (``above-ceiling``, ``regression`` ...)."""
+
 
 class OutcomeKind(enum.Enum):
     """What a test's verdicts amount to, most severe first."""
@@ -51,11 +55,14 @@ class OutcomeKind(enum.Enum):
 
 @dataclass(frozen=True)
 class Outcome:
-    """The test's outcome, the line it shows, and the measurements of its final attempt."""
+    """The test's outcome, the line it shows, and the measurements of its final attempt;
+    for a failure, the verdict words that failed it (``regression``, ``below-threshold``,
+    ``above-ceiling`` ...), from which the night's exit status says whose failure it is."""
 
     kind: OutcomeKind
     message: str
     measurements: tuple[Measurement, ...]
+    failed_as: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -148,7 +155,8 @@ def outcome_of(
     failures = [line for v in verdicts for line in v.failures]
     if failures:
         history = "".join(f"\n(earlier attempt: {e})" for e in earlier)
-        return Outcome(OutcomeKind.FAILED, "\n".join(failures) + history, measurements)
+        failed_as = frozenset(kind.value for v in verdicts for kind in v.kinds if kind in FAILING)
+        return Outcome(OutcomeKind.FAILED, "\n".join(failures) + history, measurements, failed_as)
     invalid = [v.note for v in verdicts if v.kind is VerdictKind.INVALID_THERMAL]
     if invalid:
         raise LabFault("thermal", "measurement invalid, board too hot or throttled: " + "; ".join(invalid))
@@ -172,8 +180,10 @@ def with_latency(
     lines = latency_failures(outcome.measurements, verdicts)
     if not lines:
         return outcome
+    failed_as = outcome.failed_as | {v.status for v in verdicts if v.failed}
     if outcome.kind is OutcomeKind.FAILED:
-        return Outcome(OutcomeKind.FAILED, outcome.message + "\n" + "\n".join(lines), outcome.measurements)
+        message = outcome.message + "\n" + "\n".join(lines)
+        return Outcome(OutcomeKind.FAILED, message, outcome.measurements, failed_as)
     goodput = f"\n(goodput {outcome.kind.value}: {outcome.message})" if outcome.message else ""
     history = "".join(f"\n(earlier attempt: {e})" for e in earlier)
-    return Outcome(OutcomeKind.FAILED, "\n".join(lines) + goodput + history, outcome.measurements)
+    return Outcome(OutcomeKind.FAILED, "\n".join(lines) + goodput + history, outcome.measurements, failed_as)

@@ -2,9 +2,9 @@
 measured, whether its verdict was undecided or the lab failed it; and, on the controller, the
 outcome of every planned test, from which the night's exit status is decided.
 
-A red night says why by its exit status (docs/nightly.md): 1 a failure of the board (a
-regression, a figure below its floor) or of any other test, :data:`LAB_FAULT_ONLY` when every
-failure was the lab's, :data:`NOTHING_MEASURED` when nothing was measured. A night whose
+A red night says why by its exit status (the one table, :mod:`pytest_pinet.exit_codes`):
+a regression, a figure below its floor, another test's failure, lab faults only, nothing
+measured; with several kinds, the one whose owner must hear first. A night whose
 verdicts were not all decided keeps its status and says so in its status line: an undecided
 verdict is neither a pass nor a regression (its interval held the line), and a nightly that
 turned red on one would cry wolf on every figure that sits at its floor.
@@ -18,9 +18,10 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ..errors import LabFault
+from ..exit_codes import MEANING, Exit, night_exit
 from ..redaction import mask
 from .engagement import engage, engaged
-from .run_state import MEASURED, PINET_RUN, UNDECIDED_PREFIX
+from .run_state import FAILED_AS, MEASURED, PINET_RUN, UNDECIDED_PREFIX
 
 if TYPE_CHECKING:
     from ..record.planned import PlannedTest
@@ -55,14 +56,23 @@ MEASURING_FIXTURES = frozenset(
         "pinet_record_measurement",
     }
 )
-# The night's exit statuses beyond pytest's own (0-5; pinet run --require-report has 6).
-LAB_FAULT_ONLY = 7
-NOTHING_MEASURED = 8
+# A failed verdict's words, by the status they give a night (others: a test failed, 1).
+FAILED_AS_STATUS = {
+    "regression": Exit.REGRESSION,
+    "below-threshold": Exit.BELOW_THRESHOLD,
+    "above-ceiling": Exit.BELOW_THRESHOLD,
+}
 NIGHT_STATUS = pytest.StashKey[str]()
 COVERAGE_PLUGIN = "pinet-coverage"
 PLANNED = "pinet_planned"
 COMBINATION = "pinet_combination"  # the test with its parameters but not its board (see combination_of)
 UNDECIDED = "pinet_undecided"  # a test report's property: its verdict could not be decided
+
+
+def verdict_statuses(failed_as: str) -> set[Exit]:
+    """The night statuses a failed test's verdict words give (``regression,below-threshold``);
+    none for a failure that was no verdict on a board."""
+    return {FAILED_AS_STATUS[word] for word in failed_as.split(",") if word in FAILED_AS_STATUS}
 
 
 class Coverage:
@@ -76,6 +86,7 @@ class Coverage:
         # Failures that were not the lab's, by test and phase: a regression in the call and a
         # lab fault in the teardown is a regression; a module that did not collect is one too.
         self.other_failures: set[str] = set()
+        self.verdicts_failed: set[Exit] = set()  # the statuses failed verdicts give the night
         self.undecided: set[str] = set()
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -83,6 +94,8 @@ class Coverage:
         if report.failed:
             if "pinet_lab_fault" in properties:
                 self.lab_faults.add(report.nodeid)
+            elif statuses := verdict_statuses(str(properties.get(FAILED_AS, ""))):
+                self.verdicts_failed.update(statuses)
             else:
                 self.other_failures.add(f"{report.nodeid} ({report.when})")
         if UNDECIDED in properties:
@@ -127,16 +140,25 @@ def decide_night(session: pytest.Session) -> None:
         return  # a worker: the controller decides
     run = session.config.stash[PINET_RUN]
     green = session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED)
-    failed = session.exitstatus == pytest.ExitCode.TESTS_FAILED
-    if green and not run.settings.allow_skips and measured_nothing(coverage.planned, run.results.load()):
-        session.exitstatus, why = NOTHING_MEASURED, "nothing was measured"
-    elif failed and coverage.lab_faults and not coverage.other_failures:
-        session.exitstatus = LAB_FAULT_ONLY
-        why = f"every failure ({len(coverage.lab_faults)}) was a lab fault, none a regression"
+    nothing = (
+        green and not run.settings.allow_skips and measured_nothing(coverage.planned, run.results.load())
+    )
+    others, faults = len(coverage.other_failures), len(coverage.lab_faults)
+    status = night_exit(int(session.exitstatus), coverage.verdicts_failed, others, faults, nothing)
+    if status is Exit.NOTHING_MEASURED:
+        why = "nothing was measured"
+    elif status is Exit.LAB_FAULT:
+        why = f"every failure ({faults}) was a lab fault, none a regression"
+    elif status is not None:
+        why = MEANING[status] + (
+            f" (and {others + faults} other failure(s), listed above)" if others + faults else ""
+        )
     elif green and coverage.undecided:
         why = f"with {len(coverage.undecided)} undecided verdict(s): not failed, not proven (listed above)"
     else:
         return
+    if status is not None:
+        session.exitstatus = status
     session.config.stash[NIGHT_STATUS] = f"exit {int(session.exitstatus)}: {why}"
 
 

@@ -69,7 +69,7 @@ def require_tools(names: Sequence[str]) -> None:
 def require_root(action: str) -> None:
     """Namespaces, veth and sshd need root; say so in one line instead of a stack trace."""
     if os.geteuid() != 0:
-        raise PinetError(f"{action} needs root (network namespaces): run it with sudo or as root")
+        raise MissingToolError(f"{action} needs root (network namespaces): run it with sudo or as root")
 
 
 def run(

@@ -12,7 +12,7 @@ A page marks each fenced block by its info string:
   install; the rehearsal installs them its own way (a hook per kind);
 - anything else (```` ```yaml ````, a bare ```` ``` ````): text to read, never run.
 
-A command whose comment says ``exits N`` (``pinet regressions``: 1 while any is pending)
+A command whose comment says ``exits N`` (``pinet regressions``: 9 while any is pending)
 passes with that status too.  The blocks share one shell's state: each runs in ``bash -e`` after the exports and the
 directory the previous one left, as a terminal keeps them.  The page's addresses, users and
 paths are replaced by the rehearsal's map first (docs/rehearsal.md).  A block that fails

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from pytest_pinet.cli.report import last_night
+from pytest_pinet.exit_codes import Exit
 from pytest_pinet.model.fingerprint import NOTHING_CHANGED
 from pytest_pinet.virtlab import cable_faults
 from pytest_pinet.virtlab.topology import LabSpec
@@ -106,12 +107,12 @@ def test_a_regression_stays_red_until_accepted(lab32, tmp_path):
     # measures that).
     cable_faults.degrade(lab32, 10.0)
     third = _night(tmp_path)
-    assert third.returncode == 1, third.stdout[-3000:]
+    assert third.returncode == Exit.REGRESSION, third.stdout[-3000:]
     assert third.stdout.count("regression against baseline (new tonight)") >= 2, third.stdout[-3000:]
     night3 = _runs(tmp_path)[-1]
 
     fourth = _night(tmp_path)
-    assert fourth.returncode == 1, fourth.stdout[-3000:]
+    assert fourth.returncode == Exit.REGRESSION, fourth.stdout[-3000:]
     since = f"regression since run {night3} (2 nights, first seen "
     assert fourth.stdout.count("regression against baseline (persisting)") >= 2, fourth.stdout[-3000:]
     assert since in fourth.stdout, fourth.stdout[-3000:]
@@ -135,7 +136,7 @@ def test_a_regression_stays_red_until_accepted(lab32, tmp_path):
     undone = _pinet("accept", "--undo", "1", "--db", _db(tmp_path))
     assert undone.returncode == 0, undone.stdout + undone.stderr
     again = _pinet("regressions", "--db", _db(tmp_path))
-    assert again.returncode == 1, again.stdout + again.stderr
+    assert again.returncode == Exit.REGRESSION, again.stdout + again.stderr
     since3 = f"regression since run {night3} (3 nights, first seen "
     goodput = [line for line in again.stdout.splitlines() if since3 in line and " Mbit/s (" in line]
     assert len(goodput) == 2, again.stdout

@@ -27,6 +27,7 @@ from typing import Any
 import pytest
 import yaml
 
+from pytest_pinet.exit_codes import Exit
 from tests.fixture_paths import RECIPES
 
 from .. import package_index
@@ -159,6 +160,9 @@ def _night_env(root: Path, recipe: dict[str, Any]) -> dict[str, str]:
     return {
         **env,
         **{k: str(v) for k, v in recipe["variables"].items()},
+        # this lab's owners read their news from files beside the repository
+        "PINET_NOTIFY_LAB": f"cat >> {root}/told-lab",
+        "PINET_NOTIFY_BOARDS": f"cat >> {root}/told-boards",
         "PINET_DB": f"sqlite:///{root}/store.sqlite",
         "PINET_SUITE": "suite",
         "PINET_SSH_KEY": str(key),
@@ -183,14 +187,38 @@ def test_a_night_whose_report_cannot_be_built_fails_visibly(set_up, tmp_path):
     assert "REPORT NOT BUILT: Allure 3 CLI not found" in done.stdout
     assert "(--require-report) and not built: exit 6" in done.stdout
     published = _run(recipe["nightly-network"]["after_script"][0], root, env)
-    assert published.returncode == 1 and "no report in results/report to publish" in published.stderr
+    assert (
+        published.returncode == Exit.NO_REPORT
+        and "no report in results/report to publish" in published.stderr
+    )
     for line in recipe["pages"]["script"]:
-        assert _run(line, root, env).returncode == 1  # no pages from a night without a report
+        assert _run(line, root, env).returncode == Exit.NO_REPORT  # no pages from a night without a report
+    told = (root / "told-lab").read_text(encoding="utf-8").splitlines()
+    assert len(told) == 2 and all(": exit 6: " in line for line in told), told  # the night, then publish
+    assert not (root / "told-boards").exists()
     # setup stops at once when the runner has no Node.js, before anything is installed.
     bare = _lab_repository(tmp_path / "bare-repo")
     no_node = _run("/bin/sh ci/pinet-ci.sh setup", bare, {**env, "PATH": str(tmp_path / "empty-bin")})
-    assert no_node.returncode == 1 and "Node.js is missing" in no_node.stderr
+    assert no_node.returncode == Exit.MISSING_PREREQUISITE and "Node.js is missing" in no_node.stderr
     assert not (bare / ".venv").exists()
+
+
+def test_a_night_below_its_floor_tells_the_boards_owner_and_exits_for_them(set_up):
+    """The stand-in suite measures under its 940 Mbit/s floor: exit 10 (below threshold), and
+    the boards' owner, not the lab's, is told; a lab check that finds no env file is the lab's."""
+    recipe = _gitlab()
+    root = set_up
+    _fresh_night(root)
+    env = {**_night_env(root, recipe), "FAKE_GOODPUT": "900.0"}
+    for told in ("told-lab", "told-boards"):
+        (root / told).unlink(missing_ok=True)
+    (line,) = recipe["nightly-network"]["script"]
+    done = _run(line, root, env)
+    assert done.returncode == Exit.BELOW_THRESHOLD, done.stdout[-3000:] + done.stderr[-2000:]
+    assert "pinet-ci: exit 10 is for the boards owner: told through PINET_NOTIFY_BOARDS" in done.stdout
+    (told,) = (root / "told-boards").read_text(encoding="utf-8").splitlines()
+    assert ": exit 10: the night's summary is at the end of the job's log" in told, told
+    assert not (root / "told-lab").exists()
 
 
 def test_setup_installs_only_from_a_source_the_lab_names(built, tmp_path):
@@ -216,7 +244,11 @@ def test_setup_installs_only_from_a_source_the_lab_names(built, tmp_path):
     for n, (named, reason) in enumerate(refusals):
         root = _lab_repository(tmp_path / f"lab-repo-{n}")
         done = _setup(root, named)
-        assert done.returncode == 1 and reason in done.stderr, (named, done.stdout[-2000:], done.stderr)
+        assert done.returncode == Exit.BAD_CONFIG and reason in done.stderr, (
+            named,
+            done.stdout[-2000:],
+            done.stderr,
+        )
         assert not (root / ".venv").exists(), named  # known before anything was installed
 
 
@@ -252,7 +284,12 @@ def test_a_failing_night_leaves_no_agent_and_no_key_copy(tmp_path):
         temp.mkdir()
         before = _agents()
         done = _run(line, root, {**env, **changed, "TMPDIR": str(temp)})
-        assert done.returncode == 1 and reason in done.stderr, (changed, done.stdout, done.stderr)
+        assert done.returncode == Exit.BAD_CONFIG and reason in done.stderr, (
+            changed,
+            done.stdout,
+            done.stderr,
+        )
+        assert f": exit 4: {reason}" in (root / "told-lab").read_text(encoding="utf-8"), changed
         assert _agents() - before == set(), changed  # no agent of this night is left
         assert list(temp.iterdir()) == [], changed  # nor the key's copy
 

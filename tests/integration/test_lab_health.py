@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_pinet.plugin.outcomes import LAB_FAULT_ONLY
+from pytest_pinet.exit_codes import Exit
 from pytest_pinet.virtlab import cable_faults, shaping, virtual_lab
 from pytest_pinet.virtlab.topology import LabSpec
 
@@ -70,7 +70,7 @@ def test_live_check_refuses_the_wrong_adapter_side_by_side(bad_cable_lab: LabSpe
     wrong = bad_cable_lab.env_file.with_name("wrong-adapter.yaml")
     wrong.write_text(text.replace("adapter: builtin", "adapter: rtl8153"), encoding="utf-8")
     done = pinet("lab", "check", "--live", str(wrong), spec=bad_cable_lab)
-    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.returncode == Exit.LAB_FAULT, done.stdout + done.stderr
     row = next(line for line in done.stdout.splitlines() if "eth0 driver" in line)
     assert row.split() == [
         "pi",
@@ -121,8 +121,10 @@ def test_bad_cable_ends_its_link_as_a_lab_fault_and_the_rest_measures(
     )
     out = done.stdout
     # a lab fault never makes a run green, and says it was the lab's: exit 7, not a regression's 1
-    assert done.returncode == LAB_FAULT_ONLY, out[-3000:]
-    assert f"pinet: night status exit {LAB_FAULT_ONLY}: every failure (1) was a lab fault" in out, out[-3000:]
+    assert done.returncode == Exit.LAB_FAULT, out[-3000:]
+    assert f"pinet: night status exit {int(Exit.LAB_FAULT)}: every failure (1) was a lab fault" in out, out[
+        -3000:
+    ]
     (run_dir,) = list(results.glob("2*"))
     measured = [json.loads(line) for line in (run_dir / "measurements.jsonl").read_text().splitlines()]
     assert [m["context"]["link"] for m in measured] == ["eth"], out[-3000:]

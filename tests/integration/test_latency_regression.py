@@ -23,6 +23,7 @@ import sys
 
 import pytest
 
+from pytest_pinet.exit_codes import Exit
 from pytest_pinet.virtlab import cable_faults, virtual_lab
 from pytest_pinet.virtlab.topology import LabSpec, LinkSpec
 
@@ -84,7 +85,7 @@ def test_a_deeper_queue_is_a_latency_regression_a_shallower_one_is_not(lab7, tmp
         assert clean.returncode == 0, clean.stdout[-3000:]
     cable_faults.deepen_queues(lab7, 400)
     deeper = _pytest(tmp_path)
-    assert deeper.returncode == 1, deeper.stdout[-3000:]
+    assert deeper.returncode == Exit.REGRESSION, deeper.stdout[-3000:]
     assert "regression against baseline" in deeper.stdout and "lower is better" in deeper.stdout
     # The verdict machinery has it: the store's latency column (goodput's verdict its own),
     # and `pinet regressions` lists it in ms until someone accepts it.

@@ -30,6 +30,7 @@ from typing import Any
 import pytest
 import yaml
 
+from pytest_pinet.exit_codes import Exit
 from pytest_pinet.polling import wait_until
 from pytest_pinet.virtlab import twin, twin_console, virtual_lab
 from tests.fixture_paths import EXAMPLE_ENV, RECIPES
@@ -413,7 +414,7 @@ def table_env(table: dict[str, str]) -> dict[str, str]:
 
 def _gitlab_night(repo: Path, env: dict[str, str]) -> str:
     """The nightly-network job's script and after_script lines, run as its YAML has them, with
-    the lab's key as a CI File variable (a copy others may read): the night is red (exit 1, a
+    the lab's key as a CI File variable (a copy others may read): the night is red (exit 9, a
     regression), its key was in an agent of its own that ended with it, and its report is
     published all the same; then the pages job's lines."""
     recipe = yaml.safe_load((RECIPES / "gitlab-ci.yml").read_text(encoding="utf-8"))
@@ -423,7 +424,10 @@ def _gitlab_night(repo: Path, env: dict[str, str]) -> str:
     key.chmod(0o644)
     env = {**env, "PINET_SSH_KEY": str(key)}
     said = []
-    lines = [*((line, 1) for line in job["script"]), *((line, 0) for line in job["after_script"])]
+    lines = [
+        *((line, Exit.REGRESSION) for line in job["script"]),
+        *((line, 0) for line in job["after_script"]),
+    ]
     for line, expected in [*lines, *((line, 0) for line in recipe["pages"]["script"])]:
         done = subprocess.run(
             ["/bin/sh", "-c", line], cwd=repo, env=env, capture_output=True, text=True, timeout=900
@@ -464,7 +468,7 @@ def _github_night(repo: Path, env: dict[str, str]) -> None:
     secret = (Path(env["HOME"]) / ".ssh" / "pinet-lab").read_text(encoding="utf-8")
     env = {**env, "PINET_SSH_KEY_TEXT": secret, "RUNNER_TEMP": str(runner_temp), "PYTEST_ADDOPTS": NEXT_NIGHT}
     said = []
-    for name, expected in (("nightly", 1), ("publish", 0)):
+    for name, expected in (("nightly", Exit.REGRESSION), ("publish", 0)):
         assert steps[name].get("if", "always()") == "always()" or name == "nightly"
         done = subprocess.run(
             ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", steps[name]["run"]],
@@ -496,7 +500,7 @@ def _regressed_run(repo: Path, env: dict[str, str]) -> str:
     gives it: pi4's goodput, both directions (its veths carry the cable's rate; pi5, the QEMU
     board, sends and receives at its emulated CPUs' rate, under the slower cable's)."""
     done = _run([str(repo / ".venv" / "bin" / "pinet"), "regressions", "--json"], env=env)
-    assert done.returncode in (0, 1), done.stdout + done.stderr
+    assert done.returncode in (0, Exit.REGRESSION), done.stdout + done.stderr
     found = json.loads(done.stdout)["regressions"]
     cable = [e for e in found if "board=pi4" in e["context"] and e["metric"] == "goodput"]
     assert len(cable) == 2, found

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from pytest_pinet.cli.report import last_night
+from pytest_pinet.exit_codes import Exit
 from pytest_pinet.record.allure_report import build_report
 from pytest_pinet.virtlab import cable_faults
 from pytest_pinet.virtlab.topology import LabSpec
@@ -153,7 +154,7 @@ def test_clean_runs_then_a_degraded_one(lab8, tmp_path):
     subprocess.run(by_hand, check=True, capture_output=True)
     cable_faults.degrade(lab8, PLANT)
     bad = _pytest(tmp_path)
-    assert bad.returncode == 1, bad.stdout[-3000:]
+    assert bad.returncode == Exit.REGRESSION, bad.stdout[-3000:]
     report = _report(tmp_path)
     assert "regression against baseline" in bad.stdout
     offload = "board eth0 offloads rx-checksum: on -> off"

@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from pytest_pinet.exit_codes import Exit
 from pytest_pinet.judge.linerate import tcp_goodput_limit
 from pytest_pinet.virtlab.topology import LabSpec
 
@@ -167,4 +168,6 @@ def test_a_floor_inside_the_noise_ends_undecided_with_its_interval(lab12, tmp_pa
         pytest.fail(f"no run's interval held the floor it was judged against: {seen}")
 
     above, _, _ = _run(lab12, tmp_path, "above", 945.0)
-    assert above.returncode == 1 and "below threshold" in above.stdout, above.stdout[-3000:]
+    assert above.returncode == Exit.BELOW_THRESHOLD and "below threshold" in above.stdout, above.stdout[
+        -3000:
+    ]

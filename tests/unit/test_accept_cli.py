@@ -7,6 +7,7 @@ import dataclasses
 import pytest
 
 from pytest_pinet.cli.main import main
+from pytest_pinet.exit_codes import Exit
 from pytest_pinet.model.context_key import context_key
 from pytest_pinet.record.nightly import nights_of
 from pytest_pinet.record.standing_memo import standing_before
@@ -57,12 +58,12 @@ def test_one_figure_per_context_per_night(store_url):
 
 
 def test_a_regression_is_listed_until_accepted_and_again_after_the_undo(store_url, capsys):
-    assert main(["regressions", "--db", store_url]) == 1
+    assert main(["regressions", "--db", store_url]) == Exit.REGRESSION
     listed = capsys.readouterr().out
     assert (
         "regression since run n3 (2 nights, first seen 2023-11-17): 941.5 -> 913.2 Mbit/s (-3.0 %)" in listed
     )
-    assert main(["accept", "--context", "board->peer", "--db", store_url]) == 2  # no --why
+    assert main(["accept", "--context", "board->peer", "--db", store_url]) == Exit.BAD_CONFIG  # no --why
     assert "say why" in capsys.readouterr().err
     assert (
         main(["accept", "--context", "board->peer", "--why", "new driver", "--who", "al", "--db", store_url])
@@ -78,7 +79,7 @@ def test_a_regression_is_listed_until_accepted_and_again_after_the_undo(store_ur
     assert [n.run_id for n in standing.accepted] == ["n3", "n4"] and standing.accepted_by is not None
     store.close()
     assert main(["accept", "--undo", "1", "--who", "al", "--db", store_url]) == 0
-    assert main(["regressions", "--db", store_url]) == 1
+    assert main(["regressions", "--db", store_url]) == Exit.REGRESSION
     assert "regression since run n3 (2 nights" in capsys.readouterr().out
 
 
@@ -86,9 +87,9 @@ def test_accepting_a_run_covers_its_contexts_and_unknown_names_are_clear_errors(
     assert main(["accept", "n3", "--why", "kernel 6.12 is slower here", "--db", store_url]) == 0
     assert "(every context)" in capsys.readouterr().out
     assert main(["regressions", "--db", store_url]) == 0
-    assert main(["accept", "n9", "--why", "x", "--db", store_url]) == 2
+    assert main(["accept", "n9", "--why", "x", "--db", store_url]) == Exit.BAD_CONFIG
     assert "n9: no such run" in capsys.readouterr().err
-    assert main(["accept", "--context", "nowhere", "--why", "x", "--db", store_url]) == 2
+    assert main(["accept", "--context", "nowhere", "--why", "x", "--db", store_url]) == Exit.BAD_CONFIG
     assert "names no context" in capsys.readouterr().err
 
 
@@ -108,7 +109,7 @@ def test_bisect_since_change_takes_the_accepted_and_the_regressed_level(store_ur
 def test_a_store_shared_by_labs_answers_for_one_lab_with_lab(store_url, capsys):
     """Several labs' runners write one store; --lab scopes regressions, trends and runs."""
     own_lab = _measurement(1.0).context.lab
-    assert main(["regressions", "--db", store_url, "--lab", own_lab]) == 1
+    assert main(["regressions", "--db", store_url, "--lab", own_lab]) == Exit.REGRESSION
     assert "regression since run n3" in capsys.readouterr().out
     assert main(["regressions", "--db", store_url, "--lab", "another-lab"]) == 0
     assert "no context in regression" in capsys.readouterr().out

@@ -9,6 +9,7 @@ import statistics
 
 import pytest
 
+from pytest_pinet.exit_codes import Exit
 from pytest_pinet.judge.baseline import BaselinePolicy, judge_baseline
 from pytest_pinet.judge.detection import Noise, detection_power, nights_to_red, predicted_red
 from pytest_pinet.judge.spread_prior import SpreadPrior
@@ -106,7 +107,7 @@ def test_regressions_json_says_what_the_regressed_context_could_catch(tmp_path, 
     rows = [_row(f"n{n}", float(n), night.value, key) for n, night in enumerate(_nights(0.3, 8))]
     rows += [_row(f"n{n}", float(n), LEVEL * 0.9, key, "regression") for n in (8, 9)]
     store_of_rows(rows, tmp_path / "s.sqlite").close()
-    assert main(["regressions", "--db", str(tmp_path / "s.sqlite"), "--json"]) == 1
+    assert main(["regressions", "--db", str(tmp_path / "s.sqlite"), "--json"]) == Exit.REGRESSION
     (found,) = json.loads(capsys.readouterr().out)["regressions"]
     assert found["detection"]["nights"] == 8 and found["detection"]["blind"] is False
     assert 0 < found["detection"]["one_night_pct"] < 3

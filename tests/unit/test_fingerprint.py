@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from pytest_pinet.cli.main import main
+from pytest_pinet.exit_codes import Exit
 from pytest_pinet.host.facts_parse import (
     parse_ethtool_rings,
     parse_root_qdisc,
@@ -137,10 +138,10 @@ def red_store(tmp_path):
 
 
 def test_a_red_context_names_what_changed_since_its_last_good_night(red_store, capsys):
-    assert main(["regressions", "--db", red_store]) == 1
+    assert main(["regressions", "--db", red_store]) == Exit.REGRESSION
     listed = capsys.readouterr().out
     assert "what changed: since run n3: board eth0 offloads gro: on -> off" in listed, listed
-    assert main(["regressions", "--db", red_store, "--json"]) == 1
+    assert main(["regressions", "--db", red_store, "--json"]) == Exit.REGRESSION
     (entry,) = json.loads(capsys.readouterr().out)["regressions"]
     assert entry["what_changed"] == ["since run n3: board eth0 offloads gro: on -> off"]
     assert entry["known"] == []
@@ -163,7 +164,7 @@ def test_a_known_issue_is_shown_beside_the_contexts_whose_change_it_names(red_st
     assert added == 0 and "known issue #1" in capsys.readouterr().out
     assert main(["known", "add", "--change", "kernel", "--why", "not this one", "--db", red_store]) == 0
     capsys.readouterr()
-    assert main(["regressions", "--db", red_store]) == 1
+    assert main(["regressions", "--db", red_store]) == Exit.REGRESSION
     listed = capsys.readouterr().out
     assert 'known: #1 "eth0 offloads gro": image 2026-11 turns GRO off (al)' in listed
     assert "#2" not in listed  # the kernel did not change: that issue names nothing here
@@ -172,7 +173,7 @@ def test_a_known_issue_is_shown_beside_the_contexts_whose_change_it_names(red_st
     assert main(["known", "remove", "1", "--db", red_store]) == 0
     assert main(["known", "remove", "1", "--db", red_store]) == 2
     assert "no open known issue #1" in capsys.readouterr().err
-    assert main(["regressions", "--db", red_store]) == 1
+    assert main(["regressions", "--db", red_store]) == Exit.REGRESSION
     assert "known:" not in capsys.readouterr().out
 
 
@@ -182,5 +183,5 @@ def test_a_red_context_whose_path_did_not_change_says_so(tmp_path, capsys):
     for n, figure in enumerate((941.4, 941.5, 941.3, 912.8), 1):
         _night(store, f"n{n}", n, figure, _facts())
     store.close()
-    assert main(["regressions", "--db", url]) == 1
+    assert main(["regressions", "--db", url]) == Exit.REGRESSION
     assert f"what changed: since run n3: {NOTHING_CHANGED}" in capsys.readouterr().out

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from pytest_pinet.exit_codes import Exit
 from pytest_pinet.judge.thermal import thermal_evidence
 from pytest_pinet.judge.threshold_rules import thresholds_from_data
 from pytest_pinet.model import Observation
@@ -104,6 +105,8 @@ def test_verdicts_through_the_plugin(pytester, monkeypatch):
     outcomes = result.parseoutcomes()
     text = result.stdout.str()
     assert outcomes.get("passed") == 2 and outcomes.get("xfailed") == 1 and outcomes.get("failed") == 4
+    # below their floors (and a thermal lab fault beside them): the boards' owner's status
+    assert result.ret == Exit.BELOW_THRESHOLD, text[-3000:]
     # a floor inside the measured interval is neither met nor missed: its own outcome, with the
     # interval; the same figure measured ten times more precisely passes
     assert outcomes.get("undecided") == 1, outcomes

@@ -9,6 +9,7 @@ import pytest
 from pytest_pinet import extras
 from pytest_pinet.cli.main import main
 from pytest_pinet.errors import ConfigError
+from pytest_pinet.exit_codes import Exit
 
 
 @pytest.fixture
@@ -31,8 +32,8 @@ def test_a_missing_labgrid_is_named_with_the_extra_that_brings_it(without_labgri
 
 
 @pytest.mark.parametrize("argv", [["run"], ["lab", "check"], ["bisect", "--images", "a,b"]])
-def test_lab_commands_stop_with_one_line_and_status_2(without_labgrid, argv, capsys):
-    assert main(argv) == 2
+def test_lab_commands_stop_with_one_line_and_a_missing_prerequisites_status(without_labgrid, argv, capsys):
+    assert main(argv) == Exit.MISSING_PREREQUISITE
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "reaching a lab needs labgrid" in err[0] and err[0].startswith("pinet: pinet ")
 

@@ -16,6 +16,7 @@ from pytest_pinet.bench.history_store import (
     recorded_night,
 )
 from pytest_pinet.cli.main import main
+from pytest_pinet.exit_codes import Exit
 from pytest_pinet.record.lab_nights import lab_nights
 from pytest_pinet.record.night_digest import night_digest_of
 from pytest_pinet.record.store import ResultsStore
@@ -46,22 +47,22 @@ def test_every_lab_has_its_newest_night_and_what_is_pending(shared, capsys):
     for night in nights:
         assert night.measured == len(NIGHT)
         assert night.run_id.endswith(night.lab) and night.pending >= len(_planted(night.lab))
-    assert main(["labs", "--db", shared]) == 1  # a regression is pending
+    assert main(["labs", "--db", shared]) == Exit.REGRESSION  # a regression is pending
     shown = capsys.readouterr().out
     assert "lab01" in shown and "lab02" in shown and "2 lab(s)" in shown
-    assert main(["labs", "--db", shared, "--json"]) == 1
+    assert main(["labs", "--db", shared, "--json"]) == Exit.REGRESSION
     assert {n["lab"] for n in json.loads(capsys.readouterr().out)} == {"lab01", "lab02"}
 
 
 def test_regressions_of_a_shared_store_are_grouped_by_lab_and_one_lab_is_asked_by_name(shared, capsys):
-    assert main(["regressions", "--db", shared]) == 1
+    assert main(["regressions", "--db", shared]) == Exit.REGRESSION
     shown = capsys.readouterr().out
     assert shown.index("lab lab01:") < shown.index("lab lab02:")
-    assert main(["regressions", "--db", shared, "--json"]) == 1
+    assert main(["regressions", "--db", shared, "--json"]) == Exit.REGRESSION
     listed = json.loads(capsys.readouterr().out)["regressions"]
     for lab in PLAN.lab_names:
         assert _planted(lab) <= {r["context"] for r in listed if r["lab"] == lab}
-    assert main(["regressions", "--db", shared, "--lab", "lab02", "--json"]) == 1
+    assert main(["regressions", "--db", shared, "--lab", "lab02", "--json"]) == Exit.REGRESSION
     assert {r["lab"] for r in json.loads(capsys.readouterr().out)["regressions"]} == {"lab02"}
 
 

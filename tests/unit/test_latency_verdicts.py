@@ -15,6 +15,7 @@ import pytest
 
 from pytest_pinet.cli.image_probes import Probe, bisect, judge_probe, references_of, values_by_context
 from pytest_pinet.cli.main import main
+from pytest_pinet.exit_codes import Exit
 from pytest_pinet.host.platform import FREEBSD
 from pytest_pinet.host.qdisc_stats import ROOT, parse_backlog, parse_qdisc_stats, total_of_kind
 from pytest_pinet.judge.latency_verdict import judge_latency, load_latency_rules, mirrored_night
@@ -163,7 +164,7 @@ def test_a_latency_regression_is_listed_in_ms_until_accepted(latency_store, caps
     assert pending.before == pytest.approx(11.3) and pending.now == pytest.approx(36.2)
     assert pending.change_pct > 0 and pending.worse_pct < 0  # a rise, and that is worse
     assert "11.3 -> 36.2 ms RTT p90 under load (+" in pending.explain()  # never "Mbit/s"
-    assert main(["regressions", "--db", latency_store, "--json"]) == 1
+    assert main(["regressions", "--db", latency_store, "--json"]) == Exit.REGRESSION
     (listed,) = json.loads(capsys.readouterr().out)["regressions"]
     assert listed["metric"] == "latency" and listed["regressed"] == pytest.approx(36.2)
     assert "accepted_mbps" not in listed  # never a latency figure under a Mbit/s name

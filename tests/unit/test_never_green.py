@@ -8,7 +8,7 @@ import socket
 
 import pytest
 
-from pytest_pinet.plugin.outcomes import LAB_FAULT_ONLY, NOTHING_MEASURED
+from pytest_pinet.exit_codes import Exit
 from pytest_pinet.record.planned import PlannedTest, coverage_lines, measured_nothing
 
 pytest_plugins = ["pytester"]
@@ -37,7 +37,7 @@ def run(pytester, *args):
 def test_a_run_that_measured_nothing_fails_and_says_why(pytester):
     pytester.makepyfile(test_m=RECORDS)
     result = run(pytester, "-k", "board_off")
-    assert result.ret == NOTHING_MEASURED, result.stdout.str()  # its own status: not a regression
+    assert result.ret == Exit.NOTHING_MEASURED, result.stdout.str()  # its own status: not a regression
     result.stdout.fnmatch_lines(
         [
             "*1 skipped*",
@@ -102,7 +102,7 @@ def test_a_lab_that_cannot_be_had_is_an_error_not_a_skip(pytester):
     (pytester.path / "known_hosts").write_text("")
     pytester.makepyfile("def test_uses(pinet_inventory):\n    assert pinet_inventory\n")
     result = run(pytester, "--pinet-lab", "lab.yaml")
-    assert result.ret == LAB_FAULT_ONLY, result.stdout.str()  # the lab failed, not the board
+    assert result.ret == Exit.LAB_FAULT, result.stdout.str()  # the lab failed, not the board
     result.stdout.fnmatch_lines(["*lab fault (coordinator): lab not available*", "*1 error*"])
     skipped = run(pytester, "--pinet-lab", "lab.yaml", "--pinet-allow-skips")
     assert skipped.ret == 0, skipped.stdout.str()

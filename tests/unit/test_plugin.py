@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from pytest_pinet.exit_codes import Exit
+
 pytest_plugins = ["pytester"]
 
 
@@ -159,7 +161,7 @@ def test_without_remeasure_the_low_result_fails_with_all_figures(pytester):
     pytester.makefile(".yaml", thresholds=THRESHOLDS)
     pytester.makepyfile(test_judge=JUDGE_TEST)
     result = run(pytester, "--pinet-thresholds", "thresholds.yaml", "--pinet-remeasure", "0")
-    assert result.ret == 1
+    assert result.ret == Exit.BELOW_THRESHOLD
     result.stdout.fnmatch_lines(
         ["*board->peer goodput measured 900.0 Mbit/s below expected >= 940.0 Mbit/s*941.5*retransmits 7*"]
     )

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from pytest_pinet.cli.main import main
+from pytest_pinet.exit_codes import Exit
 from pytest_pinet.judge.threshold_rules import SHIPPED
 from pytest_pinet.plugin.option_sources import resolve
 from pytest_pinet.session.thresholds_source import thresholds_file
@@ -54,7 +55,7 @@ def test_a_pi_3bplus_route_is_limited_by_its_usb2_mac_not_the_cable(capsys, tmp_
 )
 def test_what_nothing_knows_exits_non_zero_naming_the_known_values(capsys, context, said):
     code, out, err = _explain(capsys, "--context", context)
-    assert code == 2 and said in err and not out
+    assert code == Exit.BAD_CONFIG and said in err and not out
 
 
 def test_the_file_is_the_one_a_run_would_use_in_the_runs_order(capsys, tmp_path, monkeypatch):
@@ -108,7 +109,7 @@ def test_a_board_is_explained_context_by_context_from_the_inventory(capsys, tmp_
     assert "throttled to 400: limit 400.0 (rate-target), floor 380.0 by adapter-full-throttled-peer" in out
     assert "storage 8 B blocks half write over usb-ssd" in out and "routing sfq half download over" in out
     code, _, err = _explain(capsys, "--board", "nope", "--lab", str(env))
-    assert code == 2 and "has no board 'nope'; its boards are ['pi4', 'pi5']" in err
+    assert code == Exit.BAD_CONFIG and "has no board 'nope'; its boards are ['pi4', 'pi5']" in err
 
 
 def test_lab_check_says_which_of_the_labs_rules_judge_which_contexts(capsys, tmp_path, monkeypatch):

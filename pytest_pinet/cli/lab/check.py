@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import PinetError
+from ...exit_codes import Exit
 from .lab_args import add_lab_option, spec_of
 from .power import board_strategy_for
 
@@ -109,7 +110,8 @@ def _by_place(remote: dict[str, str]) -> dict[str, list[str]]:
 
 
 def live_check(inventory: Any, env_file: Path) -> int:
-    """Expected, found and verdict per board and link; exit 1 when any is unhealthy.
+    """Expected, found and verdict per board and link; exit 7 (a lab fault: the lab is not as
+    its env file says, the lab's owner is called, not the boards') when any is unhealthy.
 
     A host the lab keeps dark between runs (the QEMU board) is booted through labgrid for the
     check and switched off again after it, as a test run does.
@@ -139,7 +141,7 @@ def live_check(inventory: Any, env_file: Path) -> int:
     print(
         f"{inventory.source}: " + (f"UNHEALTHY: {', '.join(bad)}" if bad else "every board and link healthy")
     )
-    return 1 if bad else 0
+    return int(Exit.LAB_FAULT) if bad else 0
 
 
 def print_suite_readiness(inventory: Any) -> None:

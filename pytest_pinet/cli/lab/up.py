@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ...errors import PinetError
+from ...errors import ConfigError
 from ...virtlab import lab_status, twin, two_boards, virtual_lab
 from ...virtlab.names import ACCELERATORS, BOARD_KINDS, DEFAULT_IMAGE
 from ...virtlab.qemu_image import RECIPES
@@ -88,7 +88,7 @@ def cmd_lab_up(args: argparse.Namespace) -> int:
 def _places_up(args: argparse.Namespace) -> int:
     """K independent labs pinet1..pinetK: own namespaces, addresses, keys and env file each."""
     if not 1 <= args.places <= 99:
-        raise PinetError(f"--places must be 1..99, got {args.places}")
+        raise ConfigError("--places", f"must be 1..99, got {args.places}")
     for number in range(1, args.places + 1):
         args.lab = f"pinet{number}"
         spec = spec_of(args)
