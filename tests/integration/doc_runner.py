@@ -10,6 +10,8 @@ A page marks each fenced block by its info string:
   (the twin's hosts are this machine, whose packages CI does not change mid-run);
 - ```` ```nft ````, ```` ```sudoers ````, ```` ```ini ````: files a page tells a lab to
   install; the rehearsal installs them its own way (a hook per kind);
+- ```` ```sh ci-runner ````: what a lab does once its CI holds the key (an edit of its env
+  files); handed to the rehearsal's hook, which runs it before the CI nights;
 - anything else (```` ```yaml ````, a bare ```` ``` ````): text to read, never run.
 
 A command whose comment says ``exits N`` (``pinet regressions``: 9 while any is pending)

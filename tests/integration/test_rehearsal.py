@@ -15,6 +15,7 @@ the GitLab job's.  A block that drifts from the code fails here with the page an
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pwd
@@ -265,6 +266,7 @@ def _on_each_host(lab: twin.Twin, home: Path, repo: Path) -> Any:
 def test_the_pages_and_the_recipe_run_as_written_on_a_twin_of_the_example_lab(rehearsal, tmp_path):
     lab, repo, env = rehearsal
     table = command_map(lab, _free_port())
+    for_the_runner: list[str] = []  # what the page tells the lab to do once CI holds the key
     runner = DocRunner(
         cwd=repo,
         env=env,
@@ -274,6 +276,7 @@ def test_the_pages_and_the_recipe_run_as_written_on_a_twin_of_the_example_lab(re
             "nft": _install_nft(lab),
             "sudoers": _install_sudoers(tmp_path),
             "ini": _install_networkd(lab),
+            "sh ci-runner": lambda block, text: for_the_runner.append(text),
         },
         env_for={"pinet run -- --lg-env lab/rpi-lab.yaml": {"PYTEST_ADDOPTS": FIRST_RUN}},
     )
@@ -294,8 +297,9 @@ def test_the_pages_and_the_recipe_run_as_written_on_a_twin_of_the_example_lab(re
             [str(repo / ".venv" / "bin" / "pinet"), "lab", "degrade", "--lab", LAB, "--percent", "5"], env=env
         )
         assert degraded.returncode == 0, degraded.stdout + degraded.stderr
-        night = _gitlab_night(repo, {**env, **table_env(table)})
-        _github_night(repo, {**env, **table_env(table)})
+        with _agent_only(repo, Path(env["HOME"]), for_the_runner) as secret:
+            night = _gitlab_night(repo, {**env, **table_env(table)}, secret)
+            _github_night(repo, {**env, **table_env(table)}, secret)
         run = _regressed_run(repo, env)
         table["pinet accept RUN "] = f"pinet accept {run} "
         runner.run_page(PAGES[1])
@@ -412,7 +416,28 @@ def table_env(table: dict[str, str]) -> dict[str, str]:
     }
 
 
-def _gitlab_night(repo: Path, env: dict[str, str]) -> str:
+@contextlib.contextmanager
+def _agent_only(repo: Path, home: Path, for_the_runner: list[str]) -> Iterator[Path]:
+    """The CI nights as the page leaves them: the env files without their ``identity:`` line
+    (the page's ``ci-runner`` block, run as written) and the lab's key only in the CI's secret
+    store, not in ``~/.ssh``: a night reaches the hosts through its own ssh-agent or not at
+    all.  The key is back in ``~/.ssh`` afterwards."""
+    assert len(for_the_runner) == 1, for_the_runner
+    done = _run(["sh", "-e", "-c", for_the_runner[0]], cwd=repo)
+    assert done.returncode == 0, done.stderr
+    env_files = [repo / "lab" / "rpi-lab.yaml", *(repo / "lab" / "coordinated" / "places").glob("*.yaml")]
+    assert len(env_files) == 3 and not [f for f in env_files if "identity:" in f.read_text(encoding="utf-8")]
+    key = home / ".ssh" / "pinet-lab"
+    secret = home / "ci-secret-store" / "pinet-lab"
+    secret.parent.mkdir(mode=0o700)
+    key.rename(secret)
+    try:
+        yield secret
+    finally:
+        secret.rename(key)
+
+
+def _gitlab_night(repo: Path, env: dict[str, str], secret: Path) -> str:
     """The nightly-network job's script and after_script lines, run as its YAML has them, with
     the lab's key as a CI File variable (a copy others may read): the night is red (exit 9, a
     regression), its key was in an agent of its own that ended with it, and its report is
@@ -420,7 +445,7 @@ def _gitlab_night(repo: Path, env: dict[str, str]) -> str:
     recipe = yaml.safe_load((RECIPES / "gitlab-ci.yml").read_text(encoding="utf-8"))
     job = recipe["nightly-network"]
     key = repo / "ci-file-variable-PINET_SSH_KEY"
-    shutil.copy(Path(env["HOME"]) / ".ssh" / "pinet-lab", key)
+    shutil.copy(secret, key)
     key.chmod(0o644)
     env = {**env, "PINET_SSH_KEY": str(key)}
     said = []
@@ -452,7 +477,7 @@ def _gitlab_night(repo: Path, env: dict[str, str]) -> str:
     return "\n".join(said)
 
 
-def _github_night(repo: Path, env: dict[str, str]) -> None:
+def _github_night(repo: Path, env: dict[str, str], secret_file: Path) -> None:
     """The GitHub workflow's steps on the next night, as its YAML has them, on a self-hosted
     runner: the lab's key as a secret (text in the step's environment, no file), the night
     red again (the cable is still slow: a regression persisting), the report published."""
@@ -465,7 +490,7 @@ def _github_night(repo: Path, env: dict[str, str]) -> None:
     assert steps["nightly"]["env"] == {"PINET_SSH_KEY_TEXT": "${{ secrets.PINET_SSH_KEY }}"}
     runner_temp = repo / "runner-temp"
     runner_temp.mkdir()
-    secret = (Path(env["HOME"]) / ".ssh" / "pinet-lab").read_text(encoding="utf-8")
+    secret = secret_file.read_text(encoding="utf-8")
     env = {**env, "PINET_SSH_KEY_TEXT": secret, "RUNNER_TEMP": str(runner_temp), "PYTEST_ADDOPTS": NEXT_NIGHT}
     said = []
     for name, expected in (("nightly", Exit.REGRESSION), ("publish", 0)):
