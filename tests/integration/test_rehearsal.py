@@ -443,10 +443,16 @@ def _agent_only(repo: Path, home: Path, for_the_runner: list[str]) -> Iterator[P
         secret.rename(key)
 
 
+# A night on the degraded cable is red for the boards' owner: a regression (9), and often
+# below the twin's own 900 Mbit/s floor as well (a 5 % slower cable carries 894); when the
+# store's band, widened by a noisy history, holds the drop, below threshold (10) alone.
+BOARDS_RED = {int(Exit.REGRESSION), int(Exit.BELOW_THRESHOLD)}
+
+
 def _gitlab_night(repo: Path, env: dict[str, str], secret: Path) -> str:
     """The nightly-network job's script and after_script lines, run as its YAML has them, with
-    the lab's key as a CI File variable (a copy others may read): the night is red (exit 9, a
-    regression), its key was in an agent of its own that ended with it, and its report is
+    the lab's key as a CI File variable (a copy others may read): the night is red for the
+    boards' owner (:data:`BOARDS_RED`), its key was in an agent of its own that ended with it, and its report is
     published all the same; then the pages job's lines."""
     recipe = yaml.safe_load((RECIPES / "gitlab-ci.yml").read_text(encoding="utf-8"))
     job = recipe["nightly-network"]
@@ -456,14 +462,14 @@ def _gitlab_night(repo: Path, env: dict[str, str], secret: Path) -> str:
     env = {**env, "PINET_SSH_KEY": str(key)}
     said = []
     lines = [
-        *((line, Exit.REGRESSION) for line in job["script"]),
-        *((line, 0) for line in job["after_script"]),
+        *((line, BOARDS_RED) for line in job["script"]),
+        *((line, {0}) for line in job["after_script"]),
     ]
-    for line, expected in [*lines, *((line, 0) for line in recipe["pages"]["script"])]:
+    for line, expected in [*lines, *((line, {0}) for line in recipe["pages"]["script"])]:
         done = subprocess.run(
             ["/bin/sh", "-c", line], cwd=repo, env=env, capture_output=True, text=True, timeout=900
         )
-        assert done.returncode == expected, (
+        assert done.returncode in expected, (
             f"{line}: exit {done.returncode}\n{done.stdout[-4000:]}\n{done.stderr[-2000:]}"
         )
         said.append(done.stdout)
@@ -499,7 +505,7 @@ def _github_night(repo: Path, env: dict[str, str], secret_file: Path) -> None:
     secret = secret_file.read_text(encoding="utf-8")
     env = {**env, "PINET_SSH_KEY_TEXT": secret, "RUNNER_TEMP": str(runner_temp), "PYTEST_ADDOPTS": NEXT_NIGHT}
     said = []
-    for name, expected in (("nightly", Exit.REGRESSION), ("publish", 0)):
+    for name, expected in (("nightly", BOARDS_RED), ("publish", {0})):
         assert steps[name].get("if", "always()") == "always()" or name == "nightly"
         done = subprocess.run(
             ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", steps[name]["run"]],
@@ -509,7 +515,7 @@ def _github_night(repo: Path, env: dict[str, str], secret_file: Path) -> None:
             text=True,
             timeout=900,
         )
-        assert done.returncode == expected, (
+        assert done.returncode in expected, (
             f"{name}: exit {done.returncode}\n{done.stdout[-4000:]}\n{done.stderr[-2000:]}"
         )
         said.append(done.stdout)
