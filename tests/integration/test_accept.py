@@ -1,7 +1,8 @@
 """A regression stays red until someone accepts it (issue 32's acceptance scenario).
 
 Six short nights of the shipped Ethernet suite (half duplex, stock profile, both directions)
-on the namespace lab: three clean, then three with every cable 10 % slower.  The first two
+on the namespace lab: clean ones until the store can see the plant (three or more), then three
+with every cable 10 % slower.  The first two
 degraded nights fail against the clean baseline (the second says since the first, though the
 first's degraded level was measured twice and is in the store); once the first's change is
 accepted, the third is within its baseline; undoing the accept makes the context a regression
@@ -10,6 +11,7 @@ again.  The floor is 500 Mbit/s so that every failure comes from the baseline al
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -25,6 +27,7 @@ from pytest_pinet.virtlab.topology import LabSpec
 from .conftest import own_lab
 
 SELECTION = "half_duplex and stock"  # two contexts: board->peer and peer->board
+PLANT = 10.0  # % slower cables on the degraded nights
 
 
 @pytest.fixture
@@ -84,6 +87,17 @@ def _pinet(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def _one_night_catches(tmp_path: Path) -> list[float | None]:
+    """Per context, the drop (%) one more night would show as red, as the store's history
+    tells it (`pinet trends --json -v`); None before a context has a baseline."""
+    listed = _pinet("trends", "--json", "-v", "--db", _db(tmp_path))
+    assert listed.returncode in (0, 1), listed.stdout + listed.stderr
+    return [
+        None if context["detection"] is None else float(context["detection"]["one_night_pct"])
+        for context in json.loads(listed.stdout)["contexts"]
+    ]
+
+
 def _runs(tmp_path: Path) -> list[str]:
     return sorted(p.name for p in (tmp_path / "results").iterdir() if p.is_dir())
 
@@ -93,19 +107,27 @@ def test_a_regression_stays_red_until_accepted(lab32, tmp_path):
         "rules:\n  - {id: floor, match: {scenario: '*'}, min_mbps: 500}\n"
     )
     (tmp_path / "p.yaml").write_text("profiles: {stock: {}}\n")
-    # Three clean nights: the band of two is a 99 % prediction band with one degree of freedom,
-    # about 55 times their difference (940.0 and 938.4 Mbit/s gave +-90.7, so the 5 % slower
-    # cable's 894 was "within" in a trial); a third night brings it to a few Mbit/s.
-    for _ in range(3):
+    # Clean nights until the store says one night can catch the plant in both contexts: the
+    # band of two is a 99 % prediction band with one degree of freedom, about 55 times their
+    # difference (940.0 and 938.4 Mbit/s gave +-90.7, so the 5 % slower cable's 894 was
+    # "within" in a trial); a third night brings it to a few Mbit/s, unless this shared host
+    # starved one of them (941.7, 941.6, 918.6 gave +-271 in CI, and the 10 % drop passed).
+    for night in range(8):
         clean = _night(tmp_path)
         assert clean.returncode == 0, clean.stdout[-3000:]
+        catches = _one_night_catches(tmp_path)
+        if night >= 2 and len(catches) == 2 and all(c is not None and c < 0.8 * PLANT for c in catches):
+            break
+    assert len(catches) == 2 and all(c is not None and c < 0.8 * PLANT for c in catches), (
+        f"eight clean nights cannot see {PLANT} % in both contexts: {catches}"
+    )
     # 10 %: a baseline from three short nights on a busy machine can be wide (one context's
     # band was +-35.4 Mbit/s, 3.8 %, in a CI trial, and a 3 % slowdown stayed inside it; in
     # another one clean night read 933.95 against 941.1-941.5, the band grew to about +-48,
     # and a 5 % slower cable's 894.3 passed as within).  What this test proves is that a
     # regression stays red until accepted, not how small one is caught (pinet bench
     # measures that).
-    cable_faults.degrade(lab32, 10.0)
+    cable_faults.degrade(lab32, PLANT)
     third = _night(tmp_path)
     assert third.returncode == Exit.REGRESSION, third.stdout[-3000:]
     assert third.stdout.count("regression against baseline (new tonight)") >= 2, third.stdout[-3000:]
