@@ -62,6 +62,12 @@ OWNER: dict[Exit, str] = {
 }
 
 
+# Statuses that answer the question asked (a night that ran and judged, green or red for the
+# boards; a query that found something, as ``pinet regressions`` or ``pinet trends``): what a
+# caller that wants figures, not a verdict, accepts from a run (``pinet bench``'s batches).
+ANSWERS = frozenset({Exit.GREEN, Exit.FAILED, Exit.REGRESSION, Exit.BELOW_THRESHOLD})
+
+
 def night_exit(
     pytest_status: int,
     verdicts_failed: set[Exit],

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import LabFault
+from ..exit_codes import ANSWERS
 from ..judge.threshold_rules import thresholds_from_data
 from ..lab.inventory import load_inventory
 from ..measure import TcpMeasurer
@@ -90,7 +91,7 @@ def run_batch(env_file: Path, root: Path, name: str, repeats: int, options: list
     started = time.monotonic()
     done = subprocess.run(argv, capture_output=True, text=True, env=environment, cwd=root, check=False)
     wall = time.monotonic() - started
-    if not junit.exists() or done.returncode not in (0, 1):
+    if not junit.exists() or done.returncode not in ANSWERS:
         raise RuntimeError(f"bench batch {name} did not run: {done.stdout[-2000:]}{done.stderr[-2000:]}")
     tests = {}
     failed = []

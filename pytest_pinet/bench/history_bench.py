@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
+from ..exit_codes import ANSWERS
 from ..judge.baseline import BaselinePolicy
 from ..judge.standing import judge_night, standing_of
 from ..model.context_key import ContextKey
@@ -48,13 +49,13 @@ def _timed(action: Callable[[], object], repeats: int) -> float:
 
 
 def _pinet(*args: str) -> Callable[[], object]:
-    """``pinet ARGS`` in a process of its own, as a person runs it (exit 0 or 1: an answer)."""
+    """``pinet ARGS`` in a process of its own, as a person runs it (0, 1 or 9: an answer)."""
 
     def run() -> None:
         done = subprocess.run(
             [sys.executable, "-m", "pytest_pinet.cli", *args], capture_output=True, text=True, check=False
         )
-        if done.returncode not in (0, 1):
+        if done.returncode not in ANSWERS:
             raise RuntimeError(
                 f"pinet {' '.join(args)} failed ({done.returncode}): {done.stderr.strip()[-400:]}"
             )

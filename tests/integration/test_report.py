@@ -10,6 +10,7 @@ import pytest
 
 from pytest_pinet.cli.report import last_night
 from pytest_pinet.errors import PinetError
+from pytest_pinet.exit_codes import Exit
 from pytest_pinet.record.allure_report import allure_cli, build_report
 
 from ..fake_store import store_of_rows
@@ -84,7 +85,7 @@ def test_the_report_read_in_chromium_leads_with_what_got_worse(pytester, monkeyp
     if chromium() is None:
         pytest.skip("Chromium not installed (apt-get install chromium; scripts/setup.sh --tests does it)")
     _, report, _, codes = _nights(pytester, monkeypatch, (942.0, 942.4, 913.7))
-    assert codes == [0, 0, 1]  # the third night regressed against the first two
+    assert codes == [0, 0, Exit.REGRESSION]  # the third night regressed against the first two
     shots = ROOT / "results" / "report-screenshots"
     degraded = result_id_of(report, "913.7 Mbit/s · test_goodput[")
     with serve(report) as base:
