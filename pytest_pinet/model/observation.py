@@ -7,7 +7,10 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True)
 class CpuUse:
-    """Share of one core's time over the run, in percent."""
+    """Share of one core's time over the run, in percent.  ``steal`` is the time a hypervisor
+    gave to other guests while this host wanted the core (counted in ``busy``, as the host
+    could not idle then): on a virtual machine (the virtual lab's hosts, a cloud runner) a slow
+    figure beside a high steal is the machine's, not the board's, and the load line says so."""
 
     cpu: str
     busy: float
@@ -15,6 +18,7 @@ class CpuUse:
     irq: float
     system: float
     user: float
+    steal: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -240,7 +240,8 @@ def observer_table(measurement: Measurement) -> str:
         for core in obs.cpu:
             lines.append(
                 f"  {core.cpu:5} busy {core.busy:5.1f}%  softirq {core.softirq:5.1f}%  "
-                f"irq {core.irq:4.1f}%  sys {core.system:5.1f}%  user {core.user:5.1f}%"
+                f"irq {core.irq:4.1f}%  sys {core.system:5.1f}%  user {core.user:5.1f}%  "
+                f"steal {core.steal:4.1f}%"
             )
         lines.append("  NIC: " + ", ".join(f"{k} {v}" for k, v in obs.nic.items()))
     return "\n".join(lines) + "\n"

@@ -11,6 +11,10 @@ from typing import Any
 from ..errors import doc
 from ..judge.path_limit import path_limit
 
+# A machine's steal worth a word on the load line (percent of all its cores' time): below it,
+# the hypervisor's share is the noise of any virtual machine.
+STEAL_SHOWN = 1.0
+
 
 def latest_health(facts: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """The last ``health`` fact of each subject (a re-check after a power-cycle replaces the
@@ -133,6 +137,8 @@ def measurement_lines(rows: list[dict[str, Any]]) -> list[str]:
             for obs in row.get("observations") or []:
                 cores = [c for c in obs.get("cpu", []) if c["cpu"] != "cpu"]
                 busiest = max(cores, key=lambda c: c["busy"]) if cores else None
+                whole: dict[str, Any] = next((c for c in obs.get("cpu", []) if c["cpu"] == "cpu"), {})
+                steal = float(whole.get("steal", 0.0))  # older rows have none: nothing to say
                 nic = obs.get("nic", {})
                 load_lines.append(
                     f"  {run_key.rsplit('::', 1)[-1][:52]:52} {obs['host']}:{obs['interface']:6} "
@@ -141,6 +147,7 @@ def measurement_lines(rows: list[dict[str, Any]]) -> list[str]:
                         if busiest
                         else ""
                     )
+                    + (f"steal {steal:.0f}% " if steal >= STEAL_SHOWN else "")
                     + f"rx {nic.get('rx_packets', 0):>8} tx {nic.get('tx_packets', 0):>8} pkts, "
                     + f"drops {nic.get('rx_dropped', 0) + nic.get('tx_dropped', 0)}"
                 )
@@ -152,7 +159,7 @@ def measurement_lines(rows: list[dict[str, Any]]) -> list[str]:
                 f"{board.get('cpus')} CPUs, {board.get('iperf3_version') or 'iperf3 ?'}"
             )
     if load_lines:
-        lines.append("load during the runs (busiest core, NIC packets):")
+        lines.append("load during the runs (busiest core, the machine's steal, NIC packets):")
         lines += load_lines
     lines += boards.values()
     lines += [

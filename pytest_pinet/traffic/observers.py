@@ -70,7 +70,8 @@ def cpu_use(before: str, after: str, platform: Platform = LINUX) -> tuple[CpuUse
         def share(index: int, d: list[int] = delta, t: int = total) -> float:
             return 100.0 * d[index] / t if len(d) > index else 0.0
 
-        result.append(CpuUse(name, 100.0 * (total - idle) / total, share(6), share(5), share(2), share(0)))
+        busy = 100.0 * (total - idle) / total
+        result.append(CpuUse(name, busy, share(6), share(5), share(2), share(0), share(7)))
     return tuple(result)
 
 
