@@ -3,7 +3,7 @@
 # from apt, and the plugin with its Python dependencies in ./.venv.
 #   bash scripts/setup.sh           the main job (pinet run): lab tools, QEMU, labgrid, charts
 #   bash scripts/setup.sh --tests   also what the repository's tests need: PostgreSQL,
-#                                   Chromium, ser2net, qemu-user and an arm64 libc, the test
+#                                   Chromium, ser2net, snmpd, qemu-user and an arm64 libc, the test
 #                                   and lint extras (a fresh machine's main job is spared
 #                                   their 260 MB of packages: apt took 15 s instead of 44-58)
 # Safe to run again; it only installs what is missing.
@@ -27,9 +27,10 @@ APT_PACKAGES=(iperf3 gcc libc6-dev e2fsprogs dosfstools openssh-server openssh-c
               python3 python3-venv python3-pip ca-certificates)
 EXTRAS=lab,charts
 if [ "$TESTS" = 1 ]; then
-  # the virtual rack's console server, the cross-built generator's runtime, the store's
-  # PostgreSQL tests, the report read in a browser, the peers' firewall of hardware-lab.md
-  APT_PACKAGES+=(ser2net qemu-user libc6-arm64-cross postgresql chromium nftables)
+  # the virtual rack's console server, the twin's PoE switch's SNMP agent, the cross-built
+  # generator's runtime, the store's PostgreSQL tests, the report read in a browser, the
+  # peers' firewall of hardware-lab.md
+  APT_PACKAGES+=(ser2net snmpd qemu-user libc6-arm64-cross postgresql chromium nftables)
   EXTRAS=lab,charts,test,dev
 fi
 missing=()

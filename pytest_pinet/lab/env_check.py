@@ -213,5 +213,8 @@ def check_env_file(path: str | Path, coordinator: str | None = None) -> Inventor
             except Exception as exc:  # noqa: BLE001 - a driver that needs an optional module, e.g. pysnmp
                 raise ConfigError(source, f"targets.{name}: {type(exc).__name__}: {exc}") from None
         for warning in caught:
+            # A library's own deprecation (pysnmp imports asyncore) says nothing of the file.
+            if issubclass(warning.category, DeprecationWarning):
+                continue
             raise ConfigError(source, f"targets.{name}: {warning.message}", "remove or fix the attribute")
     return inventory

@@ -191,7 +191,9 @@ def _argv(command: str) -> list[str]:
     return shlex.split(command)
 
 
-def spawn(spec: LabSpec, argv: list[str], log: Path, cwd: Path | None = None) -> None:
+def spawn(
+    spec: LabSpec, argv: list[str], log: Path, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> None:
     """Start ``argv`` in the rack's namespace, detached (down kills it with the namespace)."""
     ip = system.find_tool("ip")
     with log.open("ab") as out:
@@ -202,6 +204,7 @@ def spawn(spec: LabSpec, argv: list[str], log: Path, cwd: Path | None = None) ->
             stderr=out,
             start_new_session=True,
             cwd=cwd or rack_dir(spec),
+            env=env,
         )
 
 

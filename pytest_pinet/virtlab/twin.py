@@ -1,18 +1,20 @@
 """A twin of a hardware lab's env file, built on this machine: the rehearsal of a first night.
 
-``lab/rpi-lab.yaml`` draws a lab: two Pis, two peer PCs, a PoE switch and a PDU that
-switch their power over HTTP, a console server, one /24 per cable, a management network.
+``lab/rpi-lab.yaml`` draws a lab: two Pis, two peer PCs, a managed PoE switch (SNMP) and a
+PDU (HTTP) that switch their power, a console server, one /24 per cable, a management network.
 :func:`up` builds that drawing from the file itself, with the parts the virtual lab has:
 
 - every host a network namespace with its own sshd, on the management network under the
   **same last octet** as in the file (``192.168.10.41`` is ``10.203.N.41`` here);
 - every cable a GbE-shaped veth pair between the interfaces the file names (``eth0`` to
   ``enp3s0``), without addresses or MTU: the lab's own provisioning gives them, as on
-  hardware (:func:`install_networkd` applies the systemd-networkd files the page tells a lab to
-  write);
-- the rack: a power switch speaking labgrid's ``simplerest`` model and a PDU speaking
-  ``gude24`` at the file's addresses, whose ports switch the hosts the file puts on them, and
-  a console server (ser2net, RFC 2217) at the file's address and ports, one UART per board;
+  hardware (``twin_networkd.install_networkd`` applies the systemd-networkd files the page
+  tells a lab to write);
+- the rack: a power device at each address the file gives one, speaking its model (labgrid's
+  ``simplerest`` or ``gude24`` over HTTP; ``poe_mib`` through net-snmp's snmpd and
+  ``poe_agent.py``), whose ports switch the hosts the file puts on them, and a console server
+  (ser2net) at the file's address and ports, each line RFC 2217 or raw TCP as the file says,
+  one UART per board;
 - each scratch disk a loop device; the logins read each user's own ``authorized_keys``
   (root's under the twin's own root home), so the page's key step is what lets pinet in;
 - the file's last board, where this machine can run QEMU, a QEMU board (``qemu_board.py``)
@@ -43,7 +45,7 @@ import yaml
 
 from ..errors import PinetError
 from ..yaml_text import load_yaml
-from . import envfile, qemu_board, rack, sshd, system, twin_console, two_boards, virtual_lab
+from . import envfile, poe_agent, qemu_board, rack, sshd, system, two_boards, virtual_lab
 from .topology import DiskSpec, HostSpec, LabSpec, LinkSpec, RouteSpec
 
 # The management network the twin puts the file's last octets on: 10.203.N.0/24, as every
@@ -228,13 +230,31 @@ def _power_ports(source: Path) -> dict[str, dict[str, Any]]:
     return devices
 
 
-def _consoles(source: Path) -> dict[str, list[tuple[str, int]]]:
-    """Each console server of the file (by its address): (board, TCP port) of its lines."""
-    servers: dict[str, list[tuple[str, int]]] = {}
+@dataclass(frozen=True)
+class ConsoleLine:
+    """A board's line on a console server: its TCP port and how it is spoken there
+    (``rfc2217``: labgrid sets the speed through the server; ``raw``: plain TCP, the server's
+    own port setting holds the speed)."""
+
+    board: str
+    address: str
+    port: int
+    protocol: str = "rfc2217"
+
+
+def _consoles(source: Path) -> dict[str, list[ConsoleLine]]:
+    """Each console server of the file (by its address): the lines of its boards."""
+    servers: dict[str, list[ConsoleLine]] = {}
     for host, target in (_read(source).get("targets") or {}).items():
         serial = _resource(target, "NetworkSerialPort")
         if serial:
-            servers.setdefault(str(serial["host"]), []).append((host, int(serial["port"])))
+            protocol = str(serial.get("protocol", "rfc2217"))
+            if protocol not in ("rfc2217", "raw"):
+                raise PinetError(
+                    f"{source}: {host}'s NetworkSerialPort protocol {protocol!r}: rfc2217 or raw"
+                )
+            line = ConsoleLine(host, str(serial["host"]), int(serial["port"]), protocol)
+            servers.setdefault(line.address, []).append(line)
     return servers
 
 
@@ -337,6 +357,35 @@ def _start_switch(twin: Twin, number: int, address: str, device: dict[str, Any],
     rack.wait(
         (folder / f"power-{number}.pid").exists, WAIT_S, f"the {device['model']} power device at {address}"
     )
+    if device["model"] == "poe_mib":
+        _start_snmp_agent(twin, path, address)
+
+
+def _start_snmp_agent(twin: Twin, power: Path, address: str) -> None:
+    """A managed PoE switch's SNMP agent at its address: net-snmp's snmpd, the PoE MIB's port
+    column passed to ``poe_agent`` which switches the power device's ports (labgrid's
+    ``poe_mib`` model then power-cycles the twin's boards over SNMP, as on the lab's switch)."""
+    system.require_tools(("snmpd",))
+    helper = [sys.executable, "-m", "pytest_pinet.virtlab.poe_agent", str(power)]
+    config = power.with_suffix(".snmpd.conf")
+    network = f"{address.rsplit('.', 1)[0]}.0/24"  # the management network, as a switch allows it
+    config.write_text(poe_agent.snmpd_config(address, helper, network), encoding="utf-8")
+    argv = poe_agent.snmpd_argv(config, power.with_suffix(".snmpd.pid"))
+    rack.spawn(
+        twin.spec,
+        argv,
+        power.with_suffix(".snmpd.out"),
+        cwd=twin.folder,
+        env=poe_agent.snmpd_environment(twin.folder),
+    )
+    rack.wait(partial(_answers_snmp, twin.spec, address), WAIT_S, f"the PoE switch's SNMP agent at {address}")
+
+
+def _answers_snmp(spec: LabSpec, address: str) -> bool:
+    done = system.run(
+        ["ss", "-Hlun", f"sport = :{poe_agent.SNMP_PORT}"], netns=spec.netns(rack.RACK), check=False
+    )
+    return f"{address}:{poe_agent.SNMP_PORT}" in done.stdout
 
 
 def _port(twin: Twin, host: str) -> dict[str, Any]:
@@ -357,14 +406,18 @@ def _port(twin: Twin, host: str) -> dict[str, Any]:
     }
 
 
-def _start_console_server(twin: Twin, address: str, lines: list[tuple[str, int]]) -> None:
+def _start_console_server(twin: Twin, address: str, lines: list[ConsoleLine]) -> None:
+    """ser2net at the console server's address, each line as the file speaks it: RFC 2217
+    (telnet with the serial options) or raw TCP."""
     folder = twin.folder
     text = "%YAML 1.1\n---\n"
-    for board, port in lines:
+    for line in lines:
+        board = line.board
         rack.wait((folder / f"{board}.tty").exists, WAIT_S, f"{board}'s UART")
+        accepter = "telnet(rfc2217),tcp" if line.protocol == "rfc2217" else "tcp"
         text += (
             f"connection: &{board}\n"
-            f"  accepter: telnet(rfc2217),tcp,{address},{port}\n"
+            f"  accepter: {accepter},{address},{line.port}\n"
             f"  connector: serialdev,{folder / f'{board}.tty'},115200n81,local\n"
             "  options:\n"
             "    kickolduser: true\n"
@@ -373,80 +426,17 @@ def _start_console_server(twin: Twin, address: str, lines: list[tuple[str, int]]
     config.write_text(text, encoding="utf-8")
     argv = [system.find_tool("ser2net"), "-n", "-c", str(config)]
     rack.spawn(twin.spec, argv, folder / f"ser2net-{address}.log", cwd=folder)
-    for _, port in lines:
-        serving = partial(rack.listening, twin.spec, port, address)
-        rack.wait(serving, WAIT_S, f"the console server on {address}:{port}")
+    for line in lines:
+        serving = partial(rack.listening, twin.spec, line.port, address)
+        rack.wait(serving, WAIT_S, f"the console server on {address}:{line.port}")
 
 
-NETWORKD = re.compile(r"^\[(\w+)\]\s*$")
-
-
-def read_networkd(text: str) -> dict[str, dict[str, list[str]]]:
-    """A systemd-networkd ``.network`` file as sections of keys, each key's values in order."""
-    sections: dict[str, dict[str, list[str]]] = {}
-    current: dict[str, list[str]] | None = None
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line or line.startswith(("#", ";")):
-            continue
-        header = NETWORKD.match(line)
-        if header:
-            current = sections.setdefault(header.group(1), {})
-            continue
-        key, sep, value = line.partition("=")
-        if current is None or not sep:
-            raise PinetError(f"networkd file: cannot read {raw!r}")
-        current.setdefault(key.strip(), []).append(value.strip())
-    return sections
-
-
-def networkd_ip(name: str, text: str) -> tuple[str, list[list[str]]]:
-    """What systemd-networkd does at boot with one ``.network`` file, as ``ip`` arguments:
-    the matched interface gets its MTU and addresses and comes up.  Also the line that says so."""
-    sections = read_networkd(text)
-    names = sections.get("Match", {}).get("Name", [])
-    if len(names) != 1:
-        raise PinetError(f"{name}: [Match] Name= must name one interface")
-    device = names[0]
-    addresses = sections.get("Network", {}).get("Address", [])
-    commands = [["link", "set", device, "mtu", mtu] for mtu in sections.get("Link", {}).get("MTUBytes", [])]
-    commands += [["addr", "replace", address, "dev", device] for address in addresses]
-    commands.append(["link", "set", device, "up"])
-    return f"{device} {' '.join(addresses)}", commands
-
-
-def install_networkd(twin: Twin, host: str, files: dict[str, str]) -> list[str]:
-    """The host's ``.network`` files (by name) written where systemd-networkd reads them and
-    applied as it does at boot; what was applied, one line per file.
-
-    A namespace host's ``/etc/systemd/network`` is the twin's folder for it; the QEMU board's
-    is its own, written and applied at its console (its image gave it the same addresses at
-    boot: a lab's flashed image carries them, so this changes nothing but the files)."""
-    applied = []
-    if host == qemu_host(twin.spec):
-        address, port = console_line(twin, host)
-        with twin_console.console_shell(host, address, port) as shell:
-            for name, text in sorted(files.items()):
-                twin_console.write_file(shell, host, f"/etc/systemd/network/{name}", text)
-                said, commands = networkd_ip(name, text)
-                twin_console.run(shell, host, " && ".join(shlex.join(["ip", *c]) for c in commands))
-                applied.append(f"{host}: {said}")
-        return applied
-    folder = twin.networkd_dir(host)
-    folder.mkdir(parents=True, exist_ok=True)
-    for name, text in sorted(files.items()):
-        (folder / name).write_text(text, encoding="utf-8")
-        said, commands = networkd_ip(name, text)
-        for command in commands:
-            virtual_lab.run_ip(*command, netns=twin.spec.netns(host))
-        applied.append(f"{host}: {said}")
-    return applied
-
-
-def console_line(twin: Twin, board: str) -> tuple[str, int]:
-    """The (twin) address and TCP port of ``board``'s line on its console server."""
+def console_line(twin: Twin, board: str) -> ConsoleLine:
+    """``board``'s line on its console server, at the server's twin address."""
     for address, lines in _consoles(twin.source).items():
-        for host, port in lines:
-            if host == board:
-                return _twin_address(twin.spec, twin.source, address), port
+        for line in lines:
+            if line.board == board:
+                return ConsoleLine(
+                    board, _twin_address(twin.spec, twin.source, address), line.port, line.protocol
+                )
     raise PinetError(f"{twin.source}: {board} has no NetworkSerialPort, so no console to log in at")

@@ -3,7 +3,7 @@
 A board fresh from its image has no key of the lab's yet: a lab engineer logs in at its
 console and does the page's steps there (the key, the test links' networkd files).  The
 twin's QEMU board is reached the same way: labgrid's ``SerialDriver`` on the board's
-``NetworkSerialPort`` (ser2net's RFC 2217 line at the address and port the env file gives
+``NetworkSerialPort`` (ser2net's line at the address, port and protocol the env file gives
 it) and its ``ShellDriver`` logging in as root, which the image allows on its console only
 (SSH takes keys).  labgrid is imported here, when a console is used, as everywhere in the
 virtual lab's code that drives it.
@@ -26,14 +26,15 @@ STEP_S = 120
 
 
 @contextlib.contextmanager
-def console_shell(board: str, address: str, port: int) -> Iterator[Any]:
-    """labgrid's ShellDriver on ``board``'s console line ``address:port``, logged in as root."""
+def console_shell(board: str, address: str, port: int, protocol: str = "rfc2217") -> Iterator[Any]:
+    """labgrid's ShellDriver on ``board``'s console line ``address:port`` (spoken as
+    ``protocol``: ``rfc2217`` or ``raw``), logged in as root."""
     from labgrid import Target
     from labgrid.driver import SerialDriver, ShellDriver
     from labgrid.resource import NetworkSerialPort
 
     target = Target(f"{board}-console")
-    NetworkSerialPort(target, None, host=address, port=port, speed=115200)
+    NetworkSerialPort(target, None, host=address, port=port, speed=115200, protocol=protocol)
     SerialDriver(target, None)
     said = qemu_board.shell_driver(board)
     shell = ShellDriver(

@@ -33,7 +33,7 @@ import yaml
 
 from pytest_pinet.exit_codes import Exit
 from pytest_pinet.polling import wait_until
-from pytest_pinet.virtlab import twin, twin_console, virtual_lab
+from pytest_pinet.virtlab import twin, twin_console, twin_networkd, virtual_lab
 from tests.fixture_paths import EXAMPLE_ENV, RECIPES
 
 from .doc_runner import Block, DocRunner
@@ -102,7 +102,7 @@ def command_map(lab: twin.Twin, port: int) -> dict[str, str]:
 @pytest.fixture
 def rehearsal(root_required, tmp_path) -> Iterator[tuple[twin.Twin, Path, dict[str, str]]]:
     """The twin up, its user made, the controller's home and the lab's empty repository."""
-    for tool in ("sudo", "nft", "visudo", "ser2net", "node", "npm", "git"):
+    for tool in ("sudo", "nft", "visudo", "ser2net", "snmpd", "node", "npm", "git"):
         if shutil.which(tool) is None:
             pytest.fail(f"{tool} is not installed: scripts/setup.sh --tests installs it")
     state = tmp_path / "state"
@@ -239,7 +239,7 @@ def _install_networkd(lab: twin.Twin) -> Any:
                     .replace("10.10.1.100/24", f"{address}/24")
                 )
         for host, written in files.items():
-            twin.install_networkd(lab, host, written)
+            twin_networkd.install_networkd(lab, host, written)
 
     return install
 
@@ -256,8 +256,8 @@ def _on_each_host(lab: twin.Twin, home: Path, repo: Path) -> Any:
             user = data["targets"][host.name]["resources"]["NetworkService"]["username"]
             if host.name == twin.qemu_host(lab.spec):
                 assert user == "root", host.name
-                address, port = twin.console_line(lab, host.name)
-                with twin_console.console_shell(host.name, address, port) as shell:
+                line = twin.console_line(lab, host.name)
+                with twin_console.console_shell(host.name, line.address, line.port, line.protocol) as shell:
                     twin_console.write_file(shell, host.name, "/root/pinet-lab.pub", public)
                     twin_console.run(shell, host.name, text)
                 continue
@@ -323,6 +323,7 @@ def test_the_pages_and_the_recipe_run_as_written_on_a_twin_of_the_example_lab(re
     _assert_every_place_taken_and_given_back(runs[2], table["lab-ctl:20408"], repo, env)
     _assert_the_store(repo, run)
     _assert_the_firewall_needs_its_iperf3_line(lab, PAGES[0])
+    _assert_power_over_snmp_and_both_console_lines(lab, repo)
 
 
 def _runs(repo: Path) -> list[list[dict[str, Any]]]:
@@ -371,6 +372,23 @@ def _assert_every_place_taken_and_given_back(
     client = [str(repo / ".venv" / "bin" / "labgrid-client"), "-x", coordinator]
     held = _run([*client, "who"], env=env).stdout + _run([*client, "reservations"], env=env).stdout
     assert "pi4-1" not in held and "pi5-1" not in held, held
+
+
+def _assert_power_over_snmp_and_both_console_lines(lab: twin.Twin, repo: Path) -> None:
+    """The page's power cycles went through the PoE switch's SNMP agent (labgrid's poe_mib,
+    pysnmp, snmpd and its pass-through): pi4's port 3 and the QEMU board's port 5 each set off,
+    then on.  Each cycle read its console server line: pi4's RFC 2217 line is silent (a
+    namespace has no UART to speak), pi5's raw line carried its kernel's boot."""
+    (agent_log,) = sorted(lab.folder.glob("power-*.snmp.log"))
+    sets = re.findall(r"snmp port (\d+) set: (on|off)", agent_log.read_text(encoding="utf-8"))
+    for port in ("3", "5"):
+        mine = [state for number, state in sets if number == port]
+        assert "off" in mine and "on" in mine[mine.index("off") :], (port, sets)
+    said = (repo / "doc-runner.log").read_text(encoding="utf-8")
+    assert re.search(r"pi4: console rfc2217 10\.203\.\d+\.5:4001: silent", said), said[-3000:]
+    assert re.search(
+        r"pi5: console raw 10\.203\.\d+\.5:4002: \d+ lines since power on, the boot of kernel \S+", said
+    ), said[-3000:]
 
 
 def _assert_the_firewall_needs_its_iperf3_line(lab: twin.Twin, page: Path) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_pinet.errors import PinetError
-from pytest_pinet.virtlab import twin, two_boards, virtual_lab
+from pytest_pinet.virtlab import twin, twin_networkd, two_boards, virtual_lab
 from pytest_pinet.virtlab.topology import HostSpec, LabSpec
 from tests.fixture_paths import EXAMPLE_ENV
 
@@ -46,7 +46,7 @@ def test_the_map_changes_what_differs_and_nothing_else(tmp_path, monkeypatch):
     assert table["adapter: rtl8153"] == table["adapter: ax88179"] == "adapter: emulated-usb"
     text = EXAMPLE_ENV.read_text(encoding="utf-8")
     changed = twin.substitute(text, table)
-    assert "192.168.10." not in changed and "http://10.203.45.2/api/poe/{index}/{value}" in changed
+    assert "192.168.10." not in changed and '{model: poe_mib, host: 10.203.45.2, index: "5"}' in changed
     # The structure is the file's: the same lines, each the same or substituted.
     assert len(changed.splitlines()) == len(text.splitlines())
     assert "name: pi4-rtl8153" in changed  # a cable's name is not its adapter
@@ -59,19 +59,32 @@ def test_substitute_takes_the_longer_key_first():
 
 def test_the_files_power_devices_and_console_lines():
     assert twin._power_ports(EXAMPLE_ENV) == {
-        "192.168.10.2": {"model": "simplerest", "ports": {"3": "pi4", "5": "pi5"}},
+        "192.168.10.2": {"model": "poe_mib", "ports": {"3": "pi4", "5": "pi5"}},
         "192.168.10.3": {"model": "gude24", "ports": {"1": "pc-lan", "2": "pc-inet"}},
     }
-    assert twin._consoles(EXAMPLE_ENV) == {"192.168.10.5": [("pi4", 4001), ("pi5", 4002)]}
+    assert twin._consoles(EXAMPLE_ENV) == {
+        "192.168.10.5": [
+            twin.ConsoleLine("pi4", "192.168.10.5", 4001, "rfc2217"),
+            twin.ConsoleLine("pi5", "192.168.10.5", 4002, "raw"),
+        ]
+    }
+
+
+def test_a_console_line_in_a_protocol_labgrid_lacks_is_refused(tmp_path):
+    text = EXAMPLE_ENV.read_text(encoding="utf-8").replace("protocol: raw", "protocol: ssh")
+    env = tmp_path / "rpi-lab.yaml"
+    env.write_text(text, encoding="utf-8")
+    with pytest.raises(PinetError, match="pi5's NetworkSerialPort protocol 'ssh': rfc2217 or raw"):
+        twin._consoles(env)
 
 
 def test_a_networkd_file_is_read_as_systemd_does():
     text = "# a comment\n[Match]\nName=enp3s0\n\n[Link]\nMTUBytes=1500\n[Network]\nAddress=10.10.1.100/24\nAddress=fd00::1/64\n"
-    sections = twin.read_networkd(text)
+    sections = twin_networkd.read_networkd(text)
     assert sections["Match"]["Name"] == ["enp3s0"]
     assert sections["Network"]["Address"] == ["10.10.1.100/24", "fd00::1/64"]
     with pytest.raises(PinetError, match="cannot read"):
-        twin.read_networkd("Name=enp3s0\n")
+        twin_networkd.read_networkd("Name=enp3s0\n")
 
 
 def test_a_file_without_a_pinet_section_is_no_lab_to_twin(tmp_path):
@@ -108,7 +121,7 @@ def test_the_twins_board_gets_no_key_from_pinet(tmp_path, monkeypatch):
 
 
 def test_networkd_is_applied_as_ip_commands():
-    said, commands = twin.networkd_ip(
+    said, commands = twin_networkd.networkd_ip(
         "10-pinet-eth0.network",
         "[Match]\nName=eth0\n[Link]\nMTUBytes=9000\n[Network]\nAddress=10.10.4.1/24\n",
     )
@@ -119,4 +132,4 @@ def test_networkd_is_applied_as_ip_commands():
         ["link", "set", "eth0", "up"],
     ]
     with pytest.raises(PinetError, match="one interface"):
-        twin.networkd_ip("x.network", "[Match]\n[Network]\nAddress=10.0.0.1/24\n")
+        twin_networkd.networkd_ip("x.network", "[Match]\n[Network]\nAddress=10.0.0.1/24\n")

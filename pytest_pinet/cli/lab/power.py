@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -39,12 +40,36 @@ def cmd_lab_power(args: argparse.Namespace) -> int:
         if args.state == "cycle":
             strategy.transition("reachable")
             print(f"{args.host}: power cycled, reachable over SSH after {strategy.boot_seconds:.1f} s")
+            if strategy.console is not None:
+                said = console_said(strategy.console_log)
+                print(f"{args.host}: console {console_name(strategy.console)}: {said}")
         else:
             strategy.transition(args.state)
             print(f"{args.host}: power {args.state}")
     finally:
         target.deactivate_all_drivers()
     return 0
+
+
+def console_name(console: Any) -> str:
+    """Where a console driver reads: a console server's line as ``protocol host:port``."""
+    port = getattr(console, "port", None)
+    if port is not None and hasattr(port, "protocol"):
+        return f"{port.protocol} {port.host}:{port.port}"
+    return type(console).__name__
+
+
+def console_said(log: str) -> str:
+    """What a console carried since power on, in a line: a console server's line that is
+    wired to the wrong board, or to none, is found by the first cycle, not the first fault."""
+    from ...lab.strategy import readable
+
+    text = readable(log)
+    if not text.strip():
+        return "silent since power on (no board on this line, or it sends nothing)"
+    kernel = re.search(r"Linux version (\S+)", text)
+    booted = f", the boot of kernel {kernel.group(1)}" if kernel else ""
+    return f"{len(text.splitlines())} lines since power on{booted}"
 
 
 def check_qemu_board(env_file: Path, host: str) -> None:
