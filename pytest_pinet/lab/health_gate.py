@@ -98,14 +98,19 @@ class HealthGate:
         record_fact: Callable[[str, dict[str, Any]], None],
         attach: Callable[[str, str], None],
         image_of: Callable[[str], str | None] = lambda board: None,
+        on_checked: Callable[[str, str, bool, str], None] = lambda board, subject, healthy, reason: None,
     ) -> None:
         self._lab = lab
+        self.on_checked = on_checked  # (board, subject, healthy, why not): the store's nightly record
         self.table = table
         self.power_cycle = power_cycle
         self.record_fact = record_fact
         self.attach = attach
         self.image_of = image_of
         self.reports: dict[str, HealthReport] = {}  # board -> its last report
+        # Subjects out of service, by board (record/board_service.py): still checked and kept,
+        # but no cure is tried for them and their failure is no lab fault of tonight's.
+        self.left_out: dict[str, set[str]] = {}
         self._busy = False  # a cure's own power-cycle must not forget what it is checking
 
     def forget(self) -> None:
@@ -129,6 +134,11 @@ class HealthGate:
                     fault.recorded = True  # kept as a fact when it was found
                     raise fault
 
+    def healthy(self, board: str, subject: str) -> bool:
+        """Whether ``subject`` of ``board`` passes its health check (the board checked once)."""
+        report = self.reports.get(board) or self._examine(board)
+        return not report.faults(subject)
+
     def _check(self, board: str) -> HealthReport:
         inventory, hosts = self._lab()
         return check_place(inventory, hosts, board, self.table, self.image_of(board))
@@ -139,12 +149,12 @@ class HealthGate:
         try:
             first = report = self._check(board)
             actions: list[str] = []
-            if any("renegotiate" in f.cures for f in report.faults()):
-                done, renegotiated = self._renegotiate(report)
+            if any("renegotiate" in f.cures for f in self._curable(board, report)):
+                done, renegotiated = self._renegotiate(board, report)
                 actions.append(done)
                 if renegotiated:  # nothing to wait for where no interface could renegotiate (veth)
                     report = self._settle(board)
-            if any("power-cycle" in f.cures for f in report.faults()):
+            if any("power-cycle" in f.cures for f in self._curable(board, report)):
                 try:
                     actions.append(f"power-cycle: {self.power_cycle()}")
                 except LabFault as exc:
@@ -154,15 +164,22 @@ class HealthGate:
             self._busy = False
         self.reports[board] = report
         self._keep(board, first, report, actions)
+        for subject in report.subjects():
+            faults = report.faults(subject)
+            self.on_checked(board, subject, not faults, str(fault_of(subject, faults)) if faults else "")
         return report
 
-    def _renegotiate(self, report: HealthReport) -> tuple[str, bool]:
+    def _curable(self, board: str, report: HealthReport) -> list[Finding]:
+        """The failed checks a cure is tried for: not those of a subject out of service."""
+        return [f for f in report.faults() if f.subject not in self.left_out.get(board, set())]
+
+    def _renegotiate(self, board: str, report: HealthReport) -> tuple[str, bool]:
         """Renegotiate every interface a link-negotiation or carrier finding names; say what
         was done and whether any interface took it."""
         hosts = self._lab()[1]
         done = []
         took = False
-        for finding in report.faults():
+        for finding in self._curable(board, report):
             if "renegotiate" not in finding.cures:
                 continue
             interface = finding.check.split(" ", 1)[0]
@@ -201,7 +218,7 @@ class HealthGate:
                 },
             )
             faults = first.faults(subject)
-            if faults:
+            if faults and subject not in self.left_out.get(board, set()):
                 fault = fault_of(subject, report.faults(subject) or faults)
                 self.record_fact(
                     "lab-fault",

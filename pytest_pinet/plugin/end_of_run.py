@@ -22,13 +22,15 @@ if TYPE_CHECKING:
 
 def write_health(terminalreporter: Any, run: PinetRun) -> None:
     """The boards and links the health check found unfit, first: they explain what follows."""
+    from ..record.night_digest import out_of_service_lines
     from ..record.run_summary import health_lines
 
-    health = health_lines(run.results.load_facts())
+    facts = run.results.load_facts()
+    health = [f"OUT OF SERVICE {line}" for line in out_of_service_lines(facts)] + health_lines(facts)
     if health:
         terminalreporter.section("pinet lab health")
         for line in health:
-            terminalreporter.write_line(line, red=line.startswith("UNHEALTHY"))
+            terminalreporter.write_line(line, red=line.startswith(("UNHEALTHY", "OUT OF SERVICE")))
 
 
 def write_summary(
@@ -184,6 +186,10 @@ def write_allure_run_files(alluredir: Path, run: PinetRun, planned: dict[str, Pl
             environment[f"{host}.iperf3"] = board.get("iperf3_version", "")
     environment["boards"] = ", ".join(boards) or "(none measured)"
     environment.update(coverage_variables(planned))
+    from ..record.night_digest import out_of_service_lines
+
+    for line in out_of_service_lines(run.results.load_facts()):
+        environment[f"out-of-service.{line.split(' out of service', 1)[0].replace(' ', '.')}"] = line
     for subject, fact in latest_health(run.results.load_facts()).items():
         if fact.get("healthy"):
             environment["healthy"] = ", ".join(filter(None, [environment.get("healthy", ""), subject]))

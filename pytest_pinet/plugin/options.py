@@ -22,6 +22,7 @@ from typing import Any, Literal
 import pytest
 
 from ..judge.confirmation import REMEASURE_BY_DEFAULT
+from ..record.board_service import OUT_AFTER_BY_DEFAULT, RETURN_WHEN
 from ..session.settings import VIRTUAL
 from ..virtlab.names import ACCELERATORS, BOARD_KINDS, DEFAULT_IMAGE, IMAGE_NAMES
 from .option_values import (
@@ -371,6 +372,23 @@ OPTIONS: tuple[Option, ...] = (
         "run's own noise, as pinet bisect needs",
         "N",
         "int",
+    ),
+    Option(
+        "out_of_service_after",
+        non_negative_int,
+        str(OUT_AFTER_BY_DEFAULT),
+        "leave a board out of the night once its health check failed this many nights in a row "
+        "(docs/lab-health.md); 0 = never",
+        "N",
+        "int",
+    ),
+    Option(
+        "return_when",
+        one_of(RETURN_WHEN),
+        "returned",
+        "when a board out of service is measured again: returned, after `pinet lab return BOARD`; "
+        "healthy, also once a night's health check of it passes",
+        "|".join(RETURN_WHEN),
     ),
     Option(
         "allow_skips",

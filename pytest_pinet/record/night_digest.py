@@ -101,6 +101,8 @@ class NightDigest:
     latency_persisting: list[Regressed] = field(default_factory=list)  # ... and since an earlier run
     labs: list[LabNight] = field(default_factory=list)  # every lab of a shared store, side by side
     powers: list[tuple[str, DetectionPower]] = field(default_factory=list)  # each context's, goodput
+    # Boards the night left out (record/board_service.py): "pi5 out of service since run R: ..."
+    out_of_service: list[str] = field(default_factory=list)
 
     def variables(self) -> dict[str, str]:
         """The Allure "Variables" block, in reading order (latency regressions after the drops).
@@ -123,6 +125,8 @@ class NightDigest:
             "Lab faults": str(self.lab_faults),
             "Measured": str(self.measured),
         }
+        if self.out_of_service:
+            found["Out of service"] = "; ".join(self.out_of_service)
         for n, drop in enumerate(self.drops, 1):
             found[f"Largest drop {n}"] = (
                 f"{drop.change_pct:+.1f} %  {drop.context}  ({drop.baseline:.1f} -> {drop.value:.1f} Mbit/s"
@@ -152,6 +156,7 @@ class NightDigest:
             f"- **{self.undecided}** undecided (the measured interval holds the line)",
             f"- **{self.lab_faults}** lab faults (the lab's, never counted as the boards')",
             f"- {self.measured} measurements in all",
+            *(f"- **out of service**: {line}" for line in self.out_of_service),
             "",
             f"## New regressions tonight: {len(self.new)}",
             "",
@@ -339,4 +344,16 @@ def night_digest_of(
         latency_persisting=sorted(latency_persisting, key=lambda r: -r.change_pct),
         labs=lab_nights(store) if len(store.labs()) > 1 else [],
         powers=powers,
+        out_of_service=out_of_service_lines(facts),
     )
+
+
+def out_of_service_lines(facts: list[dict[str, Any]]) -> list[str]:
+    """The night's boards out of service, one line each (every worker that met one said so)."""
+    found = {
+        (str(f.get("board")), str(f.get("subject"))): str(f.get("line"))
+        for f in facts
+        if f.get("kind") == "out-of-service"
+    }
+    back = {(str(f.get("board")), str(f.get("subject"))) for f in facts if f.get("kind") == "back-in-service"}
+    return [line for key, line in sorted(found.items()) if key not in back]

@@ -20,6 +20,7 @@ from typing import Any
 from ..errors import ConfigError
 from ..model import Measurement
 from ..polling import Pace, poll_for
+from .board_service import BoardService
 from .known_issues import KnownIssues
 from .store_curation import Curation, masked_url
 from .store_fingerprints import Fingerprints
@@ -60,7 +61,7 @@ def _whole_row(row: Mapping[str, Any]) -> tuple[Any, ...]:
     return tuple(row[c] for c in IMPORTED_COLUMNS) + tuple(figure_columns(json.loads(row["data"])).values())
 
 
-class ResultsStore(Curation, KeptStandings, Floors, Fingerprints, KnownIssues, SpreadPriors):
+class ResultsStore(Curation, KeptStandings, Floors, Fingerprints, KnownIssues, SpreadPriors, BoardService):
     """SQLite or PostgreSQL behind one small interface; safe to share between threads."""
 
     def __init__(self, url: str) -> None:

@@ -18,6 +18,8 @@ from typing import Any
 from ..judge.fairness import jain_fairness
 from ..model import Measurement
 from ..model.context_key import context_key
+from .board_service import TABLES_POSTGRESQL as BOARD_SERVICE_POSTGRESQL
+from .board_service import TABLES_SQLITE as BOARD_SERVICE_SQLITE
 from .known_issues import TABLE_POSTGRESQL as KNOWN_ISSUES_POSTGRESQL
 from .known_issues import TABLE_SQLITE as KNOWN_ISSUES_SQLITE
 from .store_priors import TABLE as SPREAD_PRIORS
@@ -154,6 +156,12 @@ MIGRATIONS = (
         "known issues named against what changed on red contexts' paths (record/known_issues.py)",
         sqlite=(KNOWN_ISSUES_SQLITE,),
         postgresql=(KNOWN_ISSUES_POSTGRESQL,),
+    ),
+    Migration(
+        8,
+        "each night's health check of a board, and its returns to service (record/board_service.py)",
+        sqlite=BOARD_SERVICE_SQLITE,
+        postgresql=BOARD_SERVICE_POSTGRESQL,
     ),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version

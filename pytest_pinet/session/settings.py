@@ -53,6 +53,8 @@ class PinetSettings:
     boards: tuple[str, ...]  # boards to measure; () = every board of the inventory
     image: tuple[str, ...]  # catalogue images to flash and measure in turn; () = as found
     repeat: int  # every board test this many times
+    out_of_service_after: int  # failed nightly health checks in a row that take a board out; 0 never
+    return_when: str  # "returned" (pinet lab return) or "healthy" (also a passing health check)
     allow_skips: bool  # opt-out of "never green on nothing" (docs/nightly.md)
     lab_source: str  # how the lab was named: --lg-env, LG_ENV, ini ...
 

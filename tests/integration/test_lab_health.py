@@ -148,3 +148,57 @@ def test_bad_cable_ends_its_link_as_a_lab_fault_and_the_rest_measures(
     assert any(line.startswith("healthy: ") and "link eth" in line for line in summary)
     environment = (allure_dir / "environment.properties").read_text(encoding="utf-8").splitlines()
     assert environment[0].startswith("unhealthy.link.usb=pi eth1 speed: expected 1000 Mbit/s, found 100")
+
+
+def test_a_cable_failing_its_check_night_after_night_is_left_out_until_returned(
+    bad_cable_lab: LabSpec, tmp_path: Path
+) -> None:
+    """Out of service (docs/lab-health.md): with ``--pinet-out-of-service-after 2`` the usb
+    cable that stays bad fails its check on two nights (lab faults, exit 7); the third night
+    leaves its test out, neither red nor green, says since when and why, and measures the
+    good cable (exit 0); ``pinet lab return pi`` brings it back, and the next night tries it
+    again (a lab fault once more: the cable is still bad)."""
+    thresholds = tmp_path / "thresholds.yaml"
+    thresholds.write_text(THRESHOLDS, encoding="utf-8")
+    results = tmp_path / "results"
+    db = f"sqlite:///{results / 'pinet.sqlite'}"
+    env = {**os.environ, "PINET_STATE_DIR": str(bad_cable_lab.state_root)}
+    chosen = [
+        f"pytest_pinet/suite/test_adapters.py::test_adapter_half_duplex[link-{link}-board->peer-stock]"
+        for link in ("eth", "usb")
+    ]
+    night = [
+        sys.executable, "-m", "pytest", *chosen, "-p", "no:cacheprovider", "-p", "no:randomly",
+        "--pinet-lab", str(bad_cable_lab.env_file), "--pinet-results", str(results), "--pinet-db", db,
+        "--pinet-duration", "2", "--pinet-omit", "1", "--pinet-adaptive", "off", "--pinet-remeasure", "0",
+        "--pinet-thresholds", str(thresholds), "--pinet-out-of-service-after", "2",
+    ]  # fmt: skip
+
+    def run_night() -> tuple[subprocess.CompletedProcess[str], list[str]]:
+        done = subprocess.run(night, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+        newest = sorted(results.glob("2*"))[-1] / "measurements.jsonl"
+        rows = [json.loads(line) for line in newest.read_text().splitlines()] if newest.exists() else []
+        return done, [r["context"]["link"] for r in rows]
+
+    for _ in range(2):
+        done, links = run_night()
+        assert done.returncode == Exit.LAB_FAULT and links == ["eth"], done.stdout[-3000:]
+    first_run = sorted(p.name for p in results.glob("2*"))[0]
+    left_out, links = run_night()
+    assert left_out.returncode == Exit.GREEN and links == ["eth"], left_out.stdout[-3000:]
+    line = f"pi link usb out of service since run {first_run}: lab fault (link-negotiation): link usb failed"
+    assert f"OUT OF SERVICE {line}" in left_out.stdout, left_out.stdout[-3000:]
+    # still checked (its streak goes on), but no cure tried and no lab fault of tonight's
+    assert (
+        "lab faults:" not in left_out.stdout and "UNHEALTHY link usb: not measured (none)" in left_out.stdout
+    )
+    assert "(2 failed health checks in a row; back with `pinet lab return pi`)" in left_out.stdout
+    assert "1 passed, 1 skipped" in left_out.stdout, left_out.stdout[-1500:]
+
+    back = pinet("lab", "return", "pi", "--why", "cable swapped", "--db", db, spec=bad_cable_lab)
+    assert back.returncode == 0, back.stdout + back.stderr
+    assert f"pi of {bad_cable_lab.name}: returned to service by " in back.stdout, back.stdout
+    assert "pi link usb: had failed 3 night(s) in a row" in back.stdout, back.stdout
+    tried_again, links = run_night()
+    assert tried_again.returncode == Exit.LAB_FAULT and links == ["eth"], tried_again.stdout[-3000:]
+    assert "OUT OF SERVICE" not in tried_again.stdout

@@ -69,7 +69,8 @@ def console_said(log: str) -> str:
         return "silent since power on (no board on this line, or it sends nothing)"
     kernel = re.search(r"Linux version (\S+)", text)
     booted = f", the boot of kernel {kernel.group(1)}" if kernel else ""
-    return f"{len(text.splitlines())} lines since power on{booted}"
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return f"{len(lines)} lines since power on{booted}, the last: {lines[-1][-80:]!r}"
 
 
 def check_qemu_board(env_file: Path, host: str) -> None:
