@@ -56,7 +56,7 @@ __all__ = [
 # tests and their fixtures set up in it; sorted by name, test_accept's fourth night measured
 # one context fewer), so it is written here, and tests/unit/test_plugin_layer.py holds it to
 # the folder: every module of the fixtures package is listed, and nothing else.
-FIXTURE_ORDER = ("lab_access", "tcp", "judging", "routing", "udp", "storage", "images")
+FIXTURE_ORDER = ("lab_access", "lab_health", "tcp", "judging", "routing", "udp", "storage", "images")
 pytest_plugins = [f"{__package__}.fixtures.{name}" for name in FIXTURE_ORDER]
 
 
