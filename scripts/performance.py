@@ -2,9 +2,10 @@
 """The project's measured run times, kept as data and shown on one generated page.
 
 Every figure (how long the main job, the test command or the unit tier took, on which
-machine, at which commit) is one line of ``docs/performance.jsonl``; ``docs/performance.md``
-is generated from it and never edited by hand, so a new figure changes the data and the page,
-and nothing else (the README carries no figure).
+machine: CPU model and count, memory, kernel; at which commit) is one line of
+``docs/performance.jsonl``; ``docs/performance.md`` is generated from it and never edited by
+hand, so a new figure changes the data and the page, and nothing else (the README carries no
+figure).
 
     python3 scripts/performance.py record main-job -- bash scripts/setup.sh && .venv/bin/pinet run
     python3 scripts/performance.py add test-command 1443 --note "fresh clone, final code"
@@ -187,6 +188,27 @@ PARTS: dict[str, tuple[str, float | None]] = {
 }
 
 
+def machine() -> str:
+    """The machine a figure was taken on, as a reader compares two of them: CPU model and
+    count, memory, kernel (``/proc``; what is unreadable is left out)."""
+    model = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
+            if line.startswith("model name"):
+                model = " ".join(line.split(":", 1)[1].split())
+                break
+        kib = next(
+            int(line.split()[1])
+            for line in Path("/proc/meminfo").read_text(encoding="utf-8").splitlines()
+            if line.startswith("MemTotal:")
+        )
+        memory = f"{kib / 1024 / 1024:.0f} GiB"
+    except (OSError, StopIteration, ValueError):
+        memory = ""
+    parts = [f"{model or 'CPU'} x{os.cpu_count()}", memory, f"Linux {os.uname().release}"]
+    return ", ".join(part for part in parts if part)
+
+
 def _commit() -> str:
     done = subprocess.run(
         ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
@@ -251,8 +273,8 @@ def render(entries: list[dict[str, object]]) -> str:
         "",
         "## Every figure",
         "",
-        "| date (UTC) | run | time | CPUs | commit | status | note |",
-        "|---|---|---|---|---|---|---|",
+        "| date (UTC) | run | time | CPUs | commit | status | machine | note |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for e in entries:
         status = "ok" if e.get("status", 0) == 0 else f"exit {e.get('status')}"
@@ -260,7 +282,7 @@ def render(entries: list[dict[str, object]]) -> str:
         note = str(e.get("note", "")).replace("|", "/")
         lines.append(
             f"| {e.get('date', '')} | {e['what']} | {took} | {e.get('cpus', '')} "
-            f"| {e.get('commit', '')} | {status} | {note} |"
+            f"| {e.get('commit', '')} | {status} | {str(e.get('machine', '')).replace('|', '/')} | {note} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -308,6 +330,7 @@ def main(argv: list[str] | None = None) -> int:
     add.add_argument("--commit", default=None)
     add.add_argument("--cpus", type=int, default=None)
     add.add_argument("--status", type=int, default=0)
+    add.add_argument("--machine", default=None, help="where it ran (default: this machine)")
     sub.add_parser("render", help="rewrite the page from the data")
     sub.add_parser("check", help="exit 1 when the page is not what the data renders")
     argv = sys.argv[1:] if argv is None else argv
@@ -324,7 +347,12 @@ def main(argv: list[str] | None = None) -> int:
             )
             return 1
         return 0
-    entry: dict[str, object] = {"what": args.what, "cpus": os.cpu_count(), "commit": _commit()}
+    entry: dict[str, object] = {
+        "what": args.what,
+        "cpus": os.cpu_count(),
+        "commit": _commit(),
+        "machine": getattr(args, "machine", None) or machine(),
+    }
     if args.action == "record":
         if not command:
             parser.error("record needs a command after --")

@@ -3,6 +3,8 @@ time, every page it links exists, and measured figures live in the generated per
 
 from __future__ import annotations
 
+import importlib.util
+import os
 import re
 import subprocess
 import sys
@@ -34,6 +36,20 @@ def test_the_performance_page_is_what_its_data_renders():
         [sys.executable, str(REPO / "scripts" / "performance.py"), "check"], capture_output=True, text=True
     )
     assert done.returncode == 0, done.stderr
+
+
+def test_a_figure_keeps_the_machine_it_ran_on():
+    """Issue 64: a figure of the test command, the unit tier or the main job says which machine
+    it was taken on (two figures of different machines are not one trend)."""
+    spec = importlib.util.spec_from_file_location("performance", REPO / "scripts" / "performance.py")
+    assert spec is not None and spec.loader is not None
+    performance = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(performance)
+    here = performance.machine()
+    assert f"x{os.cpu_count()}" in here and f"Linux {os.uname().release}" in here
+    entry = {"what": "test-command", "seconds": 1200.0, "status": 0, "machine": "EPYC x2, 8 GiB, Linux 6.1"}
+    page = performance.render([entry])
+    assert "| machine |" in page and "| EPYC x2, 8 GiB, Linux 6.1 |" in page
 
 
 def test_the_checker_catches_a_run_time_and_a_date():
