@@ -22,11 +22,10 @@ if TYPE_CHECKING:
 
 def write_health(terminalreporter: Any, run: PinetRun) -> None:
     """The boards and links the health check found unfit, first: they explain what follows."""
-    from ..record.night_digest import out_of_service_lines
-    from ..record.run_summary import health_lines
+    from ..record.run_summary import health_lines, left_out
 
     facts = run.results.load_facts()
-    health = [f"OUT OF SERVICE {line}" for line in out_of_service_lines(facts)] + health_lines(facts)
+    health = [f"OUT OF SERVICE {line}" for line in left_out(facts).values()] + health_lines(facts)
     if health:
         terminalreporter.section("pinet lab health")
         for line in health:
@@ -163,7 +162,7 @@ def write_allure_run_files(alluredir: Path, run: PinetRun, planned: dict[str, Pl
     """environment.properties, executor.json, categories.json: once, by the controller."""
     from ..record.allure_out import write_run_files
     from ..record.data_home import store_url
-    from ..record.run_summary import failed_checks, latest_health
+    from ..record.run_summary import failed_checks, latest_health, left_out
 
     rows = run.results.load()
     environment = {
@@ -186,10 +185,8 @@ def write_allure_run_files(alluredir: Path, run: PinetRun, planned: dict[str, Pl
             environment[f"{host}.iperf3"] = board.get("iperf3_version", "")
     environment["boards"] = ", ".join(boards) or "(none measured)"
     environment.update(coverage_variables(planned))
-    from ..record.night_digest import out_of_service_lines
-
-    for line in out_of_service_lines(run.results.load_facts()):
-        environment[f"out-of-service.{line.split(' out of service', 1)[0].replace(' ', '.')}"] = line
+    for name, line in left_out(run.results.load_facts()).items():
+        environment[f"out-of-service.{name.replace(' ', '.')}"] = line
     for subject, fact in latest_health(run.results.load_facts()).items():
         if fact.get("healthy"):
             environment["healthy"] = ", ".join(filter(None, [environment.get("healthy", ""), subject]))

@@ -27,6 +27,7 @@ from .detection_page import detection_markdown
 from .lab_nights import LabNight, lab_nights, labs_markdown
 from .nightly import GOODPUT, LATENCY, Metric, nights_of
 from .red_changes import RedChange, change_of
+from .run_summary import left_out
 from .standing_memo import standing_before
 from .store import ResultsStore, StoredMeasurement
 
@@ -344,16 +345,5 @@ def night_digest_of(
         latency_persisting=sorted(latency_persisting, key=lambda r: -r.change_pct),
         labs=lab_nights(store) if len(store.labs()) > 1 else [],
         powers=powers,
-        out_of_service=out_of_service_lines(facts),
+        out_of_service=list(left_out(facts).values()),
     )
-
-
-def out_of_service_lines(facts: list[dict[str, Any]]) -> list[str]:
-    """The night's boards out of service, one line each (every worker that met one said so)."""
-    found = {
-        (str(f.get("board")), str(f.get("subject"))): str(f.get("line"))
-        for f in facts
-        if f.get("kind") == "out-of-service"
-    }
-    back = {(str(f.get("board")), str(f.get("subject"))) for f in facts if f.get("kind") == "back-in-service"}
-    return [line for key, line in sorted(found.items()) if key not in back]

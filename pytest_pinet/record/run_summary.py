@@ -37,6 +37,19 @@ def failed_checks(fact: dict[str, Any]) -> list[str]:
     ]
 
 
+def left_out(facts: list[dict[str, Any]]) -> dict[str, str]:
+    """What the night left out of service (record/board_service.py), by name (``pi5``, ``pi5
+    link eth``), each with its line; every worker that met one said so, and what a passing
+    check returned is not left out."""
+    back = {(f.get("board"), f.get("subject")) for f in facts if f.get("kind") == "back-in-service"}
+    found = {
+        str(f.get("name")): str(f.get("line"))
+        for f in facts
+        if f.get("kind") == "out-of-service" and (f.get("board"), f.get("subject")) not in back
+    }
+    return dict(sorted(found.items()))
+
+
 def health_lines(facts: list[dict[str, Any]]) -> list[str]:
     """The boards and links the health check found unfit first, each with its failed checks
     (their tests ended as lab faults, unmeasured), then the healthy ones in one line."""

@@ -247,10 +247,11 @@ def restart_ser2net(spec: LabSpec) -> None:
     _start_ser2net(spec)
 
 
-def listening(spec: LabSpec, port: int, at: str = "") -> bool:
-    """Whether something in the rack's namespace listens on TCP ``port`` of ``at`` (default:
-    the rack's address)."""
-    done = system.run(["ss", "-Hltn", f"sport = :{port}"], netns=netns(spec), check=False)
+def listening(spec: LabSpec, port: int, at: str = "", udp: bool = False) -> bool:
+    """Whether something in the rack's namespace listens on TCP (or UDP) ``port`` of ``at``
+    (default: the rack's address)."""
+    flags = "-Hlun" if udp else "-Hltn"
+    done = system.run(["ss", flags, f"sport = :{port}"], netns=netns(spec), check=False)
     return f"{at or address(spec)}:{port}" in done.stdout
 
 

@@ -378,14 +378,11 @@ def _start_snmp_agent(twin: Twin, power: Path, address: str) -> None:
         cwd=twin.folder,
         env=poe_agent.snmpd_environment(twin.folder),
     )
-    rack.wait(partial(_answers_snmp, twin.spec, address), WAIT_S, f"the PoE switch's SNMP agent at {address}")
-
-
-def _answers_snmp(spec: LabSpec, address: str) -> bool:
-    done = system.run(
-        ["ss", "-Hlun", f"sport = :{poe_agent.SNMP_PORT}"], netns=spec.netns(rack.RACK), check=False
+    rack.wait(
+        partial(rack.listening, twin.spec, poe_agent.SNMP_PORT, address, udp=True),
+        WAIT_S,
+        f"the PoE switch's SNMP agent at {address}",
     )
-    return f"{address}:{poe_agent.SNMP_PORT}" in done.stdout
 
 
 def _port(twin: Twin, host: str) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from pytest_pinet.exit_codes import Exit
 from pytest_pinet.record.board_service import Check, nights, out_of_service
-from pytest_pinet.record.night_digest import out_of_service_lines
+from pytest_pinet.record.run_summary import left_out
 from pytest_pinet.record.store import ResultsStore
 
 # A history: per night, one or two workers' checks (True healthy); and where a return falls.
@@ -110,9 +110,21 @@ def test_pinet_lab_return_puts_the_board_back_and_says_since_when(tmp_path):
 def test_the_morning_page_names_the_boards_left_out_once():
     cable = "pi5 link eth out of service since run r1: cable"
     facts = [
-        {"kind": "out-of-service", "board": "pi5", "subject": "link eth", "line": cable},
-        {"kind": "out-of-service", "board": "pi5", "subject": "link eth", "line": cable},
-        {"kind": "out-of-service", "board": "pi4", "subject": "board pi4", "line": "pi4 out of service ..."},
+        {
+            "kind": "out-of-service",
+            "board": "pi5",
+            "subject": "link eth",
+            "name": "pi5 link eth",
+            "line": cable,
+        },
+        {
+            "kind": "out-of-service",
+            "board": "pi5",
+            "subject": "link eth",
+            "name": "pi5 link eth",
+            "line": cable,
+        },
+        {"kind": "out-of-service", "board": "pi4", "subject": "board pi4", "name": "pi4", "line": "pi4 ..."},
         {"kind": "back-in-service", "board": "pi4", "subject": "board pi4", "by": "a passing health check"},
     ]
-    assert out_of_service_lines(facts) == [cable]
+    assert left_out(facts) == {"pi5 link eth": cable}
