@@ -38,7 +38,8 @@ THRESHOLDS = "rules:\n  - {id: gbe, match: {scenario: ethernet}, min_mbps: 940}\
 def _run(pytester, alluredir, *extra):
     # a store of this test's own: another test's history would add a trend chart here
     db = f"sqlite:///{pytester.path}/store.sqlite"
-    return pytester.runpytest_subprocess(
+    return pytester.runpytest(
+        *("-p", "no:labgrid"),  # labgrid's plugin cannot start twice in one process
         "--alluredir",
         str(alluredir),
         "--pinet-thresholds",
