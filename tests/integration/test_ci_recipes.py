@@ -34,7 +34,7 @@ from .. import package_index
 from ..lab_example import keyed_example
 
 REPO = Path(__file__).resolve().parents[2]
-SUITE = (REPO / "tests" / "unit" / "test_allure.py").read_text(encoding="utf-8")
+SUITE = (REPO / "tests" / "integration" / "test_allure_runs.py").read_text(encoding="utf-8")
 FAKE_SUITE = re.search(r'TESTS = """\n(.*?)"""', SUITE, re.S)
 THRESHOLDS = "replace: true\nrules:\n  - {id: gbe, match: {scenario: ethernet}, min_mbps: 940}\n"
 # Beside the stand-in suite: the night's tests see the lab's key in the job's ssh-agent, the

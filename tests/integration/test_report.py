@@ -15,7 +15,7 @@ from pytest_pinet.record.allure_report import allure_cli, build_report
 
 from ..fake_store import store_of_rows
 from ..report_browser import chromium, result_id_of, serve, shoot
-from ..unit.test_allure import TESTS, THRESHOLDS
+from .test_allure_runs import TESTS, THRESHOLDS
 
 pytest_plugins = ["pytester"]
 ROOT = Path(__file__).resolve().parents[2]

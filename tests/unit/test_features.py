@@ -4,7 +4,6 @@ for a feature the lab lacks counts as not measured, with labgrid's reason."""
 
 from __future__ import annotations
 
-import pytest
 import yaml
 
 from pytest_pinet.cli.main import main
@@ -80,37 +79,3 @@ def test_the_lab_has_no_can_bus(pinet_record_measurement):
 def test_not_pinets(tmp_path):
     pass
 """
-
-
-# starts pytest processes with xdist or labgrid's plugin: integration tier (keeps -m unit under a minute)
-@pytest.mark.integration
-def test_labgrid_skips_only_what_the_lab_lacks_and_the_night_counts_it(pytester, monkeypatch):
-    # labgrid's own plugin reads LG_ENV (a subprocess: it cannot start twice in one process).
-    for name in ("known_hosts.example", "id_ed25519.example", "rpi-lab.yaml"):
-        (pytester.path / name).write_bytes((LAB / name).read_bytes())
-    monkeypatch.setenv("LG_ENV", "rpi-lab.yaml")
-    monkeypatch.delenv("PINET_LAB", raising=False)
-    pytester.makepyfile(test_night=MEASURES)
-    result = pytester.runpytest_subprocess(
-        "-p",
-        "no:cacheprovider",
-        "-rs",
-        "--pinet-results",
-        "r",
-        "--pinet-db",
-        f"sqlite:///{pytester.path / 's.db'}",
-    )
-    out = result.stdout.str()
-    result.stdout.fnmatch_lines(
-        [
-            f"pinet: lab {pytester.path / 'rpi-lab.yaml'} (from LG_ENV)",
-            "*measured 1 of 2 planned tests (1 measurement)",
-            "*not measured: test_night.py::test_the_lab_has_no_can_bus: skipped: unsupported feature(s): can-bus",
-        ]
-    )
-    # pinet's test on the lab's disk ran; a stranger's test keeps labgrid's verdict
-    assert "test_night.py::test_the_lab_has_a_disk" not in out.split("short test summary")[-1], out
-    assert [line for line in out.splitlines() if line.endswith("unsupported feature(s): usb-disk")] == [
-        "SKIPPED [1] test_night.py:20: unsupported feature(s): usb-disk"
-    ], out
-    assert result.ret == 0, out

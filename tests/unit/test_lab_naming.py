@@ -26,7 +26,7 @@ HOSTILE = {
 WAYS = ["--pinet-lab", "--lg-env", "LG_ENV", "PINET_LAB", "ini option pinet_lab"]
 
 
-def _run(
+def run_naming(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, way: str, value: str, readable: bool = False
 ) -> pytest.RunResult:
     """A collect-only run naming the lab ``way``.  labgrid's plugin reads a readable env file
@@ -50,7 +50,7 @@ def test_a_file_labgrid_cannot_read_is_one_line_naming_the_way(pytester, monkeyp
     content = HOSTILE[kind]
     if content is not None:
         (pytester.path / "lab.yaml").write_bytes(content)
-    result = _run(pytester, monkeypatch, way, "lab.yaml")
+    result = run_naming(pytester, monkeypatch, way, "lab.yaml")
     assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str() + result.stderr.str()
     errors = [line for line in result.stderr.lines if line.strip()]
     assert len(errors) == 1, errors
@@ -64,18 +64,6 @@ def test_a_file_labgrid_cannot_read_is_one_line_naming_the_way(pytester, monkeyp
         "binary": "not UTF-8 text",
     }[kind]
     assert expected in errors[0]
-
-
-# starts pytest processes with xdist or labgrid's plugin: integration tier (keeps -m unit under a minute)
-@pytest.mark.integration
-@pytest.mark.parametrize("way", WAYS)
-def test_the_header_names_the_lab_and_the_way_it_was_named(pytester, monkeypatch, way):
-    for name in ("known_hosts.example", "id_ed25519.example", "rpi-lab.yaml"):
-        (pytester.path / name).write_bytes((LAB / name).read_bytes())
-    pytester.makepyfile("def test_uses(pinet_settings):\n    pass\n")
-    result = _run(pytester, monkeypatch, way, "rpi-lab.yaml", readable=True)
-    assert result.ret == 0, result.stdout.str() + result.stderr.str()
-    result.stdout.fnmatch_lines([f"pinet: lab {pytester.path / 'rpi-lab.yaml'} (from {way})"])
 
 
 def test_with_no_lab_named_the_header_says_so(pytester, monkeypatch):

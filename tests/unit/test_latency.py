@@ -4,10 +4,7 @@ lower-is-better judgement (issue 34)."""
 from __future__ import annotations
 
 import dataclasses
-import shutil
 import subprocess
-import threading
-import time
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, cast
@@ -45,7 +42,6 @@ from pytest_pinet.traffic.latency_parse import (
 from pytest_pinet.traffic.latency_probe import (
     IRTT,
     IRTT_IDLE_INTERVAL_S,
-    IrttServer,
     Probe,
     ProbePlan,
     choose_probe,
@@ -376,52 +372,6 @@ class LoopbackShell:
             ["sh", "-c", script], capture_output=True, text=True, timeout=timeout, check=False
         )
         return CommandResult(script, done.returncode, done.stdout, done.stderr)
-
-
-def stopped_irtt_probe(after_s: float, keep_from_s: float) -> tuple[Probe, float]:
-    """A real irtt probe on loopback planned for 10 s and stopped after ``after_s``; with the
-    seconds it took to end once stopped."""
-    host = cast(RemoteHost, LoopbackShell())  # all a probe asks of a host: a shell
-    server = IrttServer(host, "127.0.0.1", 60)
-    port = server.start()
-    try:
-        probe = Probe(ProbePlan(IRTT, host, host, "127.0.0.1", 0.05), 10, port, keep_from_s)
-        runner = threading.Thread(target=probe.run)
-        runner.start()
-        time.sleep(after_s)
-        stopped = time.monotonic()
-        probe.stop()
-        runner.join(15)
-        return probe, time.monotonic() - stopped
-    finally:
-        server.stop()
-
-
-def needs_irtt(test: Any) -> Any:
-    """A real irtt server and client on loopback: processes of their own, so integration."""
-    skip = pytest.mark.skipif(
-        shutil.which("irtt") is None, reason="irtt is not installed (scripts/setup.sh installs it)"
-    )
-    return pytest.mark.integration(skip(test))
-
-
-@needs_irtt
-def test_an_irtt_probe_stopped_with_the_load_ends_then_and_keeps_its_probes():
-    probe, ended_after_stop = stopped_irtt_probe(1.5, 0.0)
-    series = probe.series()
-    # ended with the load, not after its planned 10 s; the ~30 probes sent so far are all kept
-    assert ended_after_stop < 3, ended_after_stop
-    assert 20 <= series.sent <= 40 and all(rtt is not None for rtt in series.rtt_ms), series.sent
-    assert not list(Path("/tmp").glob(Path(probe.pid_file).stem + ".*"))  # pid and JSON files gone
-
-
-@needs_irtt
-def test_an_irtt_probe_started_with_the_load_keeps_only_what_it_sent_after_the_warm_up():
-    probe, _ = stopped_irtt_probe(2.0, 1.0)
-    series = probe.series()
-    # 2 s of probes at 50 ms, the first second left out: ~20 kept, counted from the first kept
-    assert 12 <= series.sent <= 26, series.sent
-    assert series.sent_s[0] == 0 and series.sent_s[-1] < 1.2, series.sent_s[-1]
 
 
 def test_a_probe_is_signalled_once_so_irtt_writes_what_it_measured():

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import socket
 
-import pytest
-
 from pytest_pinet.exit_codes import Exit
 from pytest_pinet.record.planned import PlannedTest, coverage_lines, measured_nothing
 
@@ -56,16 +54,19 @@ def test_the_opt_out_lets_such_a_run_pass(pytester):
     assert "nothing was measured (allowed by --pinet-allow-skips)" in result.stdout.str()
 
 
-@pytest.mark.parametrize(
-    "workers", [[], pytest.param(["-n", "2"], marks=pytest.mark.integration)], ids=["plain", "xdist"]
-)
-def test_one_measurement_is_enough_and_the_rest_are_listed(pytester, workers):
+def one_measurement_is_enough(pytester, *workers: str) -> None:
+    """A run of one measured and one skipped test passes and lists the skipped one (also under
+    xdist: tests/integration/test_plugin_processes.py)."""
     pytester.makepyfile(test_m=RECORDS)
     result = run(pytester, *workers)
     assert result.ret == 0, result.stdout.str()
     text = result.stdout.str()
     assert "pinet: measured 1 of 2 planned tests (1 measurement)" in text
     assert "not measured: test_m.py::test_board_off: skipped" in text
+
+
+def test_one_measurement_is_enough_and_the_rest_are_listed(pytester):
+    one_measurement_is_enough(pytester)
 
 
 def _free_port() -> int:

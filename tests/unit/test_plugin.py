@@ -32,19 +32,6 @@ def test_markers_are_registered_where_pinet_is_active(pytester):
         result.stdout.fnmatch_lines([f"@pytest.mark.{marker}:*"])
 
 
-def test_markers_are_not_registered_where_pinet_is_not_used(pytester):
-    # --strict-markers in a project that does not use pinet still catches its own typo.  A
-    # process of its own: in-process runs share sys.modules with every earlier test of this
-    # worker, and the claim is about a project's fresh pytest start.
-    result = pytester.runpytest_subprocess("--markers")
-    for marker in SUITE_MARKERS:
-        assert f"@pytest.mark.{marker}:" not in result.stdout.str()
-    pytester.makepyfile("import pytest\n\n@pytest.mark.storage\ndef test_typo():\n    pass\n")
-    result = pytester.runpytest_subprocess("--strict-markers")
-    assert result.ret == pytest.ExitCode.INTERRUPTED
-    result.stdout.fnmatch_lines(["*'storage' not found in `markers` configuration option*"])
-
-
 def test_the_shipped_suite_registers_its_markers_itself(pytester):
     # pytest --pyargs pytest_pinet.suite -m routing, with --strict-markers and no pinet option
     result = run(

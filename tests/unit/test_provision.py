@@ -99,10 +99,9 @@ def _card_target(tmp_path: Path):
     return Environment(config_file=str(env)).get_target("board"), card
 
 
-@pytest.mark.parametrize(
-    "with_bmap", [False, pytest.param(True, marks=pytest.mark.integration)]
-)  # bmaptool: a tool of its own
-def test_an_sd_card_image_is_written_through_the_mux_and_writer(tmp_path, with_bmap):
+def card_written(tmp_path: Path, with_bmap: bool) -> None:
+    """An image written onto the card through the mux and writer, by dd or (with a bmap file
+    beside it) by bmaptool, a tool of its own: tests/integration/test_real_tools.py's."""
     if with_bmap and shutil.which("bmaptool") is None:
         pytest.skip("bmaptool is not installed (the bmap-tools package)")
     target, card = _card_target(tmp_path)
@@ -120,6 +119,10 @@ def test_an_sd_card_image_is_written_through_the_mux_and_writer(tmp_path, with_b
     if not with_bmap:
         assert card.read_bytes() == source.read_bytes()
     assert sd_card.read_mode(card) == "dut"  # the card is back in the board
+
+
+def test_an_sd_card_image_is_written_through_the_mux_and_writer(tmp_path):
+    card_written(tmp_path, with_bmap=False)
 
 
 def test_the_writer_refuses_a_card_that_is_in_the_board(tmp_path):

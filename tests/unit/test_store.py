@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from pytest_pinet.bench.scratch_postgres import scratch_postgres, why_not
 from pytest_pinet.errors import ConfigError
 from pytest_pinet.judge.fairness import jain_fairness
 from pytest_pinet.model import HostFacts, InterfaceFacts, Measurement, TcpDetail, TrafficContext
@@ -64,7 +63,7 @@ def _measurement(goodput: float, direction: str = "board->peer", started: float 
     )
 
 
-def _exercise(store: ResultsStore) -> None:
+def exercise_store(store: ResultsStore) -> None:
     store.add_run("r1", "pinet", "0.1.0")
     store.add_run("r1", "pinet", "0.1.0")  # idempotent (xdist workers)
     first = store.add("r1", _measurement(942.0, started=1.0), "0.1.0")
@@ -141,7 +140,7 @@ def _exercise_allure_history(store: ResultsStore) -> None:
 def test_sqlite_store_in_wal_mode(tmp_path):
     store = ResultsStore(f"sqlite:///{tmp_path}/results.sqlite")
     try:
-        _exercise(store)
+        exercise_store(store)
         mode = store._conn.execute("PRAGMA journal_mode").fetchone()[0]
         assert mode == "wal"
     finally:
@@ -162,26 +161,6 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
-
-
-@pytest.fixture
-def postgres():
-    """A throwaway PostgreSQL server on loopback, run as the postgres user."""
-    reason = why_not()
-    if reason is not None:
-        pytest.skip(reason)
-    with scratch_postgres() as url:
-        yield url
-
-
-@pytest.mark.integration
-@pytest.mark.needs_root
-def test_postgresql_store_same_schema(postgres):
-    store = ResultsStore(postgres)
-    try:
-        _exercise(store)
-    finally:
-        store.close()
 
 
 def test_unreachable_postgresql_is_a_clear_error_with_the_password_masked():

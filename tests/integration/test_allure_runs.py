@@ -1,10 +1,10 @@
-"""Allure output through pytester: stable history keys, metrics, run files written once."""
+"""Allure output of real pytest runs (pytester processes): stable history keys across two runs,
+metrics, run files written once under xdist.  Two nights are two processes; in one process
+the second run lost the first's dynamic parameters (allure-pytest's state is per process)."""
 
 from __future__ import annotations
 
 import json
-
-import pytest
 
 pytest_plugins = ["pytester"]
 
@@ -35,11 +35,10 @@ def test_goodput(pinet_record_measurement, pinet_judge_goodput, direction, profi
 THRESHOLDS = "rules:\n  - {id: gbe, match: {scenario: ethernet}, min_mbps: 940}\n"
 
 
-def _run(pytester, alluredir, *extra):
+def run_allure(pytester, alluredir, *extra):
     # a store of this test's own: another test's history would add a trend chart here
     db = f"sqlite:///{pytester.path}/store.sqlite"
-    return pytester.runpytest(
-        *("-p", "no:labgrid"),  # labgrid's plugin cannot start twice in one process
+    return pytester.runpytest_subprocess(
         "--alluredir",
         str(alluredir),
         "--pinet-thresholds",
@@ -52,7 +51,7 @@ def _run(pytester, alluredir, *extra):
     )
 
 
-def _results(alluredir):
+def allure_results(alluredir):
     return [json.loads(p.read_text()) for p in alluredir.glob("*-result.json")]
 
 
@@ -60,22 +59,22 @@ def test_history_keys_are_stable_and_metrics_present(pytester):
     pytester.makefile(".yaml", thresholds=THRESHOLDS)
     pytester.makepyfile(test_net=TESTS)
     first, second = pytester.path / "a1", pytester.path / "a2"
-    assert _run(pytester, first).ret == 0
-    assert _run(pytester, second).ret == 0
+    assert run_allure(pytester, first).ret == 0
+    assert run_allure(pytester, second).ret == 0
 
     def keys(alluredir):
         return sorted(
             (r["fullName"], tuple(sorted((p["name"], p["value"]) for p in r.get("parameters", []))))
-            for r in _results(alluredir)
+            for r in allure_results(alluredir)
             if r["fullName"] != "pinet.trends#throughput"
         )
 
     assert keys(first) == keys(second)
     # the second run has history: the controller adds the trend charts, as charts, not a test
-    (trends,) = [r for r in _results(second) if r["fullName"] == "pinet.trends#throughput"]
+    (trends,) = [r for r in allure_results(second) if r["fullName"] == "pinet.trends#throughput"]
     assert trends["status"] == "unknown" and trends["attachments"]
     assert len(keys(first)) == 4
-    for result in _results(first):
+    for result in allure_results(first):
         labels = {label["name"]: label["value"] for label in result["labels"]}
         assert labels["board"] == "pi4" and labels["kernel"] == "6.6.31" and labels["adapter"] == "rtl8153"
         assert labels["feature"] == "ethernet"
@@ -109,7 +108,7 @@ def test_history_keys_are_stable_and_metrics_present(pytester):
     assert {(e["value"], e["unit"]) for e in entries if e["group"] == "a-cpu-sender"} == {(1.0, "%")}
     assert {e["better"] for e in entries if e["group"] == "9-retransmits"} == {"lower"}
     # The figure leads each test's title; the tree groups by board, system, link, suite.
-    for result in _results(first):
+    for result in allure_results(first):
         assert result["name"].startswith("942.0 Mbit/s · test_goodput[")
         labels = {label["name"]: label["value"] for label in result["labels"]}
         assert (labels["system"], labels["link"], labels["suite"]) == ("kernel 6.6.31", "rtl8153", "ethernet")
@@ -120,15 +119,13 @@ def test_history_keys_are_stable_and_metrics_present(pytester):
     assert json.loads((first / "executor.json").read_text())["name"] == "pytest-pinet"
 
 
-# starts pytest processes with xdist or labgrid's plugin: integration tier (keeps -m unit under a minute)
-@pytest.mark.integration
 def test_xdist_writes_everything_once(pytester):
     pytester.makefile(".yaml", thresholds=THRESHOLDS)
     pytester.makepyfile(test_net=TESTS)
     alluredir = pytester.path / "ax"
-    result = _run(pytester, alluredir, "-n", "2")
+    result = run_allure(pytester, alluredir, "-n", "2")
     assert result.ret == 0
-    assert len(_results(alluredir)) == 4
+    assert len(allure_results(alluredir)) == 4
     assert len(list(alluredir.glob("*-perf.json"))) == 4
     assert len(list(alluredir.glob("environment.properties"))) == 1
     stored = [
