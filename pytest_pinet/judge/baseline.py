@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .spread_prior import SpreadPrior, moderated
-from .stats import prediction_band
+from .stats import prediction_band, sample_variance
 
 
 @dataclass(frozen=True)
@@ -154,6 +154,6 @@ def window_spread(recent: Sequence[float], level: float, prior: SpreadPrior | No
     """The band's spread of the ``recent`` nights at ``level`` and its degrees of freedom: their
     own, with ``prior`` (already checked to explain them) pooled in by its worth. The band and
     judge.detection's figures both read it."""
-    own = statistics.variance(recent) if len(recent) > 1 else 0.0
+    own = sample_variance(recent) if len(recent) > 1 else 0.0
     variance, degrees = moderated(prior, own * max(len(recent) - 1, 0), max(len(recent) - 1, 0), level)
     return variance**0.5, degrees

@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .stats import digamma, f_cdf, trigamma, trigamma_inverse
+from .stats import digamma, f_cdf, sample_variance, trigamma, trigamma_inverse
 
 # Fewer contexts than this with a spread of their own: no prior (three moments of logarithms
 # say nothing about a law).
@@ -86,7 +86,7 @@ def relative_spread(values: Sequence[float]) -> tuple[float, int] | None:
     mean = statistics.fmean(values)
     if mean == 0:
         return None
-    return statistics.variance(values) / (mean * mean), len(values) - 1
+    return sample_variance(values) / (mean * mean), len(values) - 1
 
 
 def fit(spreads: Sequence[tuple[float, int]], family: int = 0) -> SpreadPrior | None:
