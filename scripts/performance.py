@@ -9,6 +9,7 @@ figure).
 
     python3 scripts/performance.py record main-job -- bash scripts/setup.sh && .venv/bin/pinet run
     python3 scripts/performance.py add test-command 1443 --note "fresh clone, final code"
+    python3 scripts/performance.py add test-command 1443 --slowest-from ci.log   # and its slowest tests
     python3 scripts/performance.py render     # rewrite the page from the data
     python3 scripts/performance.py check      # exit 1 when the page is not the data's
 
@@ -22,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -32,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "docs" / "performance.jsonl"
 PAGE = ROOT / "docs" / "performance.md"
 # What each figure is, and its budget where the project has one (minutes).
-WHAT = {
+WHAT: dict[str, tuple[str, float | None]] = {
     "main-job": ("the main job (README's first command), QEMU images cached", 12.0),
     "main-job-uncached": ("the main job with the QEMU images built inside it", 16.0),
     "test-command": ("the test command (README's second command, what CI runs)", 27.0),
@@ -267,6 +269,7 @@ def render(entries: list[dict[str, object]]) -> str:
         "|---|---|---|---|---|",
     ]
     lines += _summary(entries, list(PARTS), PARTS)
+    lines += _slowest_section(entries)
     lines += ["", "## What each run is", ""]
     lines += [f"- **{kind}**: {text}" for kind, (text, _) in (WHAT | PARTS).items()]
     lines += [
@@ -310,6 +313,55 @@ def _summary(
     return rows
 
 
+# The summary the repository's test runs print last (tests/slowest_tests.py); a test of this
+# script feeds it that module's own output.
+SLOWEST = re.compile(
+    r"slowest tests \(setup \+ call \+ teardown\): "
+    r"the (\d+) slowest ([0-9.]+) s of ([0-9.]+) s for (\d+) tests"
+)
+SLOWEST_ROW = re.compile(r"^\s*([0-9.]+) s  (\S.*)$")
+
+
+def slowest_from(log: str, source: str) -> dict[str, object]:
+    """The slowest tests and the totals a test run printed in ``log``; a SystemExit naming
+    ``source`` when it printed none (a run that ended before its summary)."""
+    lines = log.splitlines()
+    for index, line in enumerate(lines):
+        found = SLOWEST.search(line)
+        if found is None:
+            continue
+        shown = int(found.group(1))
+        rows = [SLOWEST_ROW.match(row) for row in lines[index + 1 : index + 1 + shown]]
+        if not all(rows):
+            break
+        return {
+            "slowest": [[float(row.group(1)), row.group(2)] for row in rows if row],
+            "tests_seconds": float(found.group(3)),
+            "tests": int(found.group(4)),
+        }
+    raise SystemExit(f"{source}: no 'slowest tests' summary in it (did the run reach its end?)")
+
+
+def _slowest_section(entries: list[dict[str, object]]) -> list[str]:
+    """Per kind of run, the slowest tests of its latest figure that kept them."""
+    lines: list[str] = []
+    for kind in dict.fromkeys(str(e["what"]) for e in entries if e.get("slowest")):
+        latest = [e for e in entries if e["what"] == kind and e.get("slowest")][-1]
+        slowest = [(float(s), str(t)) for s, t in latest["slowest"]]  # type: ignore[attr-defined]
+        lines += [
+            "",
+            f"### {kind} at {latest.get('commit', '')} ({latest.get('date', '')})",
+            "",
+            f"The {len(slowest)} slowest tests took {_minutes(sum(s for s, _ in slowest))} of the "
+            f"{_minutes(float(str(latest['tests_seconds'])))} its {latest['tests']} tests took.",
+            "",
+            "| test | time |",
+            "|---|---|",
+        ]
+        lines += [f"| `{test}` | {_minutes(seconds)} |" for seconds, test in slowest]
+    return ["", "## The slowest tests", *lines] if lines else []
+
+
 def _append(entry: dict[str, object]) -> None:
     with DATA.open("a", encoding="utf-8") as out:
         out.write(json.dumps(entry, sort_keys=True) + "\n")
@@ -331,6 +383,7 @@ def main(argv: list[str] | None = None) -> int:
     add.add_argument("--cpus", type=int, default=None)
     add.add_argument("--status", type=int, default=0)
     add.add_argument("--machine", default=None, help="where it ran (default: this machine)")
+    add.add_argument("--slowest-from", default=None, help="a test run's log: keep its slowest tests too")
     sub.add_parser("render", help="rewrite the page from the data")
     sub.add_parser("check", help="exit 1 when the page is not what the data renders")
     argv = sys.argv[1:] if argv is None else argv
@@ -362,6 +415,9 @@ def main(argv: list[str] | None = None) -> int:
     else:
         entry.update(seconds=args.seconds, status=args.status, note=args.note)
         entry.update({k: v for k, v in (("commit", args.commit), ("cpus", args.cpus)) if v is not None})
+        if args.slowest_from:
+            log = Path(args.slowest_from).read_text(encoding="utf-8", errors="replace")
+            entry.update(slowest_from(log, args.slowest_from))
     entry["date"] = args.date if getattr(args, "date", None) else time.strftime("%Y-%m-%d", time.gmtime())
     _append(entry)
     print(f"{args.what}: {_minutes(float(str(entry['seconds'])))} (status {entry['status']}); {PAGE}")

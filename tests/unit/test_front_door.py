@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 FIRST_SCREEN = 60
 DATE = re.compile(r"\b20\d\d-\d\d-\d\d\b")
@@ -41,15 +43,38 @@ def test_the_performance_page_is_what_its_data_renders():
 def test_a_figure_keeps_the_machine_it_ran_on():
     """Issue 64: a figure of the test command, the unit tier or the main job says which machine
     it was taken on (two figures of different machines are not one trend)."""
+    here = _performance_script().machine()
+    assert f"x{os.cpu_count()}" in here and f"Linux {os.uname().release}" in here
+    entry = {"what": "test-command", "seconds": 1200.0, "status": 0, "machine": "EPYC x2, 8 GiB, Linux 6.1"}
+    page = _performance_script().render([entry])
+    assert "| machine |" in page and "| EPYC x2, 8 GiB, Linux 6.1 |" in page
+
+
+def _performance_script():
     spec = importlib.util.spec_from_file_location("performance", REPO / "scripts" / "performance.py")
     assert spec is not None and spec.loader is not None
     performance = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(performance)
-    here = performance.machine()
-    assert f"x{os.cpu_count()}" in here and f"Linux {os.uname().release}" in here
-    entry = {"what": "test-command", "seconds": 1200.0, "status": 0, "machine": "EPYC x2, 8 GiB, Linux 6.1"}
-    page = performance.render([entry])
-    assert "| machine |" in page and "| EPYC x2, 8 GiB, Linux 6.1 |" in page
+    return performance
+
+
+def test_the_slowest_tests_a_run_prints_are_what_the_page_keeps(tmp_path):
+    """Issue 64: the test command prints its slowest ten tests whole and their totals
+    (tests/slowest_tests.py), and performance.py keeps them with the figure."""
+    from tests.slowest_tests import summary
+
+    seconds = {f"tests/integration/test_{n}.py::test_it[a b]": float(n) for n in range(1, 13)}
+    log = tmp_path / "ci.log"
+    log.write_text("...\n=== " + "\n".join(summary(seconds)) + "\n=== 12 passed in 80.0s ===\n")
+    performance = _performance_script()
+    kept = performance.slowest_from(log.read_text(), str(log))
+    assert kept["tests"] == 12 and kept["tests_seconds"] == 78.0
+    assert kept["slowest"][0] == [12.0, "tests/integration/test_12.py::test_it[a b]"]
+    assert [s for s, _ in kept["slowest"]] == [12.0, 11.0, 10.0, 9.0, 8.0, 7.0, 6.0, 5.0, 4.0, 3.0]
+    page = performance.render([{"what": "test-command", "seconds": 80.0, "status": 0, **kept}])
+    assert "| `tests/integration/test_12.py::test_it[a b]` | 12.00 s |" in page
+    with pytest.raises(SystemExit, match=r"ci\.log: no 'slowest tests' summary"):
+        performance.slowest_from("=== 3 failed in 9.0s ===\n", "ci.log")
 
 
 def test_the_checker_catches_a_run_time_and_a_date():
