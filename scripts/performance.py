@@ -319,7 +319,7 @@ SLOWEST = re.compile(
     r"slowest tests \(setup \+ call \+ teardown\): "
     r"the (\d+) slowest ([0-9.]+) s of ([0-9.]+) s for (\d+) tests"
 )
-SLOWEST_ROW = re.compile(r"^\s*([0-9.]+) s  (\S.*)$")
+SLOWEST_ROW = re.compile(r"^\s*([0-9.]+) s  (\S.*?)(?:  \(cpu ([0-9.]+) s\))?$")
 
 
 def slowest_from(log: str, source: str) -> dict[str, object]:
@@ -335,7 +335,11 @@ def slowest_from(log: str, source: str) -> dict[str, object]:
         if not all(rows):
             break
         return {
-            "slowest": [[float(row.group(1)), row.group(2)] for row in rows if row],
+            "slowest": [
+                [float(row.group(1)), row.group(2), *([float(row.group(3))] if row.group(3) else [])]
+                for row in rows
+                if row
+            ],
             "tests_seconds": float(found.group(3)),
             "tests": int(found.group(4)),
         }
@@ -347,18 +351,24 @@ def _slowest_section(entries: list[dict[str, object]]) -> list[str]:
     lines: list[str] = []
     for kind in dict.fromkeys(str(e["what"]) for e in entries if e.get("slowest")):
         latest = [e for e in entries if e["what"] == kind and e.get("slowest")][-1]
-        slowest = [(float(s), str(t)) for s, t in latest["slowest"]]  # type: ignore[attr-defined]
+        slowest = [(float(r[0]), str(r[1]), r[2:]) for r in latest["slowest"]]  # type: ignore[attr-defined]
         lines += [
             "",
             f"### {kind} at {latest.get('commit', '')} ({latest.get('date', '')})",
             "",
-            f"The {len(slowest)} slowest tests took {_minutes(sum(s for s, _ in slowest))} of the "
+            f"The {len(slowest)} slowest tests took {_minutes(sum(s for s, _, _ in slowest))} of the "
             f"{_minutes(float(str(latest['tests_seconds'])))} its {latest['tests']} tests took.",
             "",
-            "| test | time |",
-            "|---|---|",
+            "CPU: what the test's process and the processes it waited for used (a lab's daemons",
+            "are not counted): near its time, it computes; far below, it waits.",
+            "",
+            "| test | time | CPU |",
+            "|---|---|---|",
         ]
-        lines += [f"| `{test}` | {_minutes(seconds)} |" for seconds, test in slowest]
+        lines += [
+            f"| `{test}` | {_minutes(seconds)} | {_minutes(float(cpu[0])) if cpu else '-'} |"
+            for seconds, test, cpu in slowest
+        ]
     return ["", "## The slowest tests", *lines] if lines else []
 
 

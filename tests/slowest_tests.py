@@ -2,11 +2,19 @@
 teardown together, where pytest's ``--durations`` lists the phases apart), and what they and
 the whole run add up to: printed at the end of every run, so a fresh clone's test command
 says where its minutes went, and ``scripts/performance.py add ... --slowest-from LOG`` keeps
-them on the performance page with the run's figure."""
+them on the performance page with the run's figure.
+
+Beside each test's seconds, the CPU seconds it used: its own process's and those of the
+processes it started and waited for (a night's pytest, the QEMU board it booted).  A test
+that waits (a timeout, a boot) shows few; one that computes shows about as many as it took;
+what could share the machine's cores with which is read off these, not guessed.  A lab's
+daemons (sshd, the iperf3 servers) are nobody's child here and are not counted."""
 
 from __future__ import annotations
 
+import resource
 from collections import defaultdict
+from collections.abc import Generator
 
 import pytest
 
@@ -15,14 +23,24 @@ SHOWN = 10
 HEADING = "slowest tests (setup + call + teardown)"
 
 
-def summary(seconds: dict[str, float], shown: int = SHOWN) -> list[str]:
+def cpu_seconds() -> float:
+    """CPU seconds (user and system) of this process and its waited-for children so far."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def summary(seconds: dict[str, float], cpu: dict[str, float] | None = None, shown: int = SHOWN) -> list[str]:
     """The lines printed: a heading with the totals, then the slowest ``shown`` tests."""
+    cpu = cpu or {}
     slowest = sorted(seconds.items(), key=lambda item: item[1], reverse=True)[:shown]
     lines = [
         f"{HEADING}: the {len(slowest)} slowest {sum(s for _, s in slowest):.1f} s "
         f"of {sum(seconds.values()):.1f} s for {len(seconds)} tests"
     ]
-    return lines + [f"{s:8.1f} s  {nodeid}" for nodeid, s in slowest]
+    for nodeid, took in slowest:
+        used = f"  (cpu {cpu[nodeid]:.1f} s)" if nodeid in cpu else ""
+        lines.append(f"{took:8.1f} s  {nodeid}{used}")
+    return lines
 
 
 class SlowestTests:
@@ -31,14 +49,23 @@ class SlowestTests:
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = defaultdict(float)
+        self.cpu: dict[str, float] = defaultdict(float)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.seconds[report.nodeid] += report.duration
 
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None, object, object]:
+        before = cpu_seconds()
+        try:
+            return (yield)
+        finally:
+            self.cpu[item.nodeid] += cpu_seconds() - before
+
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if not self.seconds:
             return
-        heading, *rows = summary(self.seconds)
+        heading, *rows = summary(self.seconds, self.cpu)
         terminalreporter.write_sep("=", heading)
         for row in rows:
             terminalreporter.write_line(row)

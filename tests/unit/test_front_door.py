@@ -63,16 +63,18 @@ def test_the_slowest_tests_a_run_prints_are_what_the_page_keeps(tmp_path):
     (tests/slowest_tests.py), and performance.py keeps them with the figure."""
     from tests.slowest_tests import summary
 
-    seconds = {f"tests/integration/test_{n}.py::test_it[a b]": float(n) for n in range(1, 13)}
+    seconds = {f"tests/integration/test_{n}.py::test_it[ini option a]": float(n) for n in range(1, 13)}
+    cpu = {name: took / 2 for name, took in seconds.items() if took > 5}
     log = tmp_path / "ci.log"
-    log.write_text("...\n=== " + "\n".join(summary(seconds)) + "\n=== 12 passed in 80.0s ===\n")
+    log.write_text("...\n=== " + "\n".join(summary(seconds, cpu)) + "\n=== 12 passed in 80.0s ===\n")
     performance = _performance_script()
     kept = performance.slowest_from(log.read_text(), str(log))
     assert kept["tests"] == 12 and kept["tests_seconds"] == 78.0
-    assert kept["slowest"][0] == [12.0, "tests/integration/test_12.py::test_it[a b]"]
-    assert [s for s, _ in kept["slowest"]] == [12.0, 11.0, 10.0, 9.0, 8.0, 7.0, 6.0, 5.0, 4.0, 3.0]
+    assert kept["slowest"][0] == [12.0, "tests/integration/test_12.py::test_it[ini option a]", 6.0]
+    assert [row[0] for row in kept["slowest"]] == [12.0, 11.0, 10.0, 9.0, 8.0, 7.0, 6.0, 5.0, 4.0, 3.0]
+    assert kept["slowest"][-1] == [3.0, "tests/integration/test_3.py::test_it[ini option a]"]  # no CPU figure
     page = performance.render([{"what": "test-command", "seconds": 80.0, "status": 0, **kept}])
-    assert "| `tests/integration/test_12.py::test_it[a b]` | 12.00 s |" in page
+    assert "| `tests/integration/test_12.py::test_it[ini option a]` | 12.00 s | 6.00 s |" in page
     with pytest.raises(SystemExit, match=r"ci\.log: no 'slowest tests' summary"):
         performance.slowest_from("=== 3 failed in 9.0s ===\n", "ci.log")
 
