@@ -15,7 +15,7 @@ from pytest_pinet.record.allure_report import allure_cli, build_report
 
 from ..fake_store import store_of_rows
 from ..report_browser import chromium, result_id_of, serve, shoot
-from .test_allure_runs import TESTS, THRESHOLDS
+from .test_allure_runs import TESTS, THRESHOLDS, run_allure
 
 pytest_plugins = ["pytester"]
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,19 +37,7 @@ def _nights(pytester, monkeypatch, figures=(942.0, 942.0)):
     codes = []
     for night in figures:
         monkeypatch.setenv("FAKE_GOODPUT", str(night))
-        run = pytester.runpytest_subprocess(
-            "--alluredir",
-            str(results),
-            "--clean-alluredir",
-            "--pinet-thresholds",
-            "thresholds.yaml",
-            "--pinet-results",
-            "r",
-            "--pinet-db",
-            db,
-            "--pinet-remeasure",
-            "0",
-        )
+        run = run_allure(pytester, results, "--clean-alluredir", "--pinet-remeasure", "0")
         codes.append(run.ret)
         index = build_report(ROOT, results, report, history, morning=last_night(pytester.path / "r", db))
     return index, report, history, codes
