@@ -17,7 +17,8 @@ from pytest_pinet.errors import MissingToolError
 from pytest_pinet.polling import wait_until
 from pytest_pinet.virtlab import poe_agent
 from pytest_pinet.virtlab.system import find_tool
-from tests.unit.test_rack_parts import Rack
+
+from .test_power_switch_process import Rack
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -18,7 +18,7 @@ from pytest_pinet.record.nightly import GOODPUT, nights_of
 from pytest_pinet.record.standing_memo import persisting_regressions
 from pytest_pinet.record.store import ResultsStore
 
-from ..unit.test_store import postgres  # noqa: F401 - the throwaway server fixture
+from .test_real_tools import postgres  # noqa: F401 - the throwaway server fixture
 
 pytestmark = [pytest.mark.integration, pytest.mark.needs_root]
 PLAN = HistoryPlan(nights=6, labs=3, noise_pct=0.3, drop_pct=5.0, drop_contexts=4, drop_nights=2)
