@@ -20,7 +20,11 @@ HISTORY = st.lists(st.lists(st.booleans(), min_size=1, max_size=2), max_size=12)
 
 def _checks(history: list[list[bool]]) -> list[Check]:
     return [
-        Check(f"r{night:02d}", night + worker / 10, healthy, "" if healthy else f"cable cut, night {night}")
+        # night n checked at n + 1 (and a tenth later by a second worker): never at 0, the time
+        # a board that was never returned was returned "at"
+        Check(
+            f"r{night:02d}", night + 1 + worker / 10, healthy, "" if healthy else f"cable cut, night {night}"
+        )
         for night, checks in enumerate(history)
         for worker, healthy in enumerate(checks)
     ]
@@ -35,7 +39,7 @@ def test_out_of_service_exactly_after_n_failed_nights_in_a_row_since_the_return(
     """Out of service iff ``after`` > 0 and the newest ``after`` nights since the last return
     each had a failed check; since the first night of that streak, for the newest reason."""
     found = out_of_service(
-        "pi5", "link pi5-builtin", _checks(history), returned + 0.5 if returned >= 0 else 0.0, after
+        "pi5", "link pi5-builtin", _checks(history), returned + 1.5 if returned >= 0 else 0.0, after
     )
     counted = [all(night) for n, night in enumerate(history) if n > returned]
     streak = 0
