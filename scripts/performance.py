@@ -323,27 +323,30 @@ SLOWEST_ROW = re.compile(r"^\s*([0-9.]+) s  (\S.*?)(?:  \(cpu ([0-9.]+) s\))?$")
 
 
 def slowest_from(log: str, source: str) -> dict[str, object]:
-    """The slowest tests and the totals a test run printed in ``log``; a SystemExit naming
-    ``source`` when it printed none (a run that ended before its summary)."""
+    """The slowest tests and the totals a test run printed last in ``log`` (a test that runs
+    pytest inside may quote an inner run's summary earlier); a SystemExit naming ``source``
+    when it printed none (a run that ended before its summary)."""
     lines = log.splitlines()
+    kept: dict[str, object] | None = None
     for index, line in enumerate(lines):
-        found = SLOWEST.search(line)
+        found = SLOWEST.match(line.strip("= "))
         if found is None:
             continue
         shown = int(found.group(1))
         rows = [SLOWEST_ROW.match(row) for row in lines[index + 1 : index + 1 + shown]]
-        if not all(rows):
-            break
-        return {
-            "slowest": [
-                [float(row.group(1)), row.group(2), *([float(row.group(3))] if row.group(3) else [])]
-                for row in rows
-                if row
-            ],
-            "tests_seconds": float(found.group(3)),
-            "tests": int(found.group(4)),
-        }
-    raise SystemExit(f"{source}: no 'slowest tests' summary in it (did the run reach its end?)")
+        if all(rows):
+            kept = {
+                "slowest": [
+                    [float(row.group(1)), row.group(2), *([float(row.group(3))] if row.group(3) else [])]
+                    for row in rows
+                    if row
+                ],
+                "tests_seconds": float(found.group(3)),
+                "tests": int(found.group(4)),
+            }
+    if kept is None:
+        raise SystemExit(f"{source}: no 'slowest tests' summary in it (did the run reach its end?)")
+    return kept
 
 
 def _slowest_section(entries: list[dict[str, object]]) -> list[str]:

@@ -66,7 +66,10 @@ def test_the_slowest_tests_a_run_prints_are_what_the_page_keeps(tmp_path):
     seconds = {f"tests/integration/test_{n}.py::test_it[ini option a]": float(n) for n in range(1, 13)}
     cpu = {name: took / 2 for name, took in seconds.items() if took > 5}
     log = tmp_path / "ci.log"
-    log.write_text("...\n=== " + "\n".join(summary(seconds, cpu)) + "\n=== 12 passed in 80.0s ===\n")
+    inner = "\n".join(f"E   {line}" for line in summary({"tests/unit/test_x.py::test_y": 1.0}))
+    log.write_text(
+        f"{inner}\n...\n=== " + "\n".join(summary(seconds, cpu)) + "\n=== 12 passed in 80.0s ===\n"
+    )
     performance = _performance_script()
     kept = performance.slowest_from(log.read_text(), str(log))
     assert kept["tests"] == 12 and kept["tests_seconds"] == 78.0
