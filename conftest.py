@@ -32,7 +32,7 @@ from packaging.requirements import Requirement
 # How a user names a lab outside the command line.  The suite (pytest_pinet/suite) measures the
 # lab so named, as it does installed; the repository's own tests (tests/) never see it.
 LAB_VARIABLES = ("LG_ENV", "LG_COORDINATOR", "PINET_LAB", "PINET_COORDINATOR")
-pytest_plugins = ["tests.slowest_tests"]
+pytest_plugins = ["tests.slowest_tests", "tests.worker_schedule"]
 TESTS = Path(__file__).resolve().parent / "tests"
 
 

@@ -4,10 +4,10 @@ the whole run add up to: printed at the end of every run, so a fresh clone's tes
 says where its minutes went, and ``scripts/performance.py add ... --slowest-from LOG`` keeps
 them on the performance page with the run's figure.
 
-Beside each test's seconds, the CPU seconds it used: its own process's and those of the
-processes it started and waited for (a night's pytest, the QEMU board it booted).  A test
-that waits (a timeout, a boot) shows few; one that computes shows about as many as it took;
-what could share the machine's cores with which is read off these, not guessed.  A lab's
+Beside each test's seconds, the CPU seconds it used: those of the process it ran in (an
+xdist worker's, under the test command) and of the processes it started and waited for (a
+night's pytest, the QEMU board it booted).  A test that waits (a timeout, a boot) shows
+few; one that computes shows about as many as it took; what could share the machine's cores with which is read off these, not guessed.  A lab's
 daemons (sshd, the iperf3 servers) are nobody's child here and are not counted."""
 
 from __future__ import annotations
@@ -43,6 +43,9 @@ def summary(seconds: dict[str, float], cpu: dict[str, float] | None = None, show
     return lines
 
 
+CPU_PROPERTY = "cpu_seconds"
+
+
 class SlowestTests:
     """Adds up each test's phases as their reports arrive (an xdist controller gets its
     workers' reports too) and prints the summary last."""
@@ -53,14 +56,9 @@ class SlowestTests:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.seconds[report.nodeid] += report.duration
-
-    @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None, object, object]:
-        before = cpu_seconds()
-        try:
-            return (yield)
-        finally:
-            self.cpu[item.nodeid] += cpu_seconds() - before
+        for name, value in report.user_properties:
+            if name == CPU_PROPERTY:
+                self.cpu[report.nodeid] += float(value)
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if not self.seconds:
@@ -71,6 +69,29 @@ class SlowestTests:
             terminalreporter.write_line(row)
 
 
+class CpuMeter:
+    """Where a test runs (this process, or an xdist worker): the CPU seconds it used, carried
+    to the summary on its teardown report (a worker's reports reach the controller)."""
+
+    def __init__(self) -> None:
+        self.started: dict[str, float] = {}
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_logstart(self, nodeid: str) -> None:
+        self.started[nodeid] = cpu_seconds()
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report = yield
+        if call.when == "teardown" and item.nodeid in self.started:
+            used = cpu_seconds() - self.started.pop(item.nodeid)
+            report.user_properties = [*report.user_properties, (CPU_PROPERTY, used)]  # not the item's list
+        return report
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    config.pluginmanager.register(CpuMeter(), "pinet-repository-cpu-meter")
     if not hasattr(config, "workerinput"):  # the controller prints, once
         config.pluginmanager.register(SlowestTests(), "pinet-repository-slowest-tests")

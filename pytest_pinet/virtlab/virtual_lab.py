@@ -17,7 +17,19 @@ from pathlib import Path
 
 from ..errors import PinetError
 from ..polling import wait_until
-from . import envfile, jitter, qemu_board, qemu_image, rack, shaping, sshd, stale_files, system, two_boards
+from . import (
+    envfile,
+    jitter,
+    machine_settings,
+    qemu_board,
+    qemu_image,
+    rack,
+    shaping,
+    sshd,
+    stale_files,
+    system,
+    two_boards,
+)
 from .topology import DiskSpec, LabSpec, LinkSpec, parts
 
 REQUIRED_TOOLS = ("ip", "tc", "ethtool", "sshd", "ssh-keygen", "iperf3")
@@ -120,7 +132,7 @@ def down(spec: LabSpec) -> DownReport:
     if spec.state_dir.exists():
         shutil.rmtree(spec.state_dir, ignore_errors=True)
         report.state_dir = str(spec.state_dir)
-    _restore_backlog(spec)
+    machine_settings.release(spec.name)
     stale_files.sweep_irtt_pid_files()  # what hung hosts' irtt servers left in the shared /tmp
     lock = spec.state_root / f"{spec.name}.lock"
     if lock.exists():
@@ -279,61 +291,10 @@ def _check_address_plan(spec: LabSpec) -> None:
             )
 
 
-BACKLOG = Path("/proc/sys/net/core/netdev_max_backlog")
-LAB_BACKLOG = 10000
-BACKLOG_SAVED = Path("/run/pinet-netdev_max_backlog.orig")
-
-
-def _raise_backlog(spec: LabSpec) -> None:
-    """Every veth frame passes the per-CPU backlog; the default 1000 drops at GbE rates.
-
-    The setting is global (not per namespace), so its original value is kept in one place
-    for the whole machine, whatever state root a lab uses (the bench's and the tests' labs
-    live in temporary ones), and put back when the last lab of any root goes down.
-    """
-    saved = BACKLOG_SAVED
-    current = int(BACKLOG.read_text().strip())
-    if not saved.exists():
-        saved.write_text(str(current), encoding="utf-8")
-    if current < LAB_BACKLOG:
-        BACKLOG.write_text(str(LAB_BACKLOG))
-
-
-def _restore_backlog(spec: LabSpec) -> None:
-    for setting, saved in ((BACKLOG, BACKLOG_SAVED), (ALLOWED_CC, ALLOWED_CC_SAVED)):
-        if saved.exists() and not namespaces("pinet"):
-            setting.write_text(saved.read_text(encoding="utf-8").strip())
-            saved.unlink()
-
-
-ALLOWED_CC = Path("/proc/sys/net/ipv4/tcp_allowed_congestion_control")
-ALLOWED_CC_SAVED = Path("/run/pinet-tcp_allowed_congestion_control.orig")
-
-
-def _allow_cubic() -> None:
-    """Let the namespaces make cubic their default, as the boards' and peers' OSes do.
-
-    Linux lets a network namespace other than the first default only to an algorithm in the
-    machine-wide allowed list, which on a machine defaulting to BBR may lack cubic.  Like the
-    backlog, the original list is kept once for the machine and put back with the last lab.
-    """
-    try:
-        current = ALLOWED_CC.read_text().split()
-    except OSError:
-        return  # no TCP sysctls here: the lab runs with the kernel's default
-    if "cubic" in current:
-        return
-    if not ALLOWED_CC_SAVED.exists():
-        ALLOWED_CC_SAVED.write_text(" ".join(current), encoding="utf-8")
-    with contextlib.suppress(OSError):  # cubic not built: the hosts keep the machine's default
-        ALLOWED_CC.write_text(" ".join([*current, "cubic"]))
-
-
 def _build(spec: LabSpec, image: qemu_image.BoardImage | None = None, client_key: Path | None = None) -> None:
     spec.state_dir.mkdir(parents=True, exist_ok=True)
     os.chmod(spec.state_dir, 0o700)
-    _raise_backlog(spec)
-    _allow_cubic()
+    machine_settings.hold(spec.name)
     (spec.state_dir / "lab.json").write_text(
         json.dumps({"lab": spec.name, "state": "building"}), encoding="utf-8"
     )

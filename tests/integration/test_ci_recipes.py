@@ -252,15 +252,19 @@ def test_setup_installs_only_from_a_source_the_lab_names(built, tmp_path):
         assert not (root / ".venv").exists(), named  # known before anything was installed
 
 
-def _agents() -> set[int]:
-    """The ssh-agent processes alive now (a zombie has ended)."""
+def _agents(temp: Path) -> set[int]:
+    """The ssh-agent processes alive now (a zombie has ended) that a night with ``TMPDIR=temp``
+    started: their environment is the night's.  Another test's agents (the rehearsal's nights
+    run on the test command's other worker) are not this night's."""
     alive = set()
+    mark = f"TMPDIR={temp}".encode()
     for status in Path("/proc").glob("[0-9]*/status"):
         try:
             text = status.read_text()
+            environ = (status.parent / "environ").read_bytes().split(b"\0")
         except OSError:
             continue
-        if "Name:\tssh-agent\n" in text and "State:\tZ" not in text:
+        if "Name:\tssh-agent\n" in text and "State:\tZ" not in text and mark in environ:
             alive.add(int(status.parent.name))
     return alive
 
@@ -282,7 +286,6 @@ def test_a_failing_night_leaves_no_agent_and_no_key_copy(tmp_path):
     for n, (changed, reason) in enumerate(nights):
         temp = tmp_path / f"tmp-{n}"
         temp.mkdir()
-        before = _agents()
         done = _run(line, root, {**env, **changed, "TMPDIR": str(temp)})
         assert done.returncode == Exit.BAD_CONFIG and reason in done.stderr, (
             changed,
@@ -290,7 +293,7 @@ def test_a_failing_night_leaves_no_agent_and_no_key_copy(tmp_path):
             done.stderr,
         )
         assert f": exit 4: {reason}" in (root / "told-lab").read_text(encoding="utf-8"), changed
-        assert _agents() - before == set(), changed  # no agent of this night is left
+        assert _agents(temp) == set(), changed  # no agent of this night is left
         assert list(temp.iterdir()) == [], changed  # nor the key's copy
 
 

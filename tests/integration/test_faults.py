@@ -1,6 +1,6 @@
 """Lab faults injected into a real run of the suite on the namespace lab.
 
-Each case runs two half-duplex tests in a pytest subprocess against lab ``pinet7`` and
+Each case runs two half-duplex tests in a pytest subprocess against lab ``pinet71`` and
 breaks the lab while the *second* one measures: sshd killed, the board's cable down, the
 board hung (every process stopped), the iperf3 server taken by a foreign client (busy) or
 stopped (stale), and a power command that fails.  Expected of every case: the fault is a
@@ -45,7 +45,7 @@ TESTS = [
 
 @pytest.fixture(scope="module")
 def fault_lab(root_required, tmp_path_factory) -> Iterator[LabSpec]:
-    spec = LabSpec(name="pinet7", state_root=tmp_path_factory.mktemp("faults") / "state")
+    spec = LabSpec(name="pinet71", state_root=tmp_path_factory.mktemp("faults") / "state")
     virtual_lab.down(spec)
     virtual_lab.up(spec)
     yield spec

@@ -38,7 +38,7 @@ rules:
 
 @pytest.fixture(scope="module")
 def bad_cable_lab(root_required, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabSpec]:
-    spec = LabSpec(name="pinet6", state_root=tmp_path_factory.mktemp("health") / "state")
+    spec = LabSpec(name="pinet61", state_root=tmp_path_factory.mktemp("health") / "state")
     virtual_lab.down(spec)
     virtual_lab.up(spec)
     try:

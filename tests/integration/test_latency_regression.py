@@ -44,7 +44,7 @@ def lab7(root_required, tmp_path, monkeypatch):
         LinkSpec("eth", "pi", "eth0", "pc", "eth0", speed_mbps=10),
         LinkSpec("usb", "pi", "eth1", "inet", "eth0", adapter="emulated-usb"),
     )
-    spec = LabSpec(name="pinet7", links=links, state_root=tmp_path / "state")
+    spec = LabSpec(name="pinet72", links=links, state_root=tmp_path / "state")
     virtual_lab.down(spec)
     virtual_lab.up(spec)
     cable_faults.deepen_queues(spec, 100)
@@ -56,7 +56,7 @@ def _pytest(tmp_path):
     return subprocess.run(
         [
             sys.executable, "-m", "pytest", str(tmp_path / "test_suite.py"), "-p", "no:cacheprovider",
-            "--rootdir", str(tmp_path), "--pinet-virtual-lab", "pinet7", "--pinet-keep-lab",
+            "--rootdir", str(tmp_path), "--pinet-virtual-lab", "pinet72", "--pinet-keep-lab",
             "--pinet-results", str(tmp_path / "results"), "--pinet-db", f"sqlite:///{tmp_path / 's.sqlite'}",
             "--pinet-duration", "4", "--pinet-omit", "2", "--pinet-adaptive", "off",
             "--pinet-remeasure", "0", "--pinet-baseline-band", "5", "--pinet-thresholds", str(tmp_path / "thresholds.yaml"),

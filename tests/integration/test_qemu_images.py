@@ -48,7 +48,7 @@ def spec(root_required, tmp_path_factory):
     for tool in ("mmdebstrap", "qemu-system-x86_64", "debugfs"):
         if shutil.which(tool) is None:
             pytest.skip(f"{tool} is not installed (scripts/setup.sh installs it)")
-    made = qemu_lab("pinet9", state_root=tmp_path_factory.mktemp("qemu-images") / "state")
+    made = qemu_lab("pinet92", state_root=tmp_path_factory.mktemp("qemu-images") / "state")
     virtual_lab.down(made)
     virtual_lab.up(made)
     yield made

@@ -37,7 +37,7 @@ def qemu_spec(root_required, tmp_path_factory):
     for tool in ("mmdebstrap", "qemu-system-x86_64"):
         if subprocess.run(["sh", "-c", f"command -v {tool}"], capture_output=True).returncode != 0:
             pytest.skip(f"{tool} is not installed (scripts/setup.sh installs it)")
-    spec = qemu_lab("pinet8", state_root=tmp_path_factory.mktemp("qemu") / "state")
+    spec = qemu_lab("pinet81", state_root=tmp_path_factory.mktemp("qemu") / "state")
     virtual_lab.down(spec)
     virtual_lab.up(spec)
     yield spec

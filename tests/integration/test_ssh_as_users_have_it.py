@@ -30,7 +30,7 @@ JUMP_PORT = 2222
 
 @pytest.fixture(scope="module")
 def namespace_lab(root_required, tmp_path_factory) -> Iterator[tuple[LabSpec, dict[str, Any]]]:
-    spec = LabSpec(name="pinet9", state_root=tmp_path_factory.mktemp("ssh-lab") / "state")
+    spec = LabSpec(name="pinet91", state_root=tmp_path_factory.mktemp("ssh-lab") / "state")
     virtual_lab.down(spec)
     try:
         env = yaml.safe_load(virtual_lab.up(spec).read_text(encoding="utf-8"))

@@ -39,7 +39,7 @@ def test_goodput(pinet_measure_tcp, pinet_judge_goodput):
 
 @pytest.fixture
 def lab8(root_required, tmp_path, monkeypatch):
-    with own_lab(LabSpec(name="pinet8", state_root=tmp_path / "state"), monkeypatch) as spec:
+    with own_lab(LabSpec(name="pinet82", state_root=tmp_path / "state"), monkeypatch) as spec:
         yield spec
 
 
@@ -65,7 +65,7 @@ def _pytest(tmp_path, *extra):
             "--rootdir",
             str(tmp_path),
             "--pinet-virtual-lab",
-            "pinet8",
+            "pinet82",
             "--pinet-keep-lab",
             "--pinet-results",
             str(tmp_path / "results"),

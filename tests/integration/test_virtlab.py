@@ -12,7 +12,7 @@ from pytest_pinet.errors import LabFault
 from pytest_pinet.host.remote import RemoteHost, SshEndpoint
 from pytest_pinet.lab.inventory import load_inventory
 from pytest_pinet.polling import wait_until
-from pytest_pinet.virtlab import lab_status, shaping, virtual_lab
+from pytest_pinet.virtlab import lab_status, machine_settings, shaping, virtual_lab
 from pytest_pinet.virtlab.topology import LabSpec
 
 
@@ -119,14 +119,18 @@ def test_power_cycle_through_labgrid(fresh_lab):
 
 def test_down_removes_everything_and_is_idempotent(fresh_lab):
     spec = fresh_lab
-    backlog_before = virtual_lab.BACKLOG.read_text()
+    with machine_settings.machine_lock():  # the machine's own value, whichever other lab is up
+        saved = machine_settings.BACKLOG_SAVED
+        backlog_before = (saved if saved.exists() else machine_settings.BACKLOG).read_text().strip()
     virtual_lab.up(spec)
     assert _ps_in_lab(spec)
     report = virtual_lab.down(spec)
     assert sorted(report.namespaces) == ["pinet9-inet", "pinet9-pc", "pinet9-pi"]
     assert len(report.disks) == 1 and virtual_lab.loop_devices(spec.state_dir) == []  # the scratch disk too
-    if not virtual_lab.namespaces("pinet"):  # the last lab of the machine put the global setting back
-        assert virtual_lab.BACKLOG.read_text() == backlog_before and not virtual_lab.BACKLOG_SAVED.exists()
+    with machine_settings.machine_lock():  # the last lab of the machine put the global setting back
+        if not machine_settings.holders():
+            assert machine_settings.BACKLOG.read_text().strip() == backlog_before
+            assert not machine_settings.BACKLOG_SAVED.exists()
     assert report.processes >= 3  # every host's sshd
     assert virtual_lab.namespaces(spec.netns_prefix) == []
     assert virtual_lab.root_links("pinet9-") == []
@@ -183,3 +187,25 @@ def test_cli_reports_errors_in_one_line(fresh_lab):
 def test_lab_names_are_validated():
     with pytest.raises(ValueError, match="lab name"):
         LabSpec(name="pinet-$(id)")
+
+
+def test_the_machine_settings_stay_raised_while_any_lab_holds_them(root_required):
+    """Two labs coming and going at once (the test command's two workers): the one going down
+    first leaves the backlog raised for the other; the last puts the machine's value back."""
+    with machine_settings.machine_lock():
+        others = machine_settings.holders()
+        saved = machine_settings.BACKLOG_SAVED
+        original = (saved if saved.exists() else machine_settings.BACKLOG).read_text().strip()
+    machine_settings.hold("pinet-settings-a")
+    machine_settings.hold("pinet-settings-b")
+    try:
+        machine_settings.release("pinet-settings-a")
+        assert int(machine_settings.BACKLOG.read_text()) >= machine_settings.LAB_BACKLOG
+        assert "pinet-settings-b" in machine_settings.holders()
+    finally:
+        machine_settings.release("pinet-settings-a")
+        machine_settings.release("pinet-settings-b")
+    with machine_settings.machine_lock():
+        if not others and not machine_settings.holders():
+            assert machine_settings.BACKLOG.read_text().strip() == original
+            assert not saved.exists()

@@ -223,7 +223,7 @@ def test_the_installed_wheel_runs_the_suite_outside_a_clone(venvs, tmp_path, roo
         """The wheel's Ethernet suite on this test's virtual lab, run from ``work``."""
         argv = ["-m", "pytest", "--pyargs", "pytest_pinet.suite.test_ethernet", "-p", "no:cacheprovider"]
         return subprocess.run(
-            [str(venv / "bin" / "python"), *argv, "--pinet-virtual-lab", "pinet6", *args],
+            [str(venv / "bin" / "python"), *argv, "--pinet-virtual-lab", "pinet62", *args],
             cwd=work,
             env=env,
             capture_output=True,
@@ -254,7 +254,7 @@ def test_the_installed_wheel_runs_the_suite_outside_a_clone(venvs, tmp_path, roo
     assert (
         shipped in listed.stdout and "/pytest_pinet/data/thresholds.yaml: the shipped rules" in listed.stdout
     ), listed.stdout[-3000:] + listed.stderr[-2000:]
-    assert "pinet: lab virtual (namespace lab pinet6" in done.stdout
+    assert "pinet: lab virtual (namespace lab pinet62" in done.stdout
     assert list((tmp_path / "results").glob("*/measurements.jsonl"))
 
 
