@@ -46,6 +46,12 @@ def summary(seconds: dict[str, float], cpu: dict[str, float] | None = None, show
 CPU_PROPERTY = "cpu_seconds"
 
 
+def without_group(nodeid: str) -> str:
+    """A test's id as the page keeps it, without the ``@group`` an xdist worker gave it."""
+    at = nodeid.rfind("@")
+    return nodeid[:at] if at > nodeid.rfind("]") else nodeid
+
+
 class SlowestTests:
     """Adds up each test's phases as their reports arrive (an xdist controller gets its
     workers' reports too) and prints the summary last."""
@@ -55,10 +61,11 @@ class SlowestTests:
         self.cpu: dict[str, float] = defaultdict(float)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        self.seconds[report.nodeid] += report.duration
+        nodeid = without_group(report.nodeid)
+        self.seconds[nodeid] += report.duration
         for name, value in report.user_properties:
-            if name == CPU_PROPERTY:
-                self.cpu[report.nodeid] += float(value)
+            if name == CPU_PROPERTY and isinstance(value, float):
+                self.cpu[nodeid] += value
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if not self.seconds:

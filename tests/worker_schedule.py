@@ -36,7 +36,9 @@ from pathlib import Path
 
 import pytest
 
-WORKERS = 2
+from pytest_pinet.plugin.xdist_groups import keep_groups
+
+WORKERS = 3
 REPOSITORY = Path(__file__).resolve().parents[1]
 SUITE = REPOSITORY / "pytest_pinet" / "suite"
 INTEGRATION = REPOSITORY / "tests" / "integration"
@@ -44,6 +46,7 @@ INTEGRATION = REPOSITORY / "tests" / "integration"
 SHARED_NAME_FIXTURES = ("fresh_lab", "lab_users")
 SHARED_NAME_GROUP = "shared-lab-pinet9-and-users"
 SUITE_GROUP = "suite"
+QEMU_GROUP = "qemu-board"
 _SPREAD = pytest.StashKey[bool]()
 WORKERINPUT_KEY = "pinet_repository_workers"
 
@@ -77,19 +80,25 @@ def pytest_configure_node(node: object) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     workerinput = getattr(config, "workerinput", None)
     if workerinput is not None and workerinput.get(WORKERINPUT_KEY):
+        # A worker parses the controller's arguments (none) again, so it would not know the
+        # groups are to be kept together: without this, a module's tests were spread.
+        config.option.loadgroup = True
         for name in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
             os.environ.pop(name, None)
     if config.stash.get(_SPREAD, False) or (workerinput or {}).get(WORKERINPUT_KEY):
         config.pluginmanager.register(Schedule(), "pinet-repository-worker-schedule")
+        config.pluginmanager.register(KeepGroups(), "pinet-repository-worker-groups")
 
 
-def group_of(item: pytest.Item, shares_names: set[Path]) -> str | None:
+def group_of(item: pytest.Item, shares_names: set[Path], qemu: set[Path]) -> str | None:
     """The xdist group ``item`` runs in (None: a test of neither the suite nor tests/integration)."""
     path = Path(str(item.path))
     if SUITE in path.parents:
         return SUITE_GROUP
     if INTEGRATION not in path.parents:
         return None
+    if path in qemu:
+        return QEMU_GROUP
     if path in shares_names:
         return SHARED_NAME_GROUP
     return str(path.relative_to(REPOSITORY))
@@ -114,9 +123,10 @@ class Schedule:
             for item in items
             if any(name in getattr(item, "fixturenames", ()) for name in SHARED_NAME_FIXTURES)
         }
+        qemu = {Path(str(item.path)) for item in items if item.get_closest_marker("qemu")}
         groups: dict[str, list[pytest.Item]] = {}
         for item in items:
-            group = group_of(item, shares_names)
+            group = group_of(item, shares_names, qemu)
             if group is None:
                 continue
             item.add_marker(pytest.mark.xdist_group(group))
@@ -125,7 +135,7 @@ class Schedule:
         first_seen = {group: index for index, group in enumerate(groups)}
 
         def order(item: pytest.Item) -> tuple[int, int]:
-            group = group_of(item, shares_names)
+            group = group_of(item, shares_names, qemu)
             if group is None:
                 return (3, 0)
             return (ranks[group], first_seen[group])
@@ -134,3 +144,11 @@ class Schedule:
 
     def pytest_report_header(self) -> list[str]:
         return [f"repository tests: {WORKERS} xdist workers, one group per module (tests/worker_schedule.py)"]
+
+
+class KeepGroups:
+    """The groups reach the controller on pytest 9.2 too (``pytest_pinet/plugin/xdist_groups.py``)."""
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
+        keep_groups(config, items)

@@ -33,6 +33,7 @@ from .outcomes import (
 )
 from .parametrize import pytest_generate_tests
 from .run_state import PINET_RUN, RUN_ID, keep_standings
+from .xdist_groups import GroupKeeper
 
 if TYPE_CHECKING:
     # What a run uses (the judge, the store, the lab) loads when a run needs it: a pytest run
@@ -99,6 +100,8 @@ def pytest_configure(config: pytest.Config) -> None:
         engage(config)  # a bad option stops the run here, naming its source
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(_XdistBridge(config.stash[RUN_ID]), "pinet-xdist-bridge")
+        if workerinput is not None:
+            config.pluginmanager.register(GroupKeeper(), "pinet-xdist-groups")
     if workerinput is None:
         config.pluginmanager.register(Coverage(config), COVERAGE_PLUGIN)
     if config.pluginmanager.hasplugin("labgrid"):

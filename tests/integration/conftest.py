@@ -1,4 +1,5 @@
-"""Integration tests build their own small virtual labs (names pinet7..pinet9)."""
+"""Integration tests build their own small virtual labs, each module under a name of its own
+(tests/unit/test_worker_schedule.py); ``fresh_lab`` is ``pinet9``, shared by the modules that use it."""
 
 from __future__ import annotations
 
