@@ -1,29 +1,32 @@
-"""The test command's two workers: ``pytest`` with no paths (the ini's testpaths, what CI and
-the README run) spreads its tests over two pytest-xdist workers, ``--dist loadgroup``.
+"""The test command's three workers: ``pytest`` with no paths (the ini's testpaths, what CI
+and the README run) spreads its tests over three pytest-xdist workers, ``--dist loadgroup``.
 
-Why: most of its minutes are waits, not work: a lab's sshd and QEMU board booting, a night's
-timeouts, a power switch's retries (tests/slowest_tests.py prints each test's CPU seconds
-beside its time: the virtual rack's tests use a tenth of theirs).  One process waited through
-all of them in turn.  Two workers wait side by side on a 2-core machine; measurements still
-take turns machine-wide (``pytest_pinet/lab/traffic_turn.py``), so no figure carries another
-test's traffic.
+Why: most of its minutes are waits, not work: a lab's sshd, a night's timeouts, a power
+switch's retries (tests/slowest_tests.py prints each test's CPU seconds beside its time: the
+virtual rack's tests use a tenth of theirs).  One process waited through all of them in
+turn.  Measurements take turns machine-wide (``pytest_pinet/lab/traffic_turn.py``), so no
+figure carries another test's traffic.
 
-What keeps two workers out of each other's way:
+What keeps the workers out of each other's way:
 
-- **One group per module.**  A module's tests share its module-scoped lab (one name, one set
-  of namespaces); they run on one worker, in order.  The modules whose tests build the
-  shared ``fresh_lab`` (``pinet9``) or add the ``lab_users`` (fixed user names) form one
-  group; every other module names a lab no other module names
+- **One emulated board at a time.**  The modules marked ``qemu`` (the QEMU board under TCG
+  takes both cores of a 2-core machine) form one group: beside another emulated board, a
+  twin's pi5 measured under its floor and a QEMU suite's run timed out.  The group starts
+  first: it is the longest.
+- **One group per module** otherwise.  A module's tests share its module-scoped lab (one
+  name, one set of namespaces); they run on one worker, in order.  The modules whose tests
+  build the shared ``fresh_lab`` (``pinet9``) or add the ``lab_users`` (fixed user names)
+  form one group; every other module names a lab no other module names
   (tests/unit/test_worker_schedule.py checks that).
 - **The suite on one worker**: the test command measures ``pytest_pinet/suite`` on one lab.
 - **The workers are not the suite's workers.**  pinet gives each xdist worker of a run a
-  virtual place of its own (``pinet1``, ``pinet2``, ...).  These two workers run the
+  virtual place of its own (``pinet1``, ``pinet2``, ...).  These workers run the
   repository's tests, which build and name their own labs and start runs of their own
   (``tests/integration/test_places.py`` starts ``pytest -n 2`` and checks exactly those
   places); so the workers drop ``PYTEST_XDIST_WORKER*`` from their environment, and neither
   the suite they run nor the runs they start take a per-worker place.
-- **The long groups first**: the QEMU board's tests, then the slow ones (their markers),
-  then the rest, so that the last group to start is a short one.
+- **The order is kept**: the QEMU group, then the slow modules (their marker), then the rest
+  (xdist would otherwise start the groups with the most tests first).
 
 ``-n``/``--dist`` given, ``-p no:xdist``, a path given, ``--collect-only`` or ``--pdb``:
 the run is left as asked.
@@ -66,6 +69,7 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
     if option.numprocesses is not None or option.dist != "no" or option.collectonly or option.usepdb:
         return
     option.numprocesses, option.dist = WORKERS, "loadgroup"
+    option.loadscopereorder = False  # the order below, not the groups' test counts
     config.stash[_SPREAD] = True
 
 
@@ -143,7 +147,7 @@ class Schedule:
         items.sort(key=order)  # stable: a group's own tests keep their order
 
     def pytest_report_header(self) -> list[str]:
-        return [f"repository tests: {WORKERS} xdist workers, one group per module (tests/worker_schedule.py)"]
+        return [f"repository tests: {WORKERS} xdist workers, one group per module, the QEMU board's modules in one (tests/worker_schedule.py)"]
 
 
 class KeepGroups:

@@ -23,6 +23,8 @@ try:  # pytest >= 9.2: ids are structured
 except ImportError:  # pragma: no cover - older pytest, where xdist's own suffix works
     NodeId = None  # type: ignore[assignment,misc]
 
+__all__ = ["GroupKeeper", "NodeId", "group_suffix", "keep_groups"]
+
 
 def group_suffix(item: pytest.Item) -> str:
     """``@a_b`` for an item in groups a and b (xdist's own spelling), "" for none."""

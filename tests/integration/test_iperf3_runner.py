@@ -12,6 +12,7 @@ from pytest_pinet.errors import LabFault
 from pytest_pinet.host.remote import RemoteHost, SshEndpoint
 from pytest_pinet.lab.inventory import load_inventory
 from pytest_pinet.polling import wait_until
+from pytest_pinet.traffic import iperf3_runner
 from pytest_pinet.traffic.adaptive import SettleRule
 from pytest_pinet.traffic.iperf3_parse import Iperf3ReportedError, parse_iperf3
 from pytest_pinet.traffic.iperf3_runner import (
@@ -64,7 +65,22 @@ def test_run_measures_and_leaves_only_foreign_processes(hosts):
         foreign.wait()
 
 
-def test_adaptive_run_stops_once_settled_with_the_receivers_figure(hosts):
+@pytest.fixture
+def client_pid_files(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The pid files of the clients this test starts: the shared /tmp also holds those of
+    other labs' clients, running on the test command's other workers."""
+    made: list[str] = []
+
+    class Recorded(iperf3_runner._Client):
+        def __init__(self, *args, **kwargs) -> None:
+            super().__init__(*args, **kwargs)
+            made.append(self.pid_file)
+
+    monkeypatch.setattr(iperf3_runner, "_Client", Recorded)
+    return made
+
+
+def test_adaptive_run_stops_once_settled_with_the_receivers_figure(hosts, client_pid_files):
     spec, inventory, made = hosts
     link = inventory.link("eth")
     # A loose precision so a busy CI machine settles too; the bound is 30 s, the run far less.
@@ -82,7 +98,8 @@ def test_adaptive_run_stops_once_settled_with_the_receivers_figure(hosts):
     per_stream = [s.received.mbps for s in run.result.streams if s.received is not None]
     assert sum(per_stream) == pytest.approx(received.mbps, rel=1e-4)
     assert _iperf3_pids(spec, "pi") == [] and _iperf3_pids(spec, "pc") == []  # client and server gone
-    assert made["pi"].run_shell("ls /tmp/pinet-iperf3c-* 2>/dev/null | wc -l").stdout.strip() == "0"
+    assert len(client_pid_files) == 1
+    assert made["pi"].run_shell(f"ls {client_pid_files[0]} 2>/dev/null | wc -l").stdout.strip() == "0"
 
 
 def test_adaptive_full_duplex_stops_both_directions_together(hosts):

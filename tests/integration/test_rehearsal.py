@@ -38,7 +38,7 @@ from tests.fixture_paths import EXAMPLE_ENV, RECIPES
 
 from .doc_runner import Block, DocRunner
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.qemu]  # the twin's pi5 is the QEMU board
 
 REPO = Path(__file__).resolve().parents[2]
 PAGES = (REPO / "docs" / "hardware-lab.md", REPO / "docs" / "nightly.md")
