@@ -147,7 +147,9 @@ class Schedule:
         items.sort(key=order)  # stable: a group's own tests keep their order
 
     def pytest_report_header(self) -> list[str]:
-        return [f"repository tests: {WORKERS} xdist workers, one group per module, the QEMU board's modules in one (tests/worker_schedule.py)"]
+        return [
+            f"repository tests: {WORKERS} xdist workers, one group per module, the QEMU board's modules in one (tests/worker_schedule.py)"
+        ]
 
 
 class KeepGroups:
