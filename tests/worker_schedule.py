@@ -1,10 +1,13 @@
-"""The test command's three workers: ``pytest`` with no paths (the ini's testpaths, what CI
-and the README run) spreads its tests over three pytest-xdist workers, ``--dist loadgroup``.
+"""The test command's two workers: ``pytest`` with no paths (the ini's testpaths, what CI
+and the README run) spreads its tests over two pytest-xdist workers, ``--dist loadgroup``:
+the QEMU board's group on one, the rest on the other, one test at a time each.
 
 Why: most of its minutes are waits, not work: a lab's sshd, a night's timeouts, a power
 switch's retries (tests/slowest_tests.py prints each test's CPU seconds beside its time: the
 virtual rack's tests use a tenth of theirs).  One process waited through all of them in
-turn.  Measurements take turns machine-wide (``pytest_pinet/lab/traffic_turn.py``), so no
+turn.  A third worker was tried: two workers' tests beside the QEMU board's measured a
+namespace link above its wire (966 Mbit/s on a 941 Mbit/s cable) and timed the runs apart.
+Measurements take turns machine-wide (``pytest_pinet/lab/traffic_turn.py``), so no
 figure carries another test's traffic.
 
 What keeps the workers out of each other's way:
@@ -41,7 +44,7 @@ import pytest
 
 from pytest_pinet.plugin.xdist_groups import keep_groups
 
-WORKERS = 3
+WORKERS = 2
 REPOSITORY = Path(__file__).resolve().parents[1]
 SUITE = REPOSITORY / "pytest_pinet" / "suite"
 INTEGRATION = REPOSITORY / "tests" / "integration"
