@@ -283,7 +283,7 @@ STRANGER = {
 VOLATILE = (
     re.compile(r"^plugins: .*$", re.M),  # lists the plugins installed: what differs by design
     re.compile(r"\d+\.\d+s( \(\d+:\d\d:\d\d\))?"),  # durations
-    re.compile(r"={2,}"),  # the rules around a summary line, as wide as the duration left them
+    re.compile(r"={3,}"),  # the rules around a summary line, as wide as the duration left them
     re.compile(r"^(platform|cachedir|rootdir)\b.*$", re.M),
 )
 
