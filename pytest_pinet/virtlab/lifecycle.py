@@ -9,26 +9,16 @@ up``) is left alone.
 from __future__ import annotations
 
 import contextlib
-import fcntl
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import replace
 from pathlib import Path
 
-from . import virtual_lab
+from . import file_lock, virtual_lab
 from .topology import LabSpec
 
 
-@contextmanager
-def _locked(spec: LabSpec) -> Iterator[None]:
-    spec.state_root.mkdir(parents=True, exist_ok=True)
-    lock_path = spec.state_root / f"{spec.name}.lock"
-    with open(lock_path, "a+", encoding="utf-8") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+def _locked(spec: LabSpec) -> AbstractContextManager[None]:
+    return file_lock.exclusive(spec.state_root / f"{spec.name}.lock")
 
 
 def _owner_file(spec: LabSpec) -> Path:

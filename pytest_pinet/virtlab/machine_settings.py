@@ -15,9 +15,9 @@ settings stay raised, which costs nothing.
 from __future__ import annotations
 
 import contextlib
-import fcntl
-from collections.abc import Iterator
 from pathlib import Path
+
+from . import file_lock
 
 BACKLOG = Path("/proc/sys/net/core/netdev_max_backlog")
 LAB_BACKLOG = 10000
@@ -27,16 +27,9 @@ ALLOWED_CC_SAVED = Path("/run/pinet-tcp_allowed_congestion_control.orig")
 HOLDERS = Path("/run/pinet-labs")  # one empty file per lab holding the settings
 
 
-@contextlib.contextmanager
-def machine_lock() -> Iterator[None]:
+def machine_lock() -> contextlib.AbstractContextManager[None]:
     """Held while the register or the settings change (and while a check reads them)."""
-    HOLDERS.mkdir(mode=0o755, exist_ok=True)
-    with open(HOLDERS / ".lock", "a+", encoding="utf-8") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    return file_lock.exclusive(HOLDERS / ".lock")
 
 
 def hold(lab: str) -> None:

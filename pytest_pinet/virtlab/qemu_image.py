@@ -19,20 +19,18 @@ an interrupted build leaves only a temporary directory that the next build remov
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import os
 import shutil
 import time
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import PinetError
 from ..host_programs import UDPGEN_SOURCE as UDPGEN_SOURCE  # each image carries it built
-from . import system
+from . import file_lock, system
 from .names import IMAGE_NAMES
 
 
@@ -203,15 +201,8 @@ def load(directory: Path) -> BoardImage | None:
     return BoardImage(directory, images, data["host_key"], float(data.get("build_seconds", 0)))
 
 
-@contextlib.contextmanager
-def _build_lock(root: Path) -> Iterator[None]:
-    root.mkdir(parents=True, exist_ok=True)
-    with open(root / ".lock", "a+", encoding="utf-8") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+def _build_lock(root: Path) -> contextlib.AbstractContextManager[None]:
+    return file_lock.exclusive(root / ".lock")
 
 
 def ensure_image(*, rebuild: bool = False, log: bool = True) -> BoardImage:
