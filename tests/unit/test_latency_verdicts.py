@@ -12,13 +12,20 @@ from pathlib import Path
 from typing import Any, cast
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pytest_pinet.cli.image_probes import Probe, bisect, judge_probe, references_of, values_by_context
 from pytest_pinet.cli.main import main
 from pytest_pinet.exit_codes import Exit
 from pytest_pinet.host.platform import FREEBSD
 from pytest_pinet.host.qdisc_stats import ROOT, parse_backlog, parse_qdisc_stats, total_of_kind
-from pytest_pinet.judge.latency_verdict import judge_latency, load_latency_rules, mirrored_night
+from pytest_pinet.judge.latency_verdict import (
+    judge_latency,
+    latency_rule_for,
+    load_latency_rules,
+    mirrored_night,
+)
 from pytest_pinet.judge.standing import Standing, standing_of
 from pytest_pinet.judge.verdict import Verdict, VerdictKind
 from pytest_pinet.measure.goodput_judge import GoodputJudge, OutcomeKind, with_latency
@@ -31,6 +38,8 @@ from pytest_pinet.record.standing_memo import persisting_regressions, standing_b
 from pytest_pinet.record.store import ResultsStore
 from pytest_pinet.record.store_schema import BASE_SCHEMA, SCHEMA_VERSION
 from pytest_pinet.traffic.load_watch import LoadWatch
+from pytest_pinet.virtlab.shaping import Shaping
+from pytest_pinet.virtlab.topology import QEMU_BOARD, qemu_lab
 from tests.fixture_paths import LAB_OUTPUTS
 
 from .test_store import _measurement
@@ -339,3 +348,29 @@ def test_the_link_latency_table_gives_figures_and_the_queue_behind_them():
     assert lines[0].startswith("links: round-trip time")
     assert "p99 12.8 ms" in lines[1] and "queue max 1363 kB 20 p" in lines[1] and "qdisc drops 3" in lines[1]
     assert link_latency_table([_measurement(941.0).summary()]) == []  # not probed: no table
+
+
+_QEMU_LINKS = [(link.speed_mbps, link.mtu) for link in qemu_lab().links]
+
+
+@given(
+    link=st.sampled_from(_QEMU_LINKS),
+    duplex=st.sampled_from(["half", "full"]),
+    scenario=st.sampled_from(["ethernet", "usb-adapter"]),
+)
+def test_every_link_of_the_qemu_board_is_judged_by_a_rule_of_its_own_above_its_cables_queues(
+    link, duplex, scenario
+):
+    """The QEMU board's rings and vCPUs add latency a namespace board's path has not: each of
+    its links, either duplex, has a ceiling naming the board, never one made for namespaces,
+    and none below the queues of the cables its probe crosses (one way half, both full)."""
+    speed, mtu = link
+    rules = load_latency_rules(THRESHOLDS)
+    context = {"board": QEMU_BOARD, "scenario": scenario, "duplex": duplex, "link_speed_mbps": speed}
+    rule = latency_rule_for(rules, context)
+    assert rule is not None, context
+    assert QEMU_BOARD in rule.match.get("board", ()), (context, rule.rule_id)
+    cable = Shaping(speed, mtu)
+    queue_ms = cable.queue_bytes * 8 / (cable.rate_kbit * 1000) * 1000
+    crossed = 2 if duplex == "full" else 1
+    assert rule.max_p99_ms > crossed * queue_ms, (rule.rule_id, queue_ms)
