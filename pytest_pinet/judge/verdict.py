@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from ..model import Measurement
 from .baseline import BaselinePolicy, judge_baseline
 from .fairness import jain_fairness
+from .impossible_figure import impossible_figure
 from .precision import goodput_interval
 from .standing import Night, NightVerdict, Standing, judge_night
 from .thermal import DEFAULT_MAX_TEMPERATURE_C, thermal_evidence
@@ -107,13 +108,18 @@ def judge_measurement(
     if heat:
         # Not judged, not a baseline sample: the board was not in a state to measure.
         return Verdict(measurement.id, (VerdictKind.INVALID_THERMAL,), heat, note=f"{direction}: {heat}")
+    interval = goodput_interval(measurement)
+    impossible = impossible_figure(measurement, interval)
+    if impossible:
+        # The lab's, not the board's: measured again where the caller can (.goodput_judge).
+        note = f"{direction}: {impossible}"
+        return Verdict(measurement.id, (VerdictKind.LAB_FAULT,), impossible, note=note, remeasure=True)
     match = context.as_match()
     check = thresholds.judge(
         match, measurement.goodput_mbps, measurement.limit_mbps, jain_fairness(measurement.per_stream_mbps)
     )
     night = _night_verdict(measurement, standing, policy.baseline)
     baseline = night.baseline if night else judge_baseline(measurement.goodput_mbps, history, policy.baseline)
-    interval = goodput_interval(measurement)
     undecided: list[str] = []
     # Where the interval holds the floor or the baseline's lower edge, that comparison is
     # neither met nor missed (see .precision); the other one still counts.

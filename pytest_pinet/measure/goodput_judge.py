@@ -100,9 +100,17 @@ class GoodputJudge:
         taken = list(measurements)
         verdicts, latency = self._verdicts(taken)
         attempts = 1 + (self.remeasure if measure is not None else 0)
-        red = passed = 0
+        red = passed = voided = 0
         while measure is not None:
-            if worth_remeasuring(verdicts, latency):
+            void = [v.note for v in verdicts if v.kind is VerdictKind.LAB_FAULT and v.remeasure]
+            if void:
+                # An attempt that did not measure the path counts for neither side: measured
+                # again, as often as a suspect result may be, and a lab fault if it stays so.
+                if voided == self.remeasure:
+                    break
+                voided += 1
+                why, line = void, "; ".join(void)
+            elif worth_remeasuring(verdicts, latency):
                 red += 1
                 why = [line for v in verdicts for line in v.failures] + latency_failures(taken, latency)
                 line = "; ".join(why)
@@ -112,7 +120,7 @@ class GoodputJudge:
                 line = "passed"
             else:
                 break  # nothing suspect, or a failure no measurement can change
-            if settled(red, passed, attempts):
+            if not void and settled(red, passed, attempts):
                 break
             self.earlier.append(line)
             self.on_remeasure(why)
@@ -149,9 +157,13 @@ def outcome_of(
 ) -> Outcome:
     """What the final attempt's verdicts mean for the test (see the module's docstring).
 
-    A board too hot or throttled raises :class:`LabFault`: the measurement says nothing about
-    the board's network, and the lab is at fault, never the board.
+    A board too hot or throttled, or a figure above what its path carries, raises
+    :class:`LabFault`: the measurement says nothing about the board's network, and the lab is
+    at fault, never the board.
     """
+    void = [v.note for v in verdicts if v.kind is VerdictKind.LAB_FAULT]
+    if void:  # the run did not measure the path: its other figures are no evidence either
+        raise LabFault("impossible-figure", "; ".join(void))
     failures = [line for v in verdicts for line in v.failures]
     if failures:
         history = "".join(f"\n(earlier attempt: {e})" for e in earlier)

@@ -19,6 +19,9 @@ NO_RULE = Verdict(
 )
 HOT = Verdict("m", (VerdictKind.INVALID_THERMAL,), "hot", note="pi at 86.0 C")
 SLOW = Verdict("m", (VerdictKind.KNOWN_SLOW,), "known slow", note="NetBSD raw frames with 2 threads")
+VOID = Verdict(
+    "m", (VerdictKind.LAB_FAULT,), "above", note="download: measured 966.0 Mbit/s above 941.5", remeasure=True
+)
 OPEN = Verdict("m", (VerdictKind.UNDECIDED,), "undecided", undecided=("940 inside 939.1..941.2",))
 
 
@@ -111,3 +114,17 @@ def test_precedence_failure_then_thermal_then_known_slow_then_undecided():
     undecided = judge(Taken([PASS, OPEN]), remeasure=0)
     assert undecided.kind is OutcomeKind.UNDECIDED and undecided.message == "940 inside 939.1..941.2"
     assert judge(Taken([PASS, PASS]), remeasure=0).kind is OutcomeKind.PASSED
+
+
+def test_an_attempt_above_physics_counts_for_neither_side_and_a_lab_fault_if_it_stays():
+    reasons: list[list[str]] = []
+    taken = Taken([VOID, PASS], [PASS, PASS])
+    assert judge(taken, remeasure=2, reasons=reasons).kind is OutcomeKind.PASSED
+    assert taken.measured == 2 and reasons == [["download: measured 966.0 Mbit/s above 941.5"]]
+    # A void attempt is not a red one: the drop still needs its majority of real attempts.
+    taken = Taken([VOID], [NOISE], [PASS], [PASS])
+    assert judge(taken, remeasure=2).kind is OutcomeKind.PASSED and taken.measured == 4
+    stays = Taken([VOID, NOISE], [VOID], [VOID])
+    with pytest.raises(LabFault, match=r"966\.0 Mbit/s above") as fault:
+        judge(stays, remeasure=2)
+    assert fault.value.category == "impossible-figure" and stays.measured == 3

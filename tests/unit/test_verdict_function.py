@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import dataclasses
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from pytest_pinet.judge.baseline import BaselinePolicy
+from pytest_pinet.judge.path_limit import PARTS
 from pytest_pinet.judge.threshold_rules import thresholds_from_data
 from pytest_pinet.judge.verdict import JudgePolicy, VerdictKind, judge_measurement
 from pytest_pinet.model import Measurement, Observation, TcpDetail, TrafficContext
@@ -117,3 +121,27 @@ def test_a_floor_above_the_wire_is_missed_however_noisy_the_run():
     # the same run still leaves a floor inside its interval undecided
     inside = judge_measurement(measured(934.9, precision=1.245), RULES, [])
     assert inside.kinds == (VerdictKind.UNDECIDED,), inside
+
+
+@given(
+    part=st.sampled_from(PARTS),
+    ratio=st.floats(0.5, 1.2),
+    precision=st.one_of(st.none(), st.floats(0.05, 5.0)),
+)
+def test_a_figure_above_its_physical_limit_is_the_labs_fault_and_a_rate_target_never(part, ratio, precision):
+    """Over every part of a path, figure and interval: a lab fault exactly when the whole
+    interval (without one: the figure past 1 %) lies above a limit physics sets; the verdict
+    may be measured again and keeps the figure and the part in its reason."""
+    limit = 941.5
+    measurement = dataclasses.replace(measured(limit * ratio, precision=precision), limit_mbps=limit)
+    measurement = dataclasses.replace(
+        measurement, context=dataclasses.replace(measurement.context, limited_by=part)
+    )
+    verdict = judge_measurement(measurement, RULES, [941.0] * 10)
+    figure_low = limit * ratio * (1 - (precision or 0) / 100)
+    physical = part != "rate-target"
+    impossible = physical and (ratio > 1.01 if precision is None else figure_low > limit)
+    assert (verdict.kind is VerdictKind.LAB_FAULT) is impossible, verdict
+    if impossible:
+        assert verdict.remeasure and not verdict.failed and verdict.label == "lab-fault"
+        assert f"{limit * ratio:.1f} Mbit/s" in verdict.reason and f"its {part} carries" in verdict.reason
