@@ -1,6 +1,7 @@
 """The test command's two workers: ``pytest`` with no paths (the ini's testpaths, what CI
 and the README run) spreads its tests over two pytest-xdist workers, ``--dist loadgroup``:
-the QEMU board's group on one, the rest on the other, one test at a time each.
+the QEMU board's group starts on one, the other groups go to whichever worker is free, and
+each worker runs one test at a time.
 
 Why: most of its minutes are waits, not work: a lab's sshd, a night's timeouts, a power
 switch's retries (tests/slowest_tests.py prints each test's CPU seconds beside its time: the
